@@ -1,0 +1,416 @@
+//! `Engine`: a world bound to its store. Every mutating call validates events against the
+//! world, commits them to the store in one transaction, and only then updates the world, so
+//! a failed write leaves the in-memory world as it was.
+
+mod branches;
+mod catalog;
+
+pub use branches::{BranchInfo, RewindPreview};
+
+use crate::error::{Error, Result};
+use crate::log::codec::{self, DecodeError};
+use crate::log::{Event, World, WorldSettings};
+use crate::model::{Millis, Seq};
+use crate::store::{BranchId, Commit, MemoryStore, RedbStore, Store};
+use catalog::{Catalog, Segment};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// When a commit reaches stable storage.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// Before `append` returns (fsync). A turn reported saved survives power loss.
+    #[default]
+    Immediate,
+    /// With the next immediate commit, [`Engine::flush`], or close. Faster; a crash may lose
+    /// the most recent commits, never part of one.
+    Eventual,
+}
+
+/// How an engine writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineOptions {
+    /// When commits reach stable storage.
+    pub durability: Durability,
+    /// Write a snapshot of the world every this many events (0: never). Opening replays at
+    /// most this many events after the latest snapshot.
+    pub snapshot_every: u64,
+    /// Settings for a world being created.
+    pub settings: WorldSettings,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            durability: Durability::Immediate,
+            snapshot_every: 1000,
+            settings: WorldSettings::default(),
+        }
+    }
+}
+
+/// A world and the store that keeps its log: the handle a game holds.
+///
+/// ```
+/// use rp_core::{Engine, Event, EntityId};
+/// let mut engine = Engine::in_memory("Demo", 0)?;
+/// let id = EntityId(engine.world().next_id());
+/// engine.append(vec![Event::EntityCreated {
+///     id, key: None, name: "Mira".into(), aliases: vec![], facts: Default::default(),
+///     host_controlled: false, state: Default::default(),
+/// }])?;
+/// assert_eq!(engine.world().entity(id).unwrap().name, "Mira");
+/// # Ok::<(), rp_core::Error>(())
+/// ```
+pub struct Engine {
+    store: Box<dyn Store>,
+    options: EngineOptions,
+    catalog: Catalog,
+    heads: BTreeMap<BranchId, Seq>,
+    world: World,
+    /// Set when a commit failed: the store may or may not hold it, so re-read before writing.
+    stale: bool,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("store", &self.store.name())
+            .field("branch", &self.catalog.current)
+            .field("seq", &self.world.seq())
+            .finish()
+    }
+}
+
+impl Engine {
+    /// Creates a save file at `path` holding a new world. Fails if the file exists.
+    pub fn create(path: impl AsRef<Path>, name: &str, now: Millis) -> Result<Engine> {
+        Engine::create_with(path, name, now, EngineOptions::default())
+    }
+
+    /// [`Engine::create`] with options.
+    pub fn create_with(
+        path: impl AsRef<Path>,
+        name: &str,
+        now: Millis,
+        options: EngineOptions,
+    ) -> Result<Engine> {
+        crate::log::check_name("world", name)?;
+        let store = RedbStore::create(path.as_ref())?;
+        let result = Engine::init(Box::new(store), name, now, options);
+        if result.is_err() {
+            let _ = std::fs::remove_file(path.as_ref());
+        }
+        result
+    }
+
+    /// Opens an existing save file on its current branch.
+    pub fn open(path: impl AsRef<Path>) -> Result<Engine> {
+        Engine::open_with(path, EngineOptions::default())
+    }
+
+    /// [`Engine::open`] with options.
+    pub fn open_with(path: impl AsRef<Path>, options: EngineOptions) -> Result<Engine> {
+        Engine::from_store(Box::new(RedbStore::open(path)?), options)
+    }
+
+    /// A new world in memory (no file).
+    pub fn in_memory(name: &str, now: Millis) -> Result<Engine> {
+        Engine::new_in(
+            Box::new(MemoryStore::new()),
+            name,
+            now,
+            EngineOptions::default(),
+        )
+    }
+
+    /// A new world in an empty `store`.
+    pub fn new_in(
+        store: Box<dyn Store>,
+        name: &str,
+        now: Millis,
+        options: EngineOptions,
+    ) -> Result<Engine> {
+        if store.meta()?.is_some() {
+            return Err(Error::conflict(format!(
+                "{} already holds a world",
+                store.name()
+            )));
+        }
+        Engine::init(store, name, now, options)
+    }
+
+    fn init(
+        store: Box<dyn Store>,
+        name: &str,
+        now: Millis,
+        options: EngineOptions,
+    ) -> Result<Engine> {
+        let catalog = Catalog::new();
+        let mut engine = Engine {
+            store,
+            heads: BTreeMap::from([(catalog.current, 0)]),
+            catalog,
+            options,
+            world: World::new(),
+            stale: false,
+        };
+        let created = Event::WorldCreated {
+            name: name.to_owned(),
+            now,
+            settings: engine.options.settings.clone(),
+        };
+        engine.commit_events(&[created], true)?;
+        Ok(engine)
+    }
+
+    /// Opens the world held by `store` on its current branch.
+    pub fn from_store(store: Box<dyn Store>, options: EngineOptions) -> Result<Engine> {
+        let catalog = load_catalog(store.as_ref())?;
+        let heads = load_heads(store.as_ref(), &catalog)?;
+        let head = heads[&catalog.current];
+        let world = load_world(store.as_ref(), &catalog, catalog.current, head)?;
+        Ok(Engine {
+            store,
+            options,
+            catalog,
+            heads,
+            world,
+            stale: false,
+        })
+    }
+
+    /// The world as of the head of the current branch.
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// The seq of the last event on the current branch.
+    pub fn head(&self) -> Seq {
+        self.world.seq()
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &EngineOptions {
+        &self.options
+    }
+
+    /// Closes the engine and hands back its store (to reopen it, or inspect it).
+    pub fn into_store(self) -> Box<dyn Store> {
+        self.store
+    }
+
+    /// The store's name (the file path, or `":memory:"`).
+    pub fn store_name(&self) -> &str {
+        self.store.name()
+    }
+
+    /// Validates `events` in order against the world, commits them in one transaction and
+    /// applies them. Returns the new head. If any event is invalid or the write fails, nothing
+    /// changes (in memory or on disk) and the error says why. With
+    /// [`Durability::Immediate`] the events are on stable storage when this returns.
+    pub fn append(&mut self, events: Vec<Event>) -> Result<Seq> {
+        self.commit_events(&events, self.options.durability == Durability::Immediate)
+    }
+
+    /// Makes every earlier commit durable (a no-op with [`Durability::Immediate`]).
+    pub fn flush(&mut self) -> Result<()> {
+        self.resync_if_stale()?;
+        self.write(Commit {
+            durable: true,
+            ..Commit::default()
+        })
+    }
+
+    /// The events of the current branch with `first <= seq <= last`, in order.
+    pub fn events(&self, first: Seq, last: Seq) -> Result<Vec<(Seq, Event)>> {
+        let last = last.min(self.head());
+        let mut out = Vec::new();
+        self.visit_events(self.catalog.current, first.max(1), last, &mut |s, e| {
+            out.push((s, e));
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    fn visit_events(
+        &self,
+        branch: BranchId,
+        first: Seq,
+        last: Seq,
+        f: &mut dyn FnMut(Seq, Event) -> Result<()>,
+    ) -> Result<()> {
+        visit_range(self.store.as_ref(), &self.catalog, branch, first, last, f)
+    }
+
+    fn commit_events(&mut self, events: &[Event], durable: bool) -> Result<Seq> {
+        self.resync_if_stale()?;
+        let head = self.head();
+        if events.is_empty() {
+            return Ok(head);
+        }
+        let mut next = self.world.clone();
+        for e in events {
+            next.apply(e)?;
+        }
+        let branch = self.catalog.current;
+        let new_head = next.seq();
+        let mut commit = Commit {
+            events: events
+                .iter()
+                .zip(head + 1..)
+                .map(|(e, s)| (branch, s, codec::encode(e)))
+                .collect(),
+            durable,
+            ..Commit::default()
+        };
+        let every = self.options.snapshot_every;
+        if every > 0 && head / every < new_head / every {
+            commit
+                .snapshots
+                .push((branch, new_head, codec::encode(&next)));
+        }
+        if head == 0 {
+            commit.meta = Some(codec::encode(&self.catalog));
+        }
+        self.write(commit)?;
+        self.world = next;
+        self.heads.insert(branch, new_head);
+        Ok(new_head)
+    }
+
+    /// Commits to the store; on failure marks the engine stale so the next call re-reads
+    /// what the store actually holds.
+    fn write(&mut self, commit: Commit) -> Result<()> {
+        let r = self.store.commit(commit);
+        if r.is_err() {
+            self.stale = true;
+        }
+        r
+    }
+
+    fn resync_if_stale(&mut self) -> Result<()> {
+        if !self.stale {
+            return Ok(());
+        }
+        let catalog = load_catalog(self.store.as_ref())?;
+        let heads = load_heads(self.store.as_ref(), &catalog)?;
+        let head = heads[&catalog.current];
+        let world = if catalog.current == self.catalog.current && head == self.head() {
+            self.world.clone()
+        } else {
+            load_world(self.store.as_ref(), &catalog, catalog.current, head)?
+        };
+        self.catalog = catalog;
+        self.heads = heads;
+        self.world = world;
+        self.stale = false;
+        Ok(())
+    }
+}
+
+fn corrupt(store: &dyn Store, location: impl Into<String>) -> impl FnOnce(DecodeError) -> Error {
+    let name = store.name().to_owned();
+    let location = location.into();
+    move |e| e.at(&name, location)
+}
+
+fn load_catalog(store: &dyn Store) -> Result<Catalog> {
+    let bytes = store.meta()?.ok_or_else(|| Error::NotASave {
+        file: store.name().to_owned(),
+        reason: "it holds no rp world".into(),
+    })?;
+    let catalog: Catalog = codec::decode(&bytes).map_err(corrupt(store, "metadata"))?;
+    catalog.validate().map_err(|e| Error::Corrupt {
+        file: store.name().to_owned(),
+        location: "metadata".into(),
+        message: e.to_string(),
+    })?;
+    Ok(catalog)
+}
+
+fn load_heads(store: &dyn Store, catalog: &Catalog) -> Result<BTreeMap<BranchId, Seq>> {
+    catalog
+        .branches
+        .iter()
+        .map(|b| Ok((b.id, store.last_seq(b.id)?.unwrap_or(0).max(b.base()))))
+        .collect()
+}
+
+fn visit_range(
+    store: &dyn Store,
+    catalog: &Catalog,
+    branch: BranchId,
+    first: Seq,
+    last: Seq,
+    f: &mut dyn FnMut(Seq, Event) -> Result<()>,
+) -> Result<()> {
+    let mut expect = first;
+    for Segment {
+        branch: b,
+        first: sf,
+        last: sl,
+    } in catalog.segments(branch, last)?
+    {
+        let (lo, hi) = (sf.max(first), sl);
+        if lo > hi {
+            continue;
+        }
+        store.read_events(b, lo, hi, &mut |seq, bytes| {
+            let location = format!("seq {seq} of branch {b}");
+            if seq != expect {
+                return Err(Error::Corrupt {
+                    file: store.name().to_owned(),
+                    location,
+                    message: format!("expected seq {expect}; events are missing"),
+                });
+            }
+            let event: Event = codec::decode(bytes).map_err(corrupt(store, location))?;
+            expect += 1;
+            f(seq, event)
+        })?;
+    }
+    if first <= last && expect != last + 1 {
+        return Err(Error::Corrupt {
+            file: store.name().to_owned(),
+            location: format!("seq {expect}"),
+            message: "events are missing".into(),
+        });
+    }
+    Ok(())
+}
+
+/// The world of `branch` as of `head`: the latest snapshot at or before `head`, then replay.
+fn load_world(store: &dyn Store, catalog: &Catalog, branch: BranchId, head: Seq) -> Result<World> {
+    let mut world = World::new();
+    for seg in catalog.segments(branch, head)?.iter().rev() {
+        if let Some((seq, bytes)) = store.latest_snapshot(seg.branch, seg.first, seg.last)? {
+            let location = format!("snapshot at seq {seq} of branch {}", seg.branch);
+            let mut snap: World =
+                codec::decode(&bytes).map_err(corrupt(store, location.clone()))?;
+            if snap.seq() != seq {
+                return Err(Error::Corrupt {
+                    file: store.name().to_owned(),
+                    location,
+                    message: format!("it claims seq {}", snap.seq()),
+                });
+            }
+            snap.reindex().map_err(|e| Error::Corrupt {
+                file: store.name().to_owned(),
+                location,
+                message: e.to_string(),
+            })?;
+            world = snap;
+            break;
+        }
+    }
+    let from = world.seq() + 1;
+    visit_range(store, catalog, branch, from, head, &mut |seq, event| {
+        world.apply(&event).map_err(|e| Error::Corrupt {
+            file: store.name().to_owned(),
+            location: format!("seq {seq}"),
+            message: format!("the stored {} event does not apply: {e}", event.kind()),
+        })
+    })?;
+    Ok(world)
+}

@@ -1,0 +1,31 @@
+//! rp-core: an embeddable engine that runs LLM-driven characters inside a simulated world.
+//!
+//! The engine holds all state; the model only renders prose. State is a projection of an
+//! append-only event log ([`Event`], [`World::apply`]) kept in one file per save
+//! ([`Engine`], [`store::RedbStore`]), with snapshots, branches and rewind.
+//!
+//! ```
+//! use rp_core::Engine;
+//! let engine = Engine::in_memory("The Crooked Lantern", 0)?;
+//! assert_eq!(engine.world().meta().unwrap().name, "The Crooked Lantern");
+//! # Ok::<(), rp_core::Error>(())
+//! ```
+#![warn(missing_docs)]
+
+mod engine;
+mod error;
+pub mod graph;
+pub mod log;
+pub mod model;
+pub mod store;
+pub mod worldfile;
+
+pub use engine::{BranchInfo, Durability, Engine, EngineOptions, RewindPreview};
+pub use error::{Error, ErrorKind, Result};
+pub use log::{Event, World, WorldSettings};
+pub use model::*;
+
+/// The version of this library.
+pub fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}

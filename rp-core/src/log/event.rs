@@ -1,0 +1,280 @@
+//! The events of the log. Each records an outcome (the generated text, the new activity, the
+//! new edge), never an intention, so replay needs neither the model nor randomness.
+
+use crate::model::{
+    Activity, ContainerId, ContainerProperties, Edge, EntityId, EntityState, FactSheet, Group,
+    GroupId, Memory, MemoryId, Millis, Slot, Utterance,
+};
+use serde::{Deserialize, Serialize};
+
+/// Settings fixed when a world is created.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorldSettings {
+    /// How many recent utterances the world keeps in its state (the full record is the log).
+    pub dialogue_window: u32,
+}
+
+impl Default for WorldSettings {
+    fn default() -> Self {
+        WorldSettings {
+            dialogue_window: 64,
+        }
+    }
+}
+
+/// An event of the log. [`crate::World::apply`] validates it and applies it, or rejects it
+/// and changes nothing.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Event {
+    /// The first event of every world.
+    WorldCreated {
+        /// The world's name.
+        name: String,
+        /// The host clock at creation.
+        now: Millis,
+        /// Fixed settings.
+        #[serde(default)]
+        settings: WorldSettings,
+    },
+    /// A new entity (no position yet: follow with [`Event::ActivityChanged`]).
+    EntityCreated {
+        /// The new id (unused so far).
+        id: EntityId,
+        /// The world-file key, if any.
+        #[serde(default)]
+        key: Option<String>,
+        /// Unique name.
+        name: String,
+        /// Other names.
+        #[serde(default)]
+        aliases: Vec<String>,
+        /// Fact sheet.
+        #[serde(default)]
+        facts: FactSheet,
+        /// Spoken for by the host.
+        #[serde(default)]
+        host_controlled: bool,
+        /// Initial state.
+        #[serde(default)]
+        state: EntityState,
+    },
+    /// An entity's identity edited; `None` fields are unchanged.
+    EntityEdited {
+        /// Which entity.
+        id: EntityId,
+        /// New name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        /// New aliases.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        aliases: Option<Vec<String>>,
+        /// New fact sheet.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        facts: Option<FactSheet>,
+        /// New host-controlled flag.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host_controlled: Option<bool>,
+    },
+    /// An entity removed with its edges, group memberships and memories. It must hold no
+    /// items, and no other entity may hold it.
+    EntityRemoved {
+        /// Which entity.
+        id: EntityId,
+    },
+    /// A new container.
+    ContainerCreated {
+        /// The new id.
+        id: ContainerId,
+        /// The world-file key, if any.
+        #[serde(default)]
+        key: Option<String>,
+        /// Its name.
+        name: String,
+        /// Facts.
+        #[serde(default)]
+        facts: FactSheet,
+        /// Enclosing container.
+        #[serde(default)]
+        parent: Option<ContainerId>,
+        /// Slots.
+        #[serde(default)]
+        slots: Vec<Slot>,
+        /// Properties.
+        #[serde(default)]
+        properties: ContainerProperties,
+    },
+    /// A container redefined (every field is the new value).
+    ContainerEdited {
+        /// Which container.
+        id: ContainerId,
+        /// Name.
+        name: String,
+        /// Facts.
+        #[serde(default)]
+        facts: FactSheet,
+        /// Enclosing container.
+        #[serde(default)]
+        parent: Option<ContainerId>,
+        /// Slots.
+        #[serde(default)]
+        slots: Vec<Slot>,
+        /// Properties.
+        #[serde(default)]
+        properties: ContainerProperties,
+    },
+    /// A container removed; it must be empty (no entities, no child containers).
+    ContainerRemoved {
+        /// Which container.
+        id: ContainerId,
+    },
+    /// An entity's activity replaced: a move to a container and slot, a posture, an action,
+    /// what it holds.
+    ActivityChanged {
+        /// Whose.
+        entity: EntityId,
+        /// The new activity record.
+        activity: Activity,
+    },
+    /// An entity's inventory replaced.
+    InventoryChanged {
+        /// Whose.
+        entity: EntityId,
+        /// The items it now carries.
+        inventory: Vec<EntityId>,
+    },
+    /// An entity's mood, goals and status replaced.
+    EntityStateChanged {
+        /// Whose.
+        entity: EntityId,
+        /// The new state.
+        state: EntityState,
+    },
+    /// A directed edge created or replaced.
+    EdgeUpdated {
+        /// The new edge.
+        edge: Edge,
+    },
+    /// A directed edge removed.
+    EdgeRemoved {
+        /// From.
+        from: EntityId,
+        /// To.
+        to: EntityId,
+    },
+    /// A group node created or replaced.
+    GroupUpdated {
+        /// The group.
+        group: Group,
+    },
+    /// A group node removed.
+    GroupRemoved {
+        /// Which group.
+        id: GroupId,
+    },
+    /// The host's player said something.
+    UserTurn {
+        /// What was said; the speaker must be host-controlled.
+        utterance: Utterance,
+    },
+    /// An engine-controlled character said something.
+    AssistantTurn {
+        /// What was said; the speaker must not be host-controlled.
+        utterance: Utterance,
+    },
+    /// A memory formed.
+    MemoryAdded {
+        /// The memory.
+        memory: Memory,
+    },
+    /// A memory removed.
+    MemoryRemoved {
+        /// Which memory.
+        id: MemoryId,
+    },
+    /// The host clock moved forward.
+    TimeAdvanced {
+        /// The new time; never earlier than the current one.
+        to: Millis,
+    },
+    /// A world file was applied; its text is the base the next patch is compared with.
+    WorldFileApplied {
+        /// The file name as given.
+        file: String,
+        /// The file's text.
+        text: String,
+    },
+}
+
+impl Event {
+    /// The event's kind, as a stable snake_case name.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::WorldCreated { .. } => "world_created",
+            Event::EntityCreated { .. } => "entity_created",
+            Event::EntityEdited { .. } => "entity_edited",
+            Event::EntityRemoved { .. } => "entity_removed",
+            Event::ContainerCreated { .. } => "container_created",
+            Event::ContainerEdited { .. } => "container_edited",
+            Event::ContainerRemoved { .. } => "container_removed",
+            Event::ActivityChanged { .. } => "activity_changed",
+            Event::InventoryChanged { .. } => "inventory_changed",
+            Event::EntityStateChanged { .. } => "entity_state_changed",
+            Event::EdgeUpdated { .. } => "edge_updated",
+            Event::EdgeRemoved { .. } => "edge_removed",
+            Event::GroupUpdated { .. } => "group_updated",
+            Event::GroupRemoved { .. } => "group_removed",
+            Event::UserTurn { .. } => "user_turn",
+            Event::AssistantTurn { .. } => "assistant_turn",
+            Event::MemoryAdded { .. } => "memory_added",
+            Event::MemoryRemoved { .. } => "memory_removed",
+            Event::TimeAdvanced { .. } => "time_advanced",
+            Event::WorldFileApplied { .. } => "world_file_applied",
+        }
+    }
+
+    /// What the event touches, for rewind previews.
+    pub fn touched(&self) -> Touched {
+        let mut t = Touched::default();
+        match self {
+            Event::WorldCreated { .. }
+            | Event::TimeAdvanced { .. }
+            | Event::WorldFileApplied { .. } => {}
+            Event::EntityCreated { id, .. }
+            | Event::EntityEdited { id, .. }
+            | Event::EntityRemoved { id } => t.entities.push(*id),
+            Event::ContainerCreated { id, .. }
+            | Event::ContainerEdited { id, .. }
+            | Event::ContainerRemoved { id } => t.containers.push(*id),
+            Event::ActivityChanged { entity, .. }
+            | Event::InventoryChanged { entity, .. }
+            | Event::EntityStateChanged { entity, .. } => t.entities.push(*entity),
+            Event::EdgeUpdated { edge } => t.edges.push((edge.from, edge.to)),
+            Event::EdgeRemoved { from, to } => t.edges.push((*from, *to)),
+            Event::GroupUpdated { group } => t.groups.push(group.id),
+            Event::GroupRemoved { id } => t.groups.push(*id),
+            Event::UserTurn { utterance } | Event::AssistantTurn { utterance } => {
+                t.entities.push(utterance.speaker)
+            }
+            Event::MemoryAdded { memory } => t.memories.push(memory.id),
+            Event::MemoryRemoved { id } => t.memories.push(*id),
+        }
+        t
+    }
+}
+
+/// The ids an event touches.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Touched {
+    /// Entities.
+    pub entities: Vec<EntityId>,
+    /// Containers.
+    pub containers: Vec<ContainerId>,
+    /// Directed edges as (from, to).
+    pub edges: Vec<(EntityId, EntityId)>,
+    /// Groups.
+    pub groups: Vec<GroupId>,
+    /// Memories.
+    pub memories: Vec<MemoryId>,
+}

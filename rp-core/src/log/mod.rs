@@ -1,0 +1,15 @@
+//! The event log and its projection: the [`Event`] kinds, [`World`] and `apply`, and the
+//! stored record format.
+
+mod apply;
+pub mod codec;
+mod event;
+mod index;
+pub mod table;
+mod world;
+
+pub(crate) use apply::check_name;
+pub use apply::{MAX_NAME_CHARS, MAX_TEXT_BYTES, MAX_WORLD_FILE_BYTES};
+pub use codec::FORMAT_VERSION;
+pub use event::{Event, Touched, WorldSettings};
+pub use world::{World, WorldFileBase, WorldMeta};

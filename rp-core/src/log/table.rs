@@ -1,0 +1,129 @@
+//! `Table<V>`: a persistent (copy-on-write) ordered map from a record's own key to the record.
+//!
+//! Cloning a table is O(1) and shares structure, so a batch of events can be applied to a copy
+//! of the world and thrown away on failure. A table serialises as the sequence of its records
+//! in key order, which is deterministic and readable as JSON.
+
+use imbl::OrdMap;
+use serde::de::{Deserialize, Deserializer, Error as _};
+use serde::ser::{Serialize, SerializeSeq, Serializer};
+use std::sync::Arc;
+
+/// A record that knows its own key.
+pub trait Keyed: Clone {
+    /// The key type.
+    type Key: Ord + Clone + std::fmt::Debug;
+    /// The record's key.
+    fn key(&self) -> Self::Key;
+}
+
+/// An ordered, copy-on-write map of records by their own key.
+#[derive(Clone, Debug)]
+pub struct Table<V: Keyed>(OrdMap<V::Key, Arc<V>>);
+
+impl<V: Keyed> Default for Table<V> {
+    fn default() -> Self {
+        Table(OrdMap::new())
+    }
+}
+
+impl<V: Keyed> Table<V> {
+    /// The record with that key.
+    pub fn get(&self, key: &V::Key) -> Option<&V> {
+        self.0.get(key).map(Arc::as_ref)
+    }
+
+    /// True if a record has that key.
+    pub fn contains(&self, key: &V::Key) -> bool {
+        self.0.contains_key(key)
+    }
+
+    /// The records in key order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &V> + '_ {
+        self.0.values().map(Arc::as_ref)
+    }
+
+    /// The records whose keys fall in `range`, in key order.
+    pub fn range<R: std::ops::RangeBounds<V::Key>>(
+        &self,
+        range: R,
+    ) -> impl DoubleEndedIterator<Item = &V> + '_ {
+        self.0.range(range).map(|(_, v)| v.as_ref())
+    }
+
+    /// The number of records.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub(crate) fn insert(&mut self, value: V) {
+        self.0.insert(value.key(), Arc::new(value));
+    }
+
+    pub(crate) fn remove(&mut self, key: &V::Key) -> Option<V> {
+        self.0.remove(key).map(Arc::unwrap_or_clone)
+    }
+
+    /// Mutable access, copying the record only if a clone of the table still shares it.
+    pub(crate) fn get_mut(&mut self, key: &V::Key) -> Option<&mut V> {
+        self.0.get_mut(key).map(Arc::make_mut)
+    }
+}
+
+impl<V: Keyed + PartialEq> PartialEq for Table<V> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl<V: Keyed + Serialize> Serialize for Table<V> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for v in self.0.values() {
+            seq.serialize_element(v.as_ref())?;
+        }
+        seq.end()
+    }
+}
+
+impl<'de, V: Keyed + Deserialize<'de>> Deserialize<'de> for Table<V> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let records = Vec::<V>::deserialize(deserializer)?;
+        let mut table = Table::default();
+        for v in records {
+            let key = v.key();
+            if table.contains(&key) {
+                return Err(D::Error::custom(format!("duplicate record {key:?}")));
+            }
+            table.insert(v);
+        }
+        Ok(table)
+    }
+}
+
+macro_rules! keyed {
+    ($ty:ty, $key:ty, |$v:ident| $e:expr) => {
+        impl Keyed for $ty {
+            type Key = $key;
+            fn key(&self) -> $key {
+                let $v = self;
+                $e
+            }
+        }
+    };
+}
+
+use crate::model::*;
+keyed!(Entity, EntityId, |v| v.id);
+keyed!(Container, ContainerId, |v| v.id);
+keyed!(Edge, (EntityId, EntityId), |v| (v.from, v.to));
+keyed!(Group, GroupId, |v| v.id);
+keyed!(Memory, MemoryId, |v| v.id);
+keyed!(ScopedEvent, ScopedEventId, |v| v.id);
+keyed!(Thread, ThreadId, |v| v.id);
+keyed!(Scene, SceneId, |v| v.id);

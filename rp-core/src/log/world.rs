@@ -1,0 +1,232 @@
+//! `World`: the state of a simulated world, a projection of its event log.
+
+use super::WorldSettings;
+use super::index::Index;
+use super::table::Table;
+use crate::error::Result;
+use crate::model::*;
+use imbl::Vector;
+use serde::{Deserialize, Serialize};
+
+/// Facts about the world itself, set by [`crate::Event::WorldCreated`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorldMeta {
+    /// The world's name.
+    pub name: String,
+    /// The host clock when it was created.
+    pub created: Millis,
+    /// Fixed settings.
+    pub settings: WorldSettings,
+}
+
+/// The world file last applied: the base a newer version of the file is compared with.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorldFileBase {
+    /// The file name as given.
+    pub file: String,
+    /// Its text.
+    pub text: String,
+}
+
+/// The state of a world: entities, containers, edges, groups, memories, recent dialogue and
+/// the narrative records, as a projection of the event log.
+///
+/// [`World::apply`] is the only way to change it. Cloning is cheap (structure is shared), so
+/// a batch can be tried on a copy. Its serialised form (see [`World::to_bytes`]) is
+/// deterministic: two worlds with the same history serialise to the same bytes.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct World {
+    pub(super) meta: Option<WorldMeta>,
+    pub(super) now: Millis,
+    pub(super) seq: Seq,
+    pub(super) next_id: u64,
+    pub(super) entities: Table<Entity>,
+    pub(super) containers: Table<Container>,
+    pub(super) edges: Table<Edge>,
+    pub(super) groups: Table<Group>,
+    pub(super) memories: Table<Memory>,
+    pub(super) dialogue: Vector<Utterance>,
+    pub(super) scoped_events: Table<ScopedEvent>,
+    pub(super) threads: Table<Thread>,
+    pub(super) scenes: Table<Scene>,
+    pub(super) world_file: Option<WorldFileBase>,
+    #[serde(skip)]
+    pub(super) index: Index,
+}
+
+impl World {
+    /// An empty world: nothing applied yet. The first event must be
+    /// [`crate::Event::WorldCreated`].
+    pub fn new() -> World {
+        World::default()
+    }
+
+    /// The world's name and settings; `None` before `WorldCreated`.
+    pub fn meta(&self) -> Option<&WorldMeta> {
+        self.meta.as_ref()
+    }
+
+    /// The host clock as last advanced.
+    pub fn now(&self) -> Millis {
+        self.now
+    }
+
+    /// How many events have been applied.
+    pub fn seq(&self) -> Seq {
+        self.seq
+    }
+
+    /// The id the next created thing should take. Ids must be fresh: at least this value.
+    pub fn next_id(&self) -> u64 {
+        self.next_id.max(1)
+    }
+
+    /// Entities in id order.
+    pub fn entities(&self) -> impl DoubleEndedIterator<Item = &Entity> + '_ {
+        self.entities.iter()
+    }
+
+    /// The entity with that id.
+    pub fn entity(&self, id: EntityId) -> Option<&Entity> {
+        self.entities.get(&id)
+    }
+
+    /// The entity with that name (case-insensitive).
+    pub fn entity_by_name(&self, name: &str) -> Option<&Entity> {
+        self.index
+            .names
+            .get(&name.to_lowercase())
+            .and_then(|id| self.entity(*id))
+    }
+
+    /// The entity a world file knows by `key`.
+    pub fn entity_by_key(&self, key: &str) -> Option<&Entity> {
+        self.index
+            .entity_keys
+            .get(key)
+            .and_then(|id| self.entity(*id))
+    }
+
+    /// Who carries `item`, if anyone.
+    pub fn carrier_of(&self, item: EntityId) -> Option<EntityId> {
+        self.index.carried_by.get(&item).copied()
+    }
+
+    /// Containers in id order.
+    pub fn containers(&self) -> impl DoubleEndedIterator<Item = &Container> + '_ {
+        self.containers.iter()
+    }
+
+    /// The container with that id.
+    pub fn container(&self, id: ContainerId) -> Option<&Container> {
+        self.containers.get(&id)
+    }
+
+    /// The container a world file knows by `key`.
+    pub fn container_by_key(&self, key: &str) -> Option<&Container> {
+        self.index
+            .container_keys
+            .get(key)
+            .and_then(|id| self.container(*id))
+    }
+
+    /// How many entities stand in `slot` of `container`.
+    pub fn occupancy(&self, container: ContainerId, slot: &str) -> u32 {
+        self.index
+            .slot_counts
+            .get(&(container, slot.to_owned()))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The entities positioned in `container` (any slot), in id order.
+    pub fn entities_in(&self, container: ContainerId) -> impl Iterator<Item = &Entity> + '_ {
+        self.entities.iter().filter(move |e| {
+            e.activity
+                .position
+                .as_ref()
+                .is_some_and(|p| p.container == container)
+        })
+    }
+
+    /// Directed edges in (from, to) order.
+    pub fn edges(&self) -> impl DoubleEndedIterator<Item = &Edge> + '_ {
+        self.edges.iter()
+    }
+
+    /// The edge `from → to`, if any.
+    pub fn edge(&self, from: EntityId, to: EntityId) -> Option<&Edge> {
+        self.edges.get(&(from, to))
+    }
+
+    /// The edges going out of `from`.
+    pub fn edges_from(&self, from: EntityId) -> impl DoubleEndedIterator<Item = &Edge> + '_ {
+        self.edges
+            .range((from, EntityId(0))..=(from, EntityId(u64::MAX)))
+    }
+
+    /// Group nodes.
+    pub fn groups(&self) -> impl DoubleEndedIterator<Item = &Group> + '_ {
+        self.groups.iter()
+    }
+
+    /// The group with that id.
+    pub fn group(&self, id: GroupId) -> Option<&Group> {
+        self.groups.get(&id)
+    }
+
+    /// Every memory, of every owner. Prompt and retrieval code must use
+    /// [`World::memories_of`], which applies the witness filter.
+    pub fn all_memories(&self) -> impl DoubleEndedIterator<Item = &Memory> + '_ {
+        self.memories.iter()
+    }
+
+    /// The memories `owner` holds and witnessed (the witness filter of DESIGN §2.7).
+    pub fn memories_of(&self, owner: EntityId) -> impl Iterator<Item = &Memory> + '_ {
+        self.memories
+            .iter()
+            .filter(move |m| m.owner == owner && m.witnesses.contains(owner))
+    }
+
+    /// The memory with that id.
+    pub fn memory(&self, id: MemoryId) -> Option<&Memory> {
+        self.memories.get(&id)
+    }
+
+    /// The most recent utterances, oldest first (at most the world's dialogue window).
+    pub fn dialogue(&self) -> impl DoubleEndedIterator<Item = &Utterance> + '_ {
+        self.dialogue.iter()
+    }
+
+    /// Scoped events.
+    pub fn scoped_events(&self) -> impl DoubleEndedIterator<Item = &ScopedEvent> + '_ {
+        self.scoped_events.iter()
+    }
+
+    /// Threads.
+    pub fn threads(&self) -> impl DoubleEndedIterator<Item = &Thread> + '_ {
+        self.threads.iter()
+    }
+
+    /// Scenes.
+    pub fn scenes(&self) -> impl DoubleEndedIterator<Item = &Scene> + '_ {
+        self.scenes.iter()
+    }
+
+    /// The world file last applied, if any.
+    pub fn world_file(&self) -> Option<&WorldFileBase> {
+        self.world_file.as_ref()
+    }
+
+    /// The deterministic serialised form (MessagePack with named fields): equal bytes mean
+    /// equal worlds.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        super::codec::encode_payload(self)
+    }
+
+    /// Rebuilds derived lookups and checks every reference, after decoding from a snapshot.
+    pub(crate) fn reindex(&mut self) -> Result<()> {
+        self.index = Index::build(self)?;
+        Ok(())
+    }
+}

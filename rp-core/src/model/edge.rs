@@ -1,0 +1,48 @@
+//! Directed relationship edges. `a→b` and `b→a` are independent records: asymmetric feelings
+//! are the point, and they are never collapsed into one shared field.
+
+use super::{EntityId, Millis};
+use serde::{Deserialize, Serialize};
+
+/// What `from` feels about, and knows of, `to`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Edge {
+    /// Whose feelings these are.
+    pub from: EntityId,
+    /// About whom.
+    pub to: EntityId,
+    /// Liking, in [-1, 1].
+    #[serde(default)]
+    pub affinity: f64,
+    /// Trust, in [-1, 1].
+    #[serde(default)]
+    pub trust: f64,
+    /// How `from` would sum up the relationship, in prose.
+    #[serde(default)]
+    pub summary: String,
+    /// Facts `from` knows about `to`.
+    #[serde(default)]
+    pub knowledge: Vec<String>,
+    /// Moments only these two share.
+    #[serde(default)]
+    pub private_moments: Vec<String>,
+    /// When they last interacted.
+    #[serde(default)]
+    pub last_interaction: Option<Millis>,
+}
+
+impl Edge {
+    /// A neutral edge from `from` to `to`.
+    pub fn new(from: EntityId, to: EntityId) -> Edge {
+        Edge {
+            from,
+            to,
+            affinity: 0.0,
+            trust: 0.0,
+            summary: String::new(),
+            knowledge: Vec::new(),
+            private_moments: Vec::new(),
+            last_interaction: None,
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! Memories: per point of view, with the set of entities that witnessed what they record.
+
+use super::{EntityId, MemoryId, Millis};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// The entities that witnessed something. A speaker sees a memory only if it is in this set.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct WitnessSet(pub BTreeSet<EntityId>);
+
+impl WitnessSet {
+    /// True if `id` witnessed it.
+    pub fn contains(&self, id: EntityId) -> bool {
+        self.0.contains(&id)
+    }
+
+    /// The witnesses in id order.
+    pub fn iter(&self) -> impl Iterator<Item = EntityId> + '_ {
+        self.0.iter().copied()
+    }
+
+    /// The number of witnesses.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when nobody witnessed it.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl FromIterator<EntityId> for WitnessSet {
+    fn from_iter<I: IntoIterator<Item = EntityId>>(iter: I) -> Self {
+        WitnessSet(iter.into_iter().collect())
+    }
+}
+
+/// What a memory is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryKind {
+    /// Something said.
+    Utterance,
+    /// A closed scene, summarised from the owner's point of view.
+    SceneSummary,
+    /// The gist of a closed scoped event.
+    EventGist,
+    /// The owner's own thought about what happened.
+    Reflection,
+}
+
+/// How far a memory has faded (seed 004): full → summary → residue → forgotten.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecayStage {
+    /// Verbatim.
+    #[default]
+    Full,
+    /// Reduced to a summary.
+    Summary,
+    /// A trace.
+    Residue,
+    /// Gone from recall.
+    Forgotten,
+}
+
+/// A memory held by one entity (its owner, the point of view).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Memory {
+    /// The memory's id.
+    pub id: MemoryId,
+    /// Whose memory it is.
+    pub owner: EntityId,
+    /// Who witnessed what it records; always includes the owner.
+    pub witnesses: WitnessSet,
+    /// The text, written from the owner's point of view.
+    pub text: String,
+    /// What kind of memory it is.
+    pub kind: MemoryKind,
+    /// How much it matters, in [0, 1].
+    pub significance: f64,
+    /// When it was formed (host clock).
+    pub created: Millis,
+    /// When it was last recalled.
+    #[serde(default)]
+    pub last_accessed: Option<Millis>,
+    /// How often it was recalled.
+    #[serde(default)]
+    pub access_count: u32,
+    /// How far it has faded.
+    #[serde(default)]
+    pub decay: DecayStage,
+}

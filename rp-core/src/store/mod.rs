@@ -1,0 +1,66 @@
+//! Where the log lives. A [`Store`] is a dumb, ordered key-value home for encoded records:
+//! events keyed by (branch, seq), snapshots keyed the same way, and one metadata record. All
+//! meaning (branches, replay, validation) lives in [`crate::Engine`], so both stores behave
+//! identically by construction.
+//!
+//! [`RedbStore`] is the save game: one redb file. [`MemoryStore`] keeps everything in RAM.
+
+mod memory;
+mod redb;
+
+pub use self::memory::MemoryStore;
+pub use self::redb::{BackendFactory, RedbStore};
+
+use crate::error::Result;
+use crate::model::Seq;
+
+/// The internal id of a branch. Names are for users; ids never change or get reused.
+pub type BranchId = u64;
+
+/// One atomic write: everything in it lands, or nothing does.
+#[derive(Debug, Default)]
+pub struct Commit {
+    /// Encoded events, keyed by (branch, seq).
+    pub events: Vec<(BranchId, Seq, Vec<u8>)>,
+    /// Encoded snapshots, keyed by (branch, seq of the last event they include).
+    pub snapshots: Vec<(BranchId, Seq, Vec<u8>)>,
+    /// The new metadata record, if it changed.
+    pub meta: Option<Vec<u8>>,
+    /// Delete every event and snapshot of the branch with a seq greater than the given one.
+    pub purge: Vec<(BranchId, Seq)>,
+    /// Whether the commit must be on stable storage before `commit` returns.
+    pub durable: bool,
+}
+
+/// Storage for the log. Implementations must make [`Store::commit`] atomic: after a crash the
+/// store holds every earlier commit whole and this one whole or not at all.
+pub trait Store: Send {
+    /// A name for errors: the file path, or `":memory:"`.
+    fn name(&self) -> &str;
+
+    /// The metadata record, or `None` for a store that was never written.
+    fn meta(&self) -> Result<Option<Vec<u8>>>;
+
+    /// Applies `commit` atomically.
+    fn commit(&mut self, commit: Commit) -> Result<()>;
+
+    /// Calls `visit` for each event of `branch` with `first <= seq <= last`, in seq order.
+    fn read_events(
+        &self,
+        branch: BranchId,
+        first: Seq,
+        last: Seq,
+        visit: &mut dyn FnMut(Seq, &[u8]) -> Result<()>,
+    ) -> Result<()>;
+
+    /// The highest seq stored for `branch`, if any.
+    fn last_seq(&self, branch: BranchId) -> Result<Option<Seq>>;
+
+    /// The snapshot of `branch` with the highest seq in `min..=max`, if any.
+    fn latest_snapshot(
+        &self,
+        branch: BranchId,
+        min: Seq,
+        max: Seq,
+    ) -> Result<Option<(Seq, Vec<u8>)>>;
+}

@@ -1,0 +1,633 @@
+//! Turning a world file into events: creation for what is new, three-way patches for what
+//! exists, removals for what the file dropped.
+
+use super::doc::{self, ContainerDoc, EdgeDoc, EntityDoc, WorldDoc};
+use crate::error::{Error, Result};
+use crate::log::{Event, World};
+use crate::model::*;
+use std::collections::BTreeSet;
+use std::ops::Range;
+use toml::Spanned;
+
+/// The value a patch leaves: the file's new value if the file changed it since `base` (or
+/// there is no base), else what play made of it.
+fn pick<T: PartialEq>(base: Option<T>, new: T, current: T) -> T {
+    match base {
+        Some(b) if b == new => current,
+        _ => new,
+    }
+}
+
+struct Planner<'a> {
+    file: &'a str,
+    text: &'a str,
+    world: World,
+    events: Vec<Event>,
+}
+
+impl Planner<'_> {
+    fn err(&self, span: Range<usize>, field: &str, message: impl Into<String>) -> Error {
+        doc::error(self.file, self.text, span, field, message)
+    }
+
+    /// Applies `event` to the scratch world, blaming `span` if it does not apply.
+    fn push(&mut self, event: Event, span: Range<usize>, field: &str) -> Result<()> {
+        self.world
+            .apply(&event)
+            .map_err(|e| doc::at(self.file, self.text, span, field, e))?;
+        self.events.push(event);
+        Ok(())
+    }
+
+    fn entity_id(&self, key: &Spanned<String>, field: &str) -> Result<EntityId> {
+        self.world
+            .entity_by_key(key.get_ref())
+            .map(|e| e.id)
+            .ok_or_else(|| {
+                self.err(
+                    key.span(),
+                    field,
+                    format!("no entity has the id {:?}", key.get_ref()),
+                )
+            })
+    }
+
+    fn container_id(&self, key: &Spanned<String>, field: &str) -> Result<ContainerId> {
+        self.world
+            .container_by_key(key.get_ref())
+            .map(|c| c.id)
+            .ok_or_else(|| {
+                self.err(
+                    key.span(),
+                    field,
+                    format!("no container has the id {:?}", key.get_ref()),
+                )
+            })
+    }
+}
+
+fn slots(doc: &ContainerDoc) -> Vec<Slot> {
+    doc.slots
+        .iter()
+        .map(|s| Slot {
+            name: s.name.clone(),
+            capacity: s.capacity,
+        })
+        .collect()
+}
+
+fn properties(doc: &ContainerDoc) -> ContainerProperties {
+    ContainerProperties {
+        moving: doc.moving,
+        public: doc.public,
+        audible_range: doc.audible_range,
+    }
+}
+
+fn state(doc: &EntityDoc) -> EntityState {
+    EntityState {
+        mood: doc.mood.clone(),
+        goals: doc.goals.clone(),
+        status: doc.status.clone(),
+    }
+}
+
+/// Checks keys are unique and every reference names something in the file.
+fn check_references(p: &Planner<'_>, doc: &WorldDoc) -> Result<()> {
+    let mut containers = BTreeSet::new();
+    for c in &doc.containers {
+        if !containers.insert(c.id.get_ref().as_str()) {
+            return Err(p.err(
+                c.id.span(),
+                "containers.id",
+                format!("the id {:?} is used twice", c.id.get_ref()),
+            ));
+        }
+    }
+    let mut entities = BTreeSet::new();
+    for e in &doc.entities {
+        if !entities.insert(e.id.get_ref().as_str()) {
+            return Err(p.err(
+                e.id.span(),
+                "entities.id",
+                format!("the id {:?} is used twice", e.id.get_ref()),
+            ));
+        }
+    }
+    let check = |key: &Spanned<String>, set: &BTreeSet<&str>, field: &str, what: &str| {
+        if set.contains(key.get_ref().as_str()) {
+            Ok(())
+        } else {
+            Err(p.err(
+                key.span(),
+                field,
+                format!("no {what} has the id {:?}", key.get_ref()),
+            ))
+        }
+    };
+    for c in &doc.containers {
+        if let Some(parent) = &c.parent {
+            check(parent, &containers, "containers.parent", "container")?;
+        }
+    }
+    for e in &doc.entities {
+        if let Some(c) = &e.container {
+            check(c, &containers, "entities.container", "container")?;
+        } else if e.slot.is_some() {
+            return Err(p.err(e.id.span(), "entities.slot", "a slot needs a container"));
+        }
+        for i in &e.inventory {
+            check(i, &entities, "entities.inventory", "entity")?;
+        }
+        for h in &e.holding {
+            check(h, &entities, "entities.holding", "entity")?;
+            if !e.inventory.iter().any(|i| i.get_ref() == h.get_ref()) {
+                return Err(p.err(
+                    h.span(),
+                    "entities.holding",
+                    format!("{:?} is held but not in the inventory", h.get_ref()),
+                ));
+            }
+        }
+    }
+    let mut edges = BTreeSet::new();
+    for x in &doc.edges {
+        check(&x.from, &entities, "edges.from", "entity")?;
+        check(&x.to, &entities, "edges.to", "entity")?;
+        if !edges.insert((x.from.get_ref().as_str(), x.to.get_ref().as_str())) {
+            return Err(p.err(x.from.span(), "edges", "this edge is defined twice"));
+        }
+    }
+    Ok(())
+}
+
+/// Containers ordered so every parent comes before its children.
+fn parents_first<'d>(p: &Planner<'_>, doc: &'d WorldDoc) -> Result<Vec<&'d ContainerDoc>> {
+    let mut placed: BTreeSet<&str> = BTreeSet::new();
+    let mut order = Vec::new();
+    let mut left: Vec<&ContainerDoc> = doc.containers.iter().collect();
+    while !left.is_empty() {
+        let before = left.len();
+        left.retain(|c| {
+            let ready = c
+                .parent
+                .as_ref()
+                .is_none_or(|x| placed.contains(x.get_ref().as_str()));
+            if ready {
+                placed.insert(c.id.get_ref());
+                order.push(*c);
+            }
+            !ready
+        });
+        if left.len() == before {
+            let c = left[0];
+            let span = c.parent.as_ref().map_or(c.id.span(), |x| x.span());
+            return Err(p.err(
+                span,
+                "containers.parent",
+                "containers may not contain each other in a loop",
+            ));
+        }
+    }
+    Ok(order)
+}
+
+/// The events that make `world` match `doc` (see the [module docs](super)).
+pub fn plan(world: &World, file: &str, text: &str, doc: &WorldDoc) -> Result<Vec<Event>> {
+    if world.world_file().is_some_and(|b| b.text == text) {
+        return Ok(Vec::new());
+    }
+    let base = world
+        .world_file()
+        .and_then(|b| doc::parse(&b.file, &b.text).ok());
+    let mut p = Planner {
+        file,
+        text,
+        world: world.clone(),
+        events: Vec::new(),
+    };
+    check_references(&p, doc)?;
+    if let Some(base) = &base {
+        remove_dropped(&mut p, base, doc)?;
+    }
+    plan_containers(&mut p, doc, base.as_ref())?;
+    let created = plan_entities(&mut p, doc, base.as_ref())?;
+    place_new_entities(&mut p, doc, &created)?;
+    plan_edges(&mut p, doc, base.as_ref())?;
+    p.push(
+        Event::WorldFileApplied {
+            file: file.to_owned(),
+            text: text.to_owned(),
+        },
+        0..0,
+        "",
+    )?;
+    Ok(p.events)
+}
+
+fn plan_containers(p: &mut Planner<'_>, doc: &WorldDoc, base: Option<&WorldDoc>) -> Result<()> {
+    for c in parents_first(p, doc)? {
+        let parent = match &c.parent {
+            Some(k) => Some(p.container_id(k, "containers.parent")?),
+            None => None,
+        };
+        let facts = FactSheet::from_text(&c.facts);
+        let span = c.id.span();
+        let Some(current) = p.world.container_by_key(c.id.get_ref()).cloned() else {
+            let id = ContainerId(p.world.next_id());
+            p.push(
+                Event::ContainerCreated {
+                    id,
+                    key: Some(c.id.get_ref().clone()),
+                    name: c.name.clone(),
+                    facts,
+                    parent,
+                    slots: slots(c),
+                    properties: properties(c),
+                },
+                span,
+                "containers",
+            )?;
+            continue;
+        };
+        let b = base.and_then(|b| {
+            b.containers
+                .iter()
+                .find(|x| x.id.get_ref() == c.id.get_ref())
+        });
+        let b_parent = match b.map(|b| &b.parent) {
+            Some(Some(k)) => p.world.container_by_key(k.get_ref()).map(|x| Some(x.id)),
+            Some(None) => Some(None),
+            None => None,
+        };
+        let name = pick(b.map(|b| &b.name), &c.name, &current.name).clone();
+        let facts = pick(
+            b.map(|b| FactSheet::from_text(&b.facts)),
+            facts,
+            current.facts.clone(),
+        );
+        let parent = pick(b_parent, parent, current.parent);
+        let slots = pick(b.map(slots), slots(c), current.slots.clone());
+        let properties = pick(b.map(properties), properties(c), current.properties.clone());
+        if (&name, &facts, parent, &slots, &properties)
+            != (
+                &current.name,
+                &current.facts,
+                current.parent,
+                &current.slots,
+                &current.properties,
+            )
+        {
+            p.push(
+                Event::ContainerEdited {
+                    id: current.id,
+                    name,
+                    facts,
+                    parent,
+                    slots,
+                    properties,
+                },
+                span,
+                "containers",
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Creates new entities and patches existing ones; returns the keys created.
+fn plan_entities(
+    p: &mut Planner<'_>,
+    doc: &WorldDoc,
+    base: Option<&WorldDoc>,
+) -> Result<BTreeSet<String>> {
+    let mut created = BTreeSet::new();
+    for e in &doc.entities {
+        let span = e.id.span();
+        let facts = FactSheet::from_text(&e.facts);
+        let Some(current) = p.world.entity_by_key(e.id.get_ref()).cloned() else {
+            let id = EntityId(p.world.next_id());
+            p.push(
+                Event::EntityCreated {
+                    id,
+                    key: Some(e.id.get_ref().clone()),
+                    name: e.name.clone(),
+                    aliases: e.aliases.clone(),
+                    facts,
+                    host_controlled: e.player,
+                    state: state(e),
+                },
+                span,
+                "entities",
+            )?;
+            created.insert(e.id.get_ref().clone());
+            continue;
+        };
+        let b = base.and_then(|b| b.entities.iter().find(|x| x.id.get_ref() == e.id.get_ref()));
+        let name = pick(b.map(|b| &b.name), &e.name, &current.name);
+        let aliases = pick(b.map(|b| &b.aliases), &e.aliases, &current.aliases);
+        let facts = pick(
+            b.map(|b| FactSheet::from_text(&b.facts)),
+            facts,
+            current.facts.clone(),
+        );
+        let player = pick(b.map(|b| b.player), e.player, current.host_controlled);
+        let changed = |new: bool| new.then_some(());
+        let edit = Event::EntityEdited {
+            id: current.id,
+            name: changed(*name != current.name).map(|_| name.clone()),
+            aliases: changed(*aliases != current.aliases).map(|_| aliases.clone()),
+            facts: changed(facts != current.facts).map(|_| facts.clone()),
+            host_controlled: changed(player != current.host_controlled).map(|_| player),
+        };
+        if edit
+            != (Event::EntityEdited {
+                id: current.id,
+                name: None,
+                aliases: None,
+                facts: None,
+                host_controlled: None,
+            })
+        {
+            p.push(edit, span.clone(), "entities")?;
+        }
+        let cur = &current.state;
+        let new_state = EntityState {
+            mood: pick(b.map(|b| b.mood.clone()), e.mood.clone(), cur.mood.clone()),
+            goals: pick(
+                b.map(|b| b.goals.clone()),
+                e.goals.clone(),
+                cur.goals.clone(),
+            ),
+            status: pick(
+                b.map(|b| b.status.clone()),
+                e.status.clone(),
+                cur.status.clone(),
+            ),
+        };
+        if new_state != *cur {
+            p.push(
+                Event::EntityStateChanged {
+                    entity: current.id,
+                    state: new_state,
+                },
+                span,
+                "entities",
+            )?;
+        }
+    }
+    Ok(created)
+}
+
+/// Inventories first (items must not stand anywhere), then positions and activities.
+fn place_new_entities(
+    p: &mut Planner<'_>,
+    doc: &WorldDoc,
+    created: &BTreeSet<String>,
+) -> Result<()> {
+    let new: Vec<&EntityDoc> = doc
+        .entities
+        .iter()
+        .filter(|e| created.contains(e.id.get_ref()))
+        .collect();
+    for e in &new {
+        if e.inventory.is_empty() {
+            continue;
+        }
+        let entity = p.entity_id(&e.id, "entities.id")?;
+        let inventory = e
+            .inventory
+            .iter()
+            .map(|k| p.entity_id(k, "entities.inventory"))
+            .collect::<Result<Vec<_>>>()?;
+        let span = e.inventory[0].span();
+        p.push(
+            Event::InventoryChanged { entity, inventory },
+            span,
+            "entities.inventory",
+        )?;
+    }
+    for e in &new {
+        let entity = p.entity_id(&e.id, "entities.id")?;
+        let position = match &e.container {
+            Some(k) => Some(Position {
+                container: p.container_id(k, "entities.container")?,
+                slot: e.slot.clone(),
+            }),
+            None => None,
+        };
+        let holding = e
+            .holding
+            .iter()
+            .map(|k| p.entity_id(k, "entities.holding"))
+            .collect::<Result<Vec<_>>>()?;
+        let activity = Activity {
+            position,
+            posture: e.posture.clone(),
+            action: e.action.as_ref().map(|verb| Action {
+                verb: verb.clone(),
+                started: p.world.now(),
+                duration_ms: None,
+                interruptible: true,
+                attention_required: false,
+            }),
+            holding,
+            attention: None,
+            status: None,
+        };
+        if activity != Activity::default() {
+            let span = e.container.as_ref().map_or(e.id.span(), |c| c.span());
+            p.push(
+                Event::ActivityChanged { entity, activity },
+                span,
+                "entities.container",
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn plan_edges(p: &mut Planner<'_>, doc: &WorldDoc, base: Option<&WorldDoc>) -> Result<()> {
+    for x in &doc.edges {
+        let from = p.entity_id(&x.from, "edges.from")?;
+        let to = p.entity_id(&x.to, "edges.to")?;
+        let b = base.and_then(|b| {
+            b.edges
+                .iter()
+                .find(|y| y.from.get_ref() == x.from.get_ref() && y.to.get_ref() == x.to.get_ref())
+        });
+        let edge = match p.world.edge(from, to) {
+            None => Edge {
+                affinity: x.affinity,
+                trust: x.trust,
+                summary: x.summary.clone(),
+                knowledge: x.knowledge.clone(),
+                ..Edge::new(from, to)
+            },
+            Some(cur) => Edge {
+                affinity: pick(b.map(|b| b.affinity), x.affinity, cur.affinity),
+                trust: pick(b.map(|b| b.trust), x.trust, cur.trust),
+                summary: pick(b.map(|b| &b.summary), &x.summary, &cur.summary).clone(),
+                knowledge: pick(b.map(|b| &b.knowledge), &x.knowledge, &cur.knowledge).clone(),
+                ..cur.clone()
+            },
+        };
+        if p.world.edge(from, to) != Some(&edge) {
+            p.push(Event::EdgeUpdated { edge }, x.from.span(), "edges")?;
+        }
+    }
+    Ok(())
+}
+
+fn edge_key(x: &EdgeDoc) -> (String, String) {
+    (x.from.get_ref().clone(), x.to.get_ref().clone())
+}
+
+/// Removes what the base had and the new file dropped.
+fn remove_dropped(p: &mut Planner<'_>, base: &WorldDoc, doc: &WorldDoc) -> Result<()> {
+    let keep_edges: BTreeSet<_> = doc.edges.iter().map(edge_key).collect();
+    for x in &base.edges {
+        if keep_edges.contains(&edge_key(x)) {
+            continue;
+        }
+        let ids = (
+            p.world.entity_by_key(x.from.get_ref()).map(|e| e.id),
+            p.world.entity_by_key(x.to.get_ref()).map(|e| e.id),
+        );
+        if let (Some(from), Some(to)) = ids
+            && p.world.edge(from, to).is_some()
+        {
+            p.push(Event::EdgeRemoved { from, to }, 0..0, "edges")?;
+        }
+    }
+    let keep: BTreeSet<&str> = doc
+        .entities
+        .iter()
+        .map(|e| e.id.get_ref().as_str())
+        .collect();
+    for e in &base.entities {
+        if keep.contains(e.id.get_ref().as_str()) {
+            continue;
+        }
+        if let Some(id) = p.world.entity_by_key(e.id.get_ref()).map(|x| x.id) {
+            drop_entity(p, id)?;
+        }
+    }
+    let keep: BTreeSet<&str> = doc
+        .containers
+        .iter()
+        .map(|c| c.id.get_ref().as_str())
+        .collect();
+    let mut dropped: Vec<ContainerId> = base
+        .containers
+        .iter()
+        .filter(|c| !keep.contains(c.id.get_ref().as_str()))
+        .filter_map(|c| p.world.container_by_key(c.id.get_ref()).map(|x| x.id))
+        .collect();
+    // Children before parents.
+    let depth = |w: &World, mut c: ContainerId| {
+        let mut d = 0;
+        while let Some(parent) = w.container(c).and_then(|x| x.parent) {
+            d += 1;
+            c = parent;
+        }
+        d
+    };
+    dropped.sort_by_key(|c| std::cmp::Reverse(depth(&p.world, *c)));
+    for c in dropped {
+        drop_container(p, c)?;
+    }
+    Ok(())
+}
+
+fn drop_entity(p: &mut Planner<'_>, id: EntityId) -> Result<()> {
+    let entity = p
+        .world
+        .entity(id)
+        .cloned()
+        .ok_or_else(|| Error::not_found("entity", id))?;
+    if !entity.inventory.is_empty() {
+        if !entity.activity.holding.is_empty() {
+            let activity = Activity {
+                holding: Vec::new(),
+                ..entity.activity.clone()
+            };
+            p.push(
+                Event::ActivityChanged {
+                    entity: id,
+                    activity,
+                },
+                0..0,
+                "entities",
+            )?;
+        }
+        p.push(
+            Event::InventoryChanged {
+                entity: id,
+                inventory: Vec::new(),
+            },
+            0..0,
+            "entities",
+        )?;
+    }
+    if let Some(carrier) = p.world.carrier_of(id) {
+        let c = p
+            .world
+            .entity(carrier)
+            .cloned()
+            .ok_or_else(|| Error::not_found("entity", carrier))?;
+        if c.activity.holding.contains(&id) {
+            let activity = Activity {
+                holding: c
+                    .activity
+                    .holding
+                    .iter()
+                    .copied()
+                    .filter(|x| *x != id)
+                    .collect(),
+                ..c.activity.clone()
+            };
+            p.push(
+                Event::ActivityChanged {
+                    entity: carrier,
+                    activity,
+                },
+                0..0,
+                "entities",
+            )?;
+        }
+        let inventory = c.inventory.iter().copied().filter(|x| *x != id).collect();
+        p.push(
+            Event::InventoryChanged {
+                entity: carrier,
+                inventory,
+            },
+            0..0,
+            "entities",
+        )?;
+    }
+    p.push(Event::EntityRemoved { id }, 0..0, "entities")
+}
+
+fn drop_container(p: &mut Planner<'_>, id: ContainerId) -> Result<()> {
+    let parent = p.world.container(id).and_then(|c| c.parent);
+    let inside: Vec<Entity> = p.world.entities_in(id).cloned().collect();
+    for e in inside {
+        let activity = Activity {
+            position: parent.map(|container| Position {
+                container,
+                slot: None,
+            }),
+            ..e.activity.clone()
+        };
+        p.push(
+            Event::ActivityChanged {
+                entity: e.id,
+                activity,
+            },
+            0..0,
+            "containers",
+        )?;
+    }
+    p.push(Event::ContainerRemoved { id }, 0..0, "containers")
+}

@@ -1,0 +1,181 @@
+//! Property tests for the invariants of DESIGN §2 that concern the log: state is a projection
+//! of the log (replay == live, byte for byte), snapshot + tail == full replay, rewind lands on
+//! the state at that seq and destroys nothing, invalid events change nothing, and a save file
+//! closed and reopened holds everything.
+
+mod sim;
+
+use proptest::prelude::*;
+use rp_core::store::MemoryStore;
+use rp_core::*;
+
+fn options(snapshot_every: u64) -> EngineOptions {
+    EngineOptions {
+        snapshot_every,
+        settings: WorldSettings { dialogue_window: 8 },
+        ..EngineOptions::default()
+    }
+}
+
+fn all_events(engine: &Engine) -> Vec<Event> {
+    engine
+        .events(1, engine.head())
+        .unwrap()
+        .into_iter()
+        .map(|(_, e)| e)
+        .collect()
+}
+
+/// Runs `ops` through an in-memory engine; returns it with the batches it committed.
+fn play(ops: &[sim::Op], sizes: &[usize], snapshot_every: u64) -> (Engine, usize) {
+    let mut engine = Engine::new_in(
+        Box::new(MemoryStore::new()),
+        "World",
+        0,
+        options(snapshot_every),
+    )
+    .unwrap();
+    let (batches, rejected) = sim::valid_batches(engine.world(), ops, sizes);
+    for batch in batches {
+        engine.append(batch).unwrap();
+    }
+    (engine, rejected)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn replay_of_the_log_equals_the_live_state(
+        ops in prop::collection::vec(sim::op(), 1..120),
+        sizes in prop::collection::vec(1usize..6, 1..8),
+    ) {
+        let (engine, _) = play(&ops, &sizes, 0);
+        let replayed = sim::replay(&all_events(&engine));
+        prop_assert_eq!(replayed.to_bytes(), engine.world().to_bytes());
+        prop_assert_eq!(replayed.seq(), engine.head());
+    }
+
+    #[test]
+    fn snapshot_plus_tail_equals_full_replay(
+        ops in prop::collection::vec(sim::op(), 1..120),
+        sizes in prop::collection::vec(1usize..6, 1..8),
+        every in 1u64..12,
+    ) {
+        let (engine, _) = play(&ops, &sizes, every);
+        let live = engine.world().to_bytes();
+        let full = sim::replay(&all_events(&engine)).to_bytes();
+        let reopened = Engine::from_store(engine.into_store(), options(every)).unwrap();
+        prop_assert_eq!(reopened.world().to_bytes(), live.clone());
+        prop_assert_eq!(full, live);
+    }
+
+    #[test]
+    fn rewind_gives_the_state_at_that_seq_and_keeps_the_tail(
+        ops in prop::collection::vec(sim::op(), 1..100),
+        sizes in prop::collection::vec(1usize..6, 1..8),
+        every in 0u64..6,
+        at in any::<prop::sample::Index>(),
+    ) {
+        let (mut engine, _) = play(&ops, &sizes, every);
+        let head = engine.head();
+        let events = all_events(&engine);
+        let live = engine.world().to_bytes();
+        let to = 1 + at.index(head as usize) as u64;
+        let preview = engine.preview_rewind(to).unwrap();
+        prop_assert_eq!(preview.event_count() as u64, head - to);
+        let tail = engine.rewind(to).unwrap();
+        prop_assert_eq!(engine.head(), to);
+        prop_assert_eq!(engine.world().to_bytes(), sim::replay(&events[..to as usize]).to_bytes());
+        // Nothing was destroyed: the abandoned tail is a branch holding the old head.
+        if let Some(tail) = tail {
+            engine.switch_branch(&tail).unwrap();
+            prop_assert_eq!(engine.head(), head);
+            prop_assert_eq!(engine.world().to_bytes(), live);
+        } else {
+            prop_assert_eq!(to, head);
+        }
+    }
+
+    #[test]
+    fn an_invalid_event_leaves_the_world_byte_identical(
+        ops in prop::collection::vec(sim::op(), 1..80),
+        bad in prop::collection::vec(sim::op(), 1..40),
+    ) {
+        let (mut engine, _) = play(&ops, &[3], 0);
+        let mut rejected = 0;
+        for op in &bad {
+            let Some(ev) = sim::event(engine.world(), op) else { continue };
+            // Append the event after a valid one: a failing batch must leave no trace at all.
+            let tick = Event::TimeAdvanced { to: engine.world().now() + 1 };
+            let before = engine.world().to_bytes();
+            let head = engine.head();
+            if engine.append(vec![tick, ev]).is_err() {
+                rejected += 1;
+                prop_assert_eq!(engine.world().to_bytes(), before);
+                prop_assert_eq!(engine.head(), head);
+                prop_assert_eq!(engine.events(head + 1, u64::MAX).unwrap().len(), 0);
+            }
+        }
+        let _ = rejected;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    #[test]
+    fn close_and_reopen_preserves_everything(
+        ops in prop::collection::vec(sim::op(), 1..80),
+        sizes in prop::collection::vec(1usize..6, 1..8),
+        every in 0u64..8,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.rp");
+        let mut engine = Engine::create_with(&path, "World", 0, options(every)).unwrap();
+        let (batches, _) = sim::valid_batches(engine.world(), &ops, &sizes);
+        for b in batches {
+            engine.append(b).unwrap();
+        }
+        let head = engine.head();
+        if head > 2 {
+            engine.fork(head / 2, "side").unwrap();
+        }
+        let live = engine.world().to_bytes();
+        let branches = engine.branches();
+        drop(engine);
+        let engine = Engine::open_with(&path, options(every)).unwrap();
+        prop_assert_eq!(engine.world().to_bytes(), live);
+        prop_assert_eq!(engine.branches(), branches);
+    }
+}
+
+#[test]
+fn the_generator_produces_rejections_too() {
+    // Guards the properties above against a generator that only ever makes valid events.
+    let ops: Vec<sim::Op> = (0..60u8)
+        .map(|i| match i % 4 {
+            0 => sim::Op::CreateEntity {
+                name: i % 3,
+                host: false,
+            },
+            1 => sim::Op::CreateContainer {
+                parent: None,
+                capacity: Some(1),
+            },
+            2 => sim::Op::Move {
+                who: i,
+                to: 0,
+                slot: true,
+            },
+            _ => sim::Op::Feel {
+                from: i,
+                to: i,
+                affinity: 10,
+            },
+        })
+        .collect();
+    let (engine, rejected) = play(&ops, &[2], 0);
+    assert!(rejected > 10, "only {rejected} rejections");
+    assert!(engine.head() > 20);
+}

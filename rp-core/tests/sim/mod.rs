@@ -1,0 +1,385 @@
+//! Random event sequences for property tests: abstract operations turned into events against
+//! the current world, so most are valid and some are not (duplicate names, full slots, edges
+//! to self, items in two places).
+
+#![allow(dead_code)]
+
+use proptest::prelude::*;
+use rp_core::*;
+
+#[derive(Clone, Debug)]
+pub enum Op {
+    CreateEntity {
+        name: u8,
+        host: bool,
+    },
+    EditEntity {
+        who: u8,
+        name: u8,
+    },
+    CreateContainer {
+        parent: Option<u8>,
+        capacity: Option<u8>,
+    },
+    EditContainer {
+        which: u8,
+        capacity: Option<u8>,
+    },
+    Move {
+        who: u8,
+        to: u8,
+        slot: bool,
+    },
+    Leave {
+        who: u8,
+    },
+    Give {
+        carrier: u8,
+        item: u8,
+    },
+    Drop {
+        carrier: u8,
+    },
+    Hold {
+        who: u8,
+    },
+    Feel {
+        from: u8,
+        to: u8,
+        affinity: i8,
+    },
+    Unfeel {
+        from: u8,
+        to: u8,
+    },
+    Mood {
+        who: u8,
+        mood: u8,
+    },
+    Say {
+        who: u8,
+        text: u8,
+    },
+    Remember {
+        who: u8,
+        significance: u8,
+    },
+    Forget {
+        which: u8,
+    },
+    Group {
+        a: u8,
+        b: u8,
+        c: u8,
+    },
+    Time {
+        by: u16,
+    },
+    RemoveEntity {
+        who: u8,
+    },
+    RemoveContainer {
+        which: u8,
+    },
+}
+
+pub fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => (0u8..12, any::<bool>()).prop_map(|(name, host)| Op::CreateEntity { name, host }),
+        1 => (any::<u8>(), 0u8..12).prop_map(|(who, name)| Op::EditEntity { who, name }),
+        2 => (proptest::option::of(any::<u8>()), proptest::option::of(0u8..3))
+            .prop_map(|(parent, capacity)| Op::CreateContainer { parent, capacity }),
+        1 => (any::<u8>(), proptest::option::of(0u8..3)).prop_map(|(which, capacity)| Op::EditContainer { which, capacity }),
+        4 => (any::<u8>(), any::<u8>(), any::<bool>()).prop_map(|(who, to, slot)| Op::Move { who, to, slot }),
+        1 => any::<u8>().prop_map(|who| Op::Leave { who }),
+        2 => (any::<u8>(), any::<u8>()).prop_map(|(carrier, item)| Op::Give { carrier, item }),
+        1 => any::<u8>().prop_map(|carrier| Op::Drop { carrier }),
+        1 => any::<u8>().prop_map(|who| Op::Hold { who }),
+        3 => (any::<u8>(), any::<u8>(), any::<i8>()).prop_map(|(from, to, affinity)| Op::Feel { from, to, affinity }),
+        1 => (any::<u8>(), any::<u8>()).prop_map(|(from, to)| Op::Unfeel { from, to }),
+        2 => (any::<u8>(), any::<u8>()).prop_map(|(who, mood)| Op::Mood { who, mood }),
+        3 => (any::<u8>(), any::<u8>()).prop_map(|(who, text)| Op::Say { who, text }),
+        2 => (any::<u8>(), any::<u8>()).prop_map(|(who, significance)| Op::Remember { who, significance }),
+        1 => any::<u8>().prop_map(|which| Op::Forget { which }),
+        1 => (any::<u8>(), any::<u8>(), any::<u8>()).prop_map(|(a, b, c)| Op::Group { a, b, c }),
+        1 => any::<u16>().prop_map(|by| Op::Time { by }),
+        1 => any::<u8>().prop_map(|who| Op::RemoveEntity { who }),
+        1 => any::<u8>().prop_map(|which| Op::RemoveContainer { which }),
+    ]
+}
+
+const NAMES: [&str; 12] = [
+    "Mira", "Tobias", "Wren", "Ash", "Bram", "Cass", "Dov", "Edda", "Finn", "Gil", "Hal", "Ida",
+];
+
+fn nth_entity(w: &World, n: u8) -> Option<&Entity> {
+    let count = w.entities().count();
+    (count > 0)
+        .then(|| w.entities().nth(n as usize % count))
+        .flatten()
+}
+
+fn nth_container(w: &World, n: u8) -> Option<&Container> {
+    let count = w.containers().count();
+    (count > 0)
+        .then(|| w.containers().nth(n as usize % count))
+        .flatten()
+}
+
+/// The event an op means in `w`, or `None` when it cannot be expressed (nothing to pick).
+pub fn event(w: &World, op: &Op) -> Option<Event> {
+    let id = w.next_id();
+    Some(match op {
+        Op::CreateEntity { name, host } => {
+            let base = NAMES[*name as usize];
+            Event::EntityCreated {
+                id: EntityId(id),
+                key: None,
+                name: if id.is_multiple_of(3) {
+                    format!("{base} {id}")
+                } else {
+                    base.to_owned()
+                },
+                aliases: vec![format!("{base}-alias")],
+                facts: FactSheet::from_text(&format!("{base} is someone.\nknown_since: {id}")),
+                host_controlled: *host,
+                state: EntityState::default(),
+            }
+        }
+        Op::EditEntity { who, name } => Event::EntityEdited {
+            id: nth_entity(w, *who)?.id,
+            name: Some(NAMES[*name as usize].to_owned()),
+            aliases: None,
+            facts: Some(FactSheet::from_text("edited")),
+            host_controlled: None,
+        },
+        Op::CreateContainer { parent, capacity } => Event::ContainerCreated {
+            id: ContainerId(id),
+            key: Some(format!("c{id}")),
+            name: format!("room {id}"),
+            facts: FactSheet::default(),
+            parent: parent.and_then(|p| nth_container(w, p)).map(|c| c.id),
+            slots: vec![
+                Slot {
+                    name: "seat".into(),
+                    capacity: capacity.map(u32::from),
+                },
+                Slot {
+                    name: "floor".into(),
+                    capacity: None,
+                },
+            ],
+            properties: ContainerProperties {
+                audible_range: (id % 3) as u32,
+                ..Default::default()
+            },
+        },
+        Op::EditContainer { which, capacity } => {
+            let c = nth_container(w, *which)?;
+            Event::ContainerEdited {
+                id: c.id,
+                name: format!("{} (edited)", c.name),
+                facts: c.facts.clone(),
+                parent: c.parent,
+                slots: vec![Slot {
+                    name: "seat".into(),
+                    capacity: capacity.map(u32::from),
+                }],
+                properties: c.properties.clone(),
+            }
+        }
+        Op::Move { who, to, slot } => {
+            let e = nth_entity(w, *who)?;
+            let c = nth_container(w, *to)?;
+            Event::ActivityChanged {
+                entity: e.id,
+                activity: Activity {
+                    position: Some(Position {
+                        container: c.id,
+                        slot: slot.then(|| "seat".to_owned()),
+                    }),
+                    posture: Some("standing".into()),
+                    ..e.activity.clone()
+                },
+            }
+        }
+        Op::Leave { who } => {
+            let e = nth_entity(w, *who)?;
+            Event::ActivityChanged {
+                entity: e.id,
+                activity: Activity {
+                    position: None,
+                    ..e.activity.clone()
+                },
+            }
+        }
+        Op::Give { carrier, item } => {
+            let c = nth_entity(w, *carrier)?;
+            let i = nth_entity(w, *item)?;
+            let mut inventory = c.inventory.clone();
+            inventory.push(i.id);
+            Event::InventoryChanged {
+                entity: c.id,
+                inventory,
+            }
+        }
+        Op::Drop { carrier } => {
+            let c = nth_entity(w, *carrier)?;
+            let mut inventory = c.inventory.clone();
+            inventory.pop();
+            Event::InventoryChanged {
+                entity: c.id,
+                inventory,
+            }
+        }
+        Op::Hold { who } => {
+            let e = nth_entity(w, *who)?;
+            Event::ActivityChanged {
+                entity: e.id,
+                activity: Activity {
+                    holding: e.inventory.iter().take(1).copied().collect(),
+                    ..e.activity.clone()
+                },
+            }
+        }
+        Op::Feel { from, to, affinity } => {
+            let a = nth_entity(w, *from)?.id;
+            let b = nth_entity(w, *to)?.id;
+            Event::EdgeUpdated {
+                edge: Edge {
+                    affinity: f64::from(*affinity) / 100.0,
+                    trust: 0.5,
+                    summary: format!("{a} about {b}"),
+                    knowledge: vec!["a fact".into()],
+                    ..Edge::new(a, b)
+                },
+            }
+        }
+        Op::Unfeel { from, to } => Event::EdgeRemoved {
+            from: nth_entity(w, *from)?.id,
+            to: nth_entity(w, *to)?.id,
+        },
+        Op::Mood { who, mood } => Event::EntityStateChanged {
+            entity: nth_entity(w, *who)?.id,
+            state: EntityState {
+                mood: Some(format!("mood {mood}")),
+                goals: vec!["g".into()],
+                status: None,
+            },
+        },
+        Op::Say { who, text } => {
+            let e = nth_entity(w, *who)?;
+            let witnesses: WitnessSet = w
+                .entities()
+                .map(|x| x.id)
+                .filter(|x| x.0 % 2 == 0 || *x == e.id)
+                .collect();
+            let utterance = Utterance {
+                id: UtteranceId(id),
+                speaker: e.id,
+                text: format!("line {text}"),
+                at: w.now(),
+                witnesses,
+                model: None,
+            };
+            if e.host_controlled {
+                Event::UserTurn { utterance }
+            } else {
+                Event::AssistantTurn { utterance }
+            }
+        }
+        Op::Remember { who, significance } => {
+            let e = nth_entity(w, *who)?;
+            Event::MemoryAdded {
+                memory: Memory {
+                    id: MemoryId(id),
+                    owner: e.id,
+                    witnesses: [e.id].into_iter().collect(),
+                    text: format!("remembered {id}"),
+                    kind: MemoryKind::Reflection,
+                    significance: f64::from(*significance) / 200.0,
+                    created: w.now(),
+                    last_accessed: None,
+                    access_count: 0,
+                    decay: DecayStage::Full,
+                },
+            }
+        }
+        Op::Forget { which } => {
+            let count = w.all_memories().count();
+            if count == 0 {
+                return None;
+            }
+            Event::MemoryRemoved {
+                id: w.all_memories().nth(*which as usize % count)?.id,
+            }
+        }
+        Op::Group { a, b, c } => Event::GroupUpdated {
+            group: Group {
+                id: GroupId(id),
+                members: [a, b, c]
+                    .iter()
+                    .filter_map(|n| nth_entity(w, **n))
+                    .map(|e| e.id)
+                    .collect(),
+                name: None,
+                summary: "together".into(),
+                shared: vec![],
+            },
+        },
+        Op::Time { by } => Event::TimeAdvanced {
+            to: w.now() + i64::from(*by),
+        },
+        Op::RemoveEntity { who } => Event::EntityRemoved {
+            id: nth_entity(w, *who)?.id,
+        },
+        Op::RemoveContainer { which } => Event::ContainerRemoved {
+            id: nth_container(w, *which)?.id,
+        },
+    })
+}
+
+/// Turns ops into batches of events valid in sequence, starting from `w`. Ops that do not
+/// apply are checked to leave the scratch world byte-identical, then skipped.
+pub fn valid_batches(w: &World, ops: &[Op], batch_sizes: &[usize]) -> (Vec<Vec<Event>>, usize) {
+    let mut scratch = w.clone();
+    let mut batches = Vec::new();
+    let mut rejected = 0;
+    let mut sizes = batch_sizes.iter().cycle();
+    let mut it = ops.iter().peekable();
+    while it.peek().is_some() {
+        let n = *sizes.next().unwrap_or(&1);
+        let mut batch = Vec::new();
+        for op in it.by_ref().take(n.max(1)) {
+            let Some(ev) = event(&scratch, op) else {
+                continue;
+            };
+            let before = scratch.to_bytes();
+            match scratch.apply(&ev) {
+                Ok(()) => batch.push(ev),
+                Err(_) => {
+                    assert_eq!(
+                        scratch.to_bytes(),
+                        before,
+                        "rejected {ev:?} changed the world"
+                    );
+                    rejected += 1;
+                }
+            }
+        }
+        if !batch.is_empty() {
+            batches.push(batch);
+        }
+    }
+    (batches, rejected)
+}
+
+/// The world after replaying `events` from nothing.
+pub fn replay(events: &[Event]) -> World {
+    let mut w = World::new();
+    for (i, e) in events.iter().enumerate() {
+        w.apply(e)
+            .unwrap_or_else(|err| panic!("replay of event {i} failed: {err}"));
+    }
+    w
+}
