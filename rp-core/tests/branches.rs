@@ -180,3 +180,22 @@ fn branches_survive_closing_the_save() {
     let e = Engine::open(&path).unwrap();
     assert_eq!(e.current_branch(), "main~2");
 }
+
+#[test]
+fn superseded_snapshots_are_dropped_but_forks_keep_theirs() {
+    use rp_core::store::{MemoryStore, Store};
+    let options = EngineOptions {
+        snapshot_every: 4,
+        ..EngineOptions::default()
+    };
+    let mut e = Engine::new_in(Box::new(MemoryStore::new()), "W", 0, options.clone()).unwrap();
+    tick(&mut e, 9); // head 10: snapshots at 4 and 8
+    e.fork(5, "side").unwrap(); // opening "side" starts from the snapshot at 4
+    tick(&mut e, 30); // head 40: snapshots at 12, 16, ..., 40
+    let store = e.into_store();
+    assert_eq!(store.snapshot_seqs(1).unwrap(), vec![4, 36, 40]);
+    let mut e = Engine::from_store(store, options).unwrap();
+    assert_eq!(e.head(), 40);
+    e.switch_branch("side").unwrap();
+    assert_eq!((e.head(), e.world().now()), (5, 4));
+}

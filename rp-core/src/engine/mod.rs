@@ -269,6 +269,7 @@ impl Engine {
             commit
                 .snapshots
                 .push((branch, new_head, codec::encode(&next)));
+            commit.drop_snapshots = self.superseded_snapshots(branch)?;
         }
         if head == 0 {
             commit.meta = Some(codec::encode(&self.catalog));
@@ -277,6 +278,25 @@ impl Engine {
         self.world = next;
         self.heads.insert(branch, new_head);
         Ok(new_head)
+    }
+
+    /// Snapshots of `branch` that a new one makes useless: all but the latest (kept in case
+    /// the new one is ever unreadable) and, for each branch forked from this one, the latest
+    /// at or before its fork point (what opening that branch starts from).
+    fn superseded_snapshots(&self, branch: BranchId) -> Result<Vec<(BranchId, Seq)>> {
+        let seqs = self.store.snapshot_seqs(branch)?;
+        let latest_at_or_before = |seq: Seq| seqs.iter().rev().find(|s| **s <= seq).copied();
+        let mut keep: Vec<Seq> = seqs.last().copied().into_iter().collect();
+        keep.extend(
+            self.catalog
+                .children(branch)
+                .filter_map(|c| latest_at_or_before(c.base())),
+        );
+        Ok(seqs
+            .iter()
+            .filter(|s| !keep.contains(s))
+            .map(|s| (branch, *s))
+            .collect())
     }
 
     /// Commits to the store; on failure marks the engine stale so the next call re-reads

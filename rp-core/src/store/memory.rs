@@ -36,6 +36,9 @@ impl Store for MemoryStore {
             self.snapshots
                 .retain(|(b, s), _| *b != branch || *s <= after);
         }
+        for key in commit.drop_snapshots {
+            self.snapshots.remove(&key);
+        }
         for (b, s, bytes) in commit.events {
             self.events.insert((b, s), bytes);
         }
@@ -70,6 +73,14 @@ impl Store for MemoryStore {
             .range((branch, 0)..=(branch, Seq::MAX))
             .next_back()
             .map(|((_, s), _)| *s))
+    }
+
+    fn snapshot_seqs(&self, branch: BranchId) -> Result<Vec<Seq>> {
+        Ok(self
+            .snapshots
+            .range((branch, 0)..=(branch, Seq::MAX))
+            .map(|((_, s), _)| *s)
+            .collect())
     }
 
     fn latest_snapshot(

@@ -28,6 +28,8 @@ pub struct Commit {
     pub meta: Option<Vec<u8>>,
     /// Delete every event and snapshot of the branch with a seq greater than the given one.
     pub purge: Vec<(BranchId, Seq)>,
+    /// Delete these snapshots (superseded ones).
+    pub drop_snapshots: Vec<(BranchId, Seq)>,
     /// Whether the commit must be on stable storage before `commit` returns.
     pub durable: bool,
 }
@@ -55,6 +57,9 @@ pub trait Store: Send {
 
     /// The highest seq stored for `branch`, if any.
     fn last_seq(&self, branch: BranchId) -> Result<Option<Seq>>;
+
+    /// The seqs at which `branch` has snapshots, ascending.
+    fn snapshot_seqs(&self, branch: BranchId) -> Result<Vec<Seq>>;
 
     /// The snapshot of `branch` with the highest seq in `min..=max`, if any.
     fn latest_snapshot(

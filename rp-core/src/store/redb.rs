@@ -137,6 +137,9 @@ impl RedbStore {
                     snapshots.retain_in(r, |_, _| false).map_err(|e| err(&e))?;
                 }
             }
+            for (b, s) in &commit.drop_snapshots {
+                snapshots.remove((*b, *s)).map_err(|e| err(&e))?;
+            }
             for (b, s, bytes) in &commit.events {
                 events
                     .insert((*b, *s), bytes.as_slice())
@@ -310,6 +313,22 @@ impl Store for RedbStore {
             None => Ok(None),
             Some(row) => Ok(Some(row.map_err(|e| err(&e))?.0.value().1)),
         }
+    }
+
+    fn snapshot_seqs(&self, branch: BranchId) -> Result<Vec<Seq>> {
+        let err = |e: &dyn fmt::Display| storage(&self.name, e);
+        let txn = self.read_db()?.begin_read().map_err(|e| err(&e))?;
+        let Some(t) = missing_ok(txn.open_table(SNAPSHOTS)).map_err(|e| err(&e))? else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for row in t
+            .range((branch, 0)..=(branch, Seq::MAX))
+            .map_err(|e| err(&e))?
+        {
+            out.push(row.map_err(|e| err(&e))?.0.value().1);
+        }
+        Ok(out)
     }
 
     fn latest_snapshot(
