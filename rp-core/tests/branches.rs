@@ -183,7 +183,7 @@ fn branches_survive_closing_the_save() {
 
 #[test]
 fn superseded_snapshots_are_dropped_but_forks_keep_theirs() {
-    use rp_core::store::{MemoryStore, Store};
+    use rp_core::store::MemoryStore;
     let options = EngineOptions {
         snapshot_every: 4,
         ..EngineOptions::default()
