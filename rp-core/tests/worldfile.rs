@@ -294,3 +294,26 @@ fn a_failed_patch_changes_nothing() {
     assert_eq!(e.world().to_bytes(), before);
     assert_eq!(e.head(), head);
 }
+
+mod sim;
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 48, ..Default::default() })]
+
+    /// Any reachable world exports to a file that loads back and exports to the same text.
+    #[test]
+    fn export_load_export_is_a_fixpoint_for_random_worlds(
+        ops in proptest::collection::vec(sim::op(), 1..100),
+    ) {
+        let mut e = Engine::in_memory("Random", 0).unwrap();
+        let (batches, _) = sim::valid_batches(e.world(), &ops, &[4]);
+        for b in batches {
+            e.append(b).unwrap();
+        }
+        let text = export(e.world());
+        let again = world_of(&text);
+        proptest::prop_assert_eq!(export(&again), text);
+        proptest::prop_assert_eq!(again.entities().count(), e.world().entities().count());
+        proptest::prop_assert_eq!(again.edges().count(), e.world().edges().count());
+    }
+}

@@ -224,6 +224,12 @@ impl World {
         super::codec::encode_payload(self)
     }
 
+    /// Whether the derived lookups agree with a rebuild from the records (for tests).
+    #[doc(hidden)]
+    pub fn index_is_consistent(&self) -> bool {
+        Index::build(self).is_ok_and(|ix| ix == self.index)
+    }
+
     /// Rebuilds derived lookups and checks every reference, after decoding from a snapshot.
     pub(crate) fn reindex(&mut self) -> Result<()> {
         self.index = Index::build(self)?;

@@ -356,7 +356,13 @@ pub fn valid_batches(w: &World, ops: &[Op], batch_sizes: &[usize]) -> (Vec<Vec<E
             };
             let before = scratch.to_bytes();
             match scratch.apply(&ev) {
-                Ok(()) => batch.push(ev),
+                Ok(()) => {
+                    assert!(
+                        scratch.index_is_consistent(),
+                        "index out of step after {ev:?}"
+                    );
+                    batch.push(ev)
+                }
                 Err(_) => {
                     assert_eq!(
                         scratch.to_bytes(),
