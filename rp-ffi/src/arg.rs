@@ -1,0 +1,77 @@
+//! Reading the arguments C callers pass in.
+//!
+//! Strings come in as `(const char *ptr, size_t len)`: `len` bytes of UTF-8,
+//! not NUL-terminated, borrowed for the duration of the call. `ptr` must not
+//! be `NULL`, even when `len` is 0.
+
+use std::ffi::c_char;
+
+use crate::error::{Error, rp_result};
+
+/// Borrows the string argument `name` as `&str`, checking it is not `NULL`
+/// and is UTF-8.
+///
+/// # Safety
+///
+/// Unless `ptr` is `NULL`, it must point to `len` initialised bytes that stay
+/// valid and unmodified for `'a`, and `len` must not exceed `isize::MAX`.
+pub(crate) unsafe fn str_arg<'a>(
+    name: &str,
+    ptr: *const c_char,
+    len: usize,
+) -> Result<&'a str, Error> {
+    if ptr.is_null() {
+        return Err(Error::new(
+            rp_result::NullArgument,
+            format_args!("`{name}` is NULL"),
+        ));
+    }
+    // SAFETY: `ptr` is not NULL, and the caller guarantees it points to `len`
+    // readable bytes that outlive 'a.
+    let bytes = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) };
+    std::str::from_utf8(bytes).map_err(|error| {
+        Error::new(
+            rp_result::InvalidUtf8,
+            format_args!("`{name}` is not valid UTF-8: {error}"),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(ptr: *const c_char, len: usize) -> Result<&'static str, (rp_result, String)> {
+        // SAFETY: the tests pass NULL or pointers into 'static byte strings.
+        unsafe { str_arg("text", ptr, len) }
+            .map_err(|error| (error.code(), error.message().to_owned()))
+    }
+
+    #[test]
+    fn reads_exactly_len_bytes_without_a_terminator() {
+        let bytes = b"0.1.0-and-more";
+        assert_eq!(read(bytes.as_ptr().cast(), 5), Ok("0.1.0"));
+    }
+
+    #[test]
+    fn an_empty_string_needs_a_non_null_pointer() {
+        assert_eq!(read(c"".as_ptr(), 0), Ok(""));
+        assert_eq!(
+            read(std::ptr::null(), 0),
+            Err((rp_result::NullArgument, "`text` is NULL".to_owned()))
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_is_refused_with_its_position() {
+        let bytes = b"ab\xffcd";
+        assert_eq!(
+            read(bytes.as_ptr().cast(), bytes.len()),
+            Err((
+                rp_result::InvalidUtf8,
+                "`text` is not valid UTF-8: invalid utf-8 sequence of 1 bytes from index 2"
+                    .to_owned()
+            ))
+        );
+    }
+}

@@ -1,0 +1,196 @@
+//! Result codes and the thread-local last-error message.
+//!
+//! Every fallible entry point returns an [`rp_result`]; `RP_RESULT_OK` is 0 and
+//! every other code names a class of failure a C caller can branch on. The
+//! details a person needs (which argument, which byte, which versions) go
+//! into a message kept per thread, read with [`rp_last_error`].
+//!
+//! Each call that returns an [`rp_result`] first clears the message, so after
+//! `RP_RESULT_OK` it reads as the empty string and after a failure it
+//! describes that failure. Calls that return no [`rp_result`] leave it alone.
+
+use std::cell::RefCell;
+use std::ffi::{CString, c_char};
+use std::fmt;
+
+use crate::panic::ffi_guard;
+
+/// The outcome of a fallible rp call.
+///
+/// Codes are stable: a code keeps its number once released, and new codes
+/// are added at the end. Treat any code you do not know as a failure.
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum rp_result {
+    /// The call succeeded.
+    Ok = 0,
+    /// rp panicked, an internal bug; please report it with the message from
+    /// `rp_last_error`. Handles passed to the call may be in any state and
+    /// should only be freed.
+    Panic = 1,
+    /// A pointer argument that must not be `NULL` was `NULL`.
+    NullArgument = 2,
+    /// A string argument was not valid UTF-8.
+    InvalidUtf8 = 3,
+    /// The library is not the version the caller requires.
+    VersionMismatch = 4,
+}
+
+/// A failed call on its way back to C: the code it returns and the message
+/// [`rp_last_error`] will give.
+#[derive(Debug)]
+pub(crate) struct Error {
+    code: rp_result,
+    message: String,
+}
+
+impl Error {
+    /// A failure with `code`, described by `message`.
+    ///
+    /// `code` must not be [`rp_result::Ok`].
+    pub(crate) fn new(code: rp_result, message: impl fmt::Display) -> Self {
+        debug_assert_ne!(code, rp_result::Ok, "an Error needs a failure code");
+        Self {
+            code,
+            message: message.to_string(),
+        }
+    }
+
+    /// The code the call returns.
+    #[cfg(test)]
+    pub(crate) fn code(&self) -> rp_result {
+        self.code
+    }
+
+    /// The message the call leaves as the last error.
+    #[cfg(test)]
+    pub(crate) fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+/// Runs the body of an entry point that returns an [`rp_result`].
+///
+/// Clears the last error, runs `body` inside the panic boundary and turns
+/// its `Err` into the error's code, with its message as the last error.
+pub(crate) fn ffi_result<F>(body: F) -> rp_result
+where
+    F: FnOnce() -> Result<(), Error> + std::panic::UnwindSafe,
+{
+    clear_last_error();
+    ffi_guard(|| match body() {
+        Ok(()) => rp_result::Ok,
+        Err(error) => {
+            set_last_error(&error.message);
+            error.code
+        }
+    })
+}
+
+thread_local! {
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+/// Makes `message` this thread's last error.
+///
+/// A NUL inside `message` would end the C string early, so it is replaced
+/// by U+FFFD.
+pub(crate) fn set_last_error(message: &str) {
+    let message =
+        CString::new(message.replace('\0', "\u{FFFD}")).expect("interior NULs were replaced");
+    // During thread teardown the slot may already be gone; there is nobody
+    // left on this thread to read the message then.
+    let _ = LAST_ERROR.try_with(|slot| *slot.borrow_mut() = message);
+}
+
+/// Makes this thread's last error the empty string.
+pub(crate) fn clear_last_error() {
+    let _ = LAST_ERROR.try_with(|slot| *slot.borrow_mut() = CString::default());
+}
+
+/// The message describing the last failed rp call on the calling thread.
+///
+/// Returns a NUL-terminated UTF-8 string owned by the library: do not free
+/// or modify it. It stays valid until the next rp call on the same thread;
+/// copy it to keep it. It is the empty string when the last call that
+/// returns an `rp_result` succeeded, or when no such call was made on this
+/// thread.
+///
+/// Thread: any. Each thread has its own message. Never fails and never
+/// returns `NULL`.
+#[unsafe(no_mangle)]
+pub extern "C" fn rp_last_error() -> *const c_char {
+    let pointer = ffi_guard(|| {
+        LAST_ERROR
+            .try_with(|slot| slot.borrow().as_ptr())
+            .unwrap_or(std::ptr::null())
+    });
+    if pointer.is_null() {
+        c"".as_ptr()
+    } else {
+        pointer
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::CStr;
+
+    use super::*;
+
+    fn last_error() -> String {
+        // SAFETY: rp_last_error returns a valid NUL-terminated string, read
+        // before any other rp call on this thread.
+        unsafe { CStr::from_ptr(rp_last_error()) }
+            .to_str()
+            .expect("last error is UTF-8")
+            .to_owned()
+    }
+
+    #[test]
+    fn the_last_error_is_empty_on_a_fresh_thread() {
+        let message = std::thread::spawn(last_error).join().expect("thread ran");
+        assert_eq!(message, "");
+    }
+
+    #[test]
+    fn a_failed_call_sets_its_code_and_message() {
+        let result = ffi_result(|| Err(Error::new(rp_result::NullArgument, "`x` is NULL")));
+        assert_eq!(result, rp_result::NullArgument);
+        assert_eq!(last_error(), "`x` is NULL");
+    }
+
+    #[test]
+    fn a_successful_call_clears_the_previous_message() {
+        set_last_error("stale");
+        assert_eq!(ffi_result(|| Ok(())), rp_result::Ok);
+        assert_eq!(last_error(), "");
+    }
+
+    #[test]
+    fn a_panicking_call_reports_the_panic_code() {
+        let result = ffi_result(|| panic!("invariant broken"));
+        assert_eq!(result, rp_result::Panic);
+        assert_eq!(last_error(), "panic: invariant broken");
+    }
+
+    #[test]
+    fn each_thread_keeps_its_own_message() {
+        set_last_error("main thread");
+        let other = std::thread::spawn(|| {
+            set_last_error("other thread");
+            last_error()
+        })
+        .join()
+        .expect("thread ran");
+        assert_eq!(other, "other thread");
+        assert_eq!(last_error(), "main thread");
+    }
+
+    #[test]
+    fn interior_nul_bytes_do_not_truncate_the_message() {
+        set_last_error("before\0after");
+        assert_eq!(last_error(), "before\u{FFFD}after");
+    }
+}

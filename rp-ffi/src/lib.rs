@@ -1,0 +1,180 @@
+//! The C ABI of rp: `librp` and `include/rp.h` (DESIGN.md §9).
+//!
+//! This crate is a thin layer over `rp-core`: it converts arguments, calls
+//! the core and converts the answer back. cbindgen turns the `///` comments
+//! below into the documentation of `include/rp.h`, so they are written for
+//! a C reader.
+//!
+//! # Conventions
+//!
+//! - Every name starts with `rp_` (types) or `RP_` (constants and codes).
+//! - Fallible calls return an `rp_result`; `RP_RESULT_OK` is 0. The details
+//!   of a failure are in `rp_last_error()`, a message kept per thread.
+//! - Strings passed in are `(const char *ptr, size_t len)` UTF-8, not
+//!   NUL-terminated, borrowed only for the call. `ptr` must not be `NULL`.
+//! - Strings handed out are NUL-terminated UTF-8 owned by the library. Each
+//!   function says how long its string lives; never pass one to `free()`.
+//! - No Rust panic crosses into C: every entry point runs inside a panic
+//!   boundary and reports a panic as `RP_RESULT_PANIC` (or `NULL` for calls
+//!   that return a pointer).
+//! - Unless a function says otherwise, it may be called from any thread.
+
+#![warn(missing_docs)]
+
+use std::ffi::{CStr, c_char};
+
+mod arg;
+mod error;
+mod panic;
+
+pub use error::{rp_last_error, rp_result};
+
+use crate::arg::str_arg;
+use crate::error::{Error, ffi_result};
+use crate::panic::ffi_guard;
+
+/// The version of the rp library, such as `"0.1.0"`.
+///
+/// Returns a NUL-terminated string owned by the library and valid for the
+/// life of the process: do not free or modify it.
+///
+/// Thread: any. Never fails and never returns `NULL`.
+#[unsafe(no_mangle)]
+pub extern "C" fn rp_version() -> *const c_char {
+    // The version with its NUL terminator, checked when compiling. (Inside
+    // the function, so cbindgen neither exports nor warns about it.)
+    const VERSION: &CStr =
+        match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
+            Ok(version) => version,
+            Err(_) => panic!("the package version contains a NUL byte"),
+        };
+    ffi_guard(|| VERSION.as_ptr())
+}
+
+/// Checks that the loaded library is exactly version `expected`.
+///
+/// Call it once at start-up with the version your program was built and
+/// tested against, so a mismatched `librp` is refused before it is used.
+/// While rp is 0.x, any difference, patch level included, may change the
+/// ABI, so the check is for equality.
+///
+/// `expected` is `expected_len` bytes of UTF-8, borrowed for the call; it
+/// need not be NUL-terminated and must not be `NULL`.
+///
+/// Returns:
+/// - `RP_RESULT_OK` when the versions are equal;
+/// - `RP_RESULT_VERSION_MISMATCH` when they differ;
+/// - `RP_RESULT_NULL_ARGUMENT` when `expected` is `NULL`;
+/// - `RP_RESULT_INVALID_UTF8` when `expected` is not UTF-8.
+///
+/// On failure `rp_last_error()` names both versions or the faulty argument.
+///
+/// Thread: any.
+///
+/// # Safety
+///
+/// Unless `expected` is `NULL`, it must point to `expected_len` readable
+/// bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_check_version(
+    expected: *const c_char,
+    expected_len: usize,
+) -> rp_result {
+    ffi_result(|| {
+        // SAFETY: the caller guarantees `expected` points to `expected_len`
+        // readable bytes that outlive this call.
+        let expected = unsafe { str_arg("expected", expected, expected_len) }?;
+        let actual = rp_core::version();
+        if expected == actual {
+            Ok(())
+        } else {
+            Err(Error::new(
+                rp_result::VersionMismatch,
+                format_args!("librp is version {actual}, but version {expected} is required"),
+            ))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn last_error() -> String {
+        // SAFETY: rp_last_error returns a valid NUL-terminated string, copied
+        // before the next rp call on this thread.
+        unsafe { CStr::from_ptr(rp_last_error()) }
+            .to_str()
+            .expect("last error is UTF-8")
+            .to_owned()
+    }
+
+    fn check(expected: &[u8]) -> rp_result {
+        // SAFETY: the slice is valid for the call.
+        unsafe { rp_check_version(expected.as_ptr().cast(), expected.len()) }
+    }
+
+    #[test]
+    fn rp_version_is_the_core_version() {
+        // SAFETY: rp_version returns a static NUL-terminated string.
+        let version = unsafe { CStr::from_ptr(rp_version()) };
+        assert_eq!(version.to_str(), Ok(rp_core::version()));
+        assert!(!rp_core::version().is_empty());
+    }
+
+    #[test]
+    fn rp_version_returns_the_same_pointer_every_time() {
+        assert_eq!(rp_version(), rp_version());
+    }
+
+    #[test]
+    fn the_library_version_passes_the_check() {
+        assert_eq!(check(rp_core::version().as_bytes()), rp_result::Ok);
+        assert_eq!(last_error(), "");
+    }
+
+    #[test]
+    fn another_version_is_a_mismatch_naming_both() {
+        assert_eq!(check(b"0.0.0-other"), rp_result::VersionMismatch);
+        assert_eq!(
+            last_error(),
+            format!(
+                "librp is version {}, but version 0.0.0-other is required",
+                rp_core::version()
+            )
+        );
+        // A prefix of the real version is not the real version.
+        let version = rp_core::version().as_bytes();
+        assert_eq!(
+            check(&version[..version.len() - 1]),
+            rp_result::VersionMismatch
+        );
+    }
+
+    #[test]
+    fn a_null_version_is_a_null_argument() {
+        // SAFETY: NULL is allowed and must be refused.
+        let result = unsafe { rp_check_version(std::ptr::null(), 5) };
+        assert_eq!(result, rp_result::NullArgument);
+        assert_eq!(last_error(), "`expected` is NULL");
+    }
+
+    #[test]
+    fn a_non_utf8_version_is_invalid_utf8() {
+        assert_eq!(check(b"0.1\xff"), rp_result::InvalidUtf8);
+        let message = last_error();
+        assert!(
+            message.starts_with("`expected` is not valid UTF-8"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn result_codes_keep_their_numbers() {
+        assert_eq!(rp_result::Ok as i32, 0);
+        assert_eq!(rp_result::Panic as i32, 1);
+        assert_eq!(rp_result::NullArgument as i32, 2);
+        assert_eq!(rp_result::InvalidUtf8 as i32, 3);
+        assert_eq!(rp_result::VersionMismatch as i32, 4);
+    }
+}

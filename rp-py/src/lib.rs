@@ -1,0 +1,26 @@
+//! The native half of the `rp_engine` Python package (DESIGN.md §9).
+//!
+//! Built by maturin as `rp_engine._rp`; the pure-Python package in
+//! `python/rp_engine/` re-exports what users import. Like `rp-ffi`, this
+//! crate stays thin: it converts values and calls `rp-core`, nothing more.
+//! Its stubs are `python/rp_engine/_rp.pyi`, checked by `mypy.stubtest`.
+
+use pyo3::prelude::*;
+
+/// The native half of `rp_engine`; import from `rp_engine` instead.
+#[pymodule]
+mod _rp {
+    use pyo3::prelude::*;
+
+    /// The version of the rp engine, such as ``"0.1.0"``.
+    #[pyfunction]
+    fn version() -> &'static str {
+        rp_core::version()
+    }
+
+    /// Fills in the module attributes that are not functions.
+    #[pymodule_init]
+    fn init(module: &Bound<'_, PyModule>) -> PyResult<()> {
+        module.add("__version__", rp_core::version())
+    }
+}
