@@ -29,7 +29,52 @@ typedef enum rp_result {
   RP_RESULT_INVALID_UTF8 = 3,
   // The library is not the version the caller requires.
   RP_RESULT_VERSION_MISMATCH = 4,
+  // A handle argument is not a live handle: it was freed already, or it
+  // never came from rp. The call did nothing.
+  RP_RESULT_INVALID_HANDLE = 5,
+  // An id, name, key or branch that does not exist (`ErrorKind::NotFound`).
+  RP_RESULT_NOT_FOUND = 6,
+  // An argument or event that is malformed or out of range, JSON that
+  // does not match its schema included (`ErrorKind::Invalid`).
+  RP_RESULT_INVALID = 7,
+  // A request that contradicts the current state: a duplicate name, an
+  // entity in two places, a save file that already exists
+  // (`ErrorKind::Conflict`).
+  RP_RESULT_CONFLICT = 8,
+  // A slot that is already full (`ErrorKind::Capacity`).
+  RP_RESULT_CAPACITY = 9,
+  // A world file (TOML) with a syntax, type or reference error; the
+  // message names the file, line, column and field
+  // (`ErrorKind::WorldFile`).
+  RP_RESULT_WORLD_FILE = 10,
+  // An I/O failure of the save file, a full disk included
+  // (`ErrorKind::Storage`).
+  RP_RESULT_STORAGE = 11,
+  // A save file whose content is damaged (`ErrorKind::Corrupt`).
+  RP_RESULT_CORRUPT = 12,
+  // A save file written by a newer format version
+  // (`ErrorKind::UnsupportedVersion`).
+  RP_RESULT_UNSUPPORTED_VERSION = 13,
+  // A file that is not an rp save at all (`ErrorKind::NotASave`).
+  RP_RESULT_NOT_A_SAVE = 14,
+  // A fact sheet that does not compile; the message names the owner, line
+  // and column (`ErrorKind::FactSyntax`).
+  RP_RESULT_FACT_SYNTAX = 15,
 } rp_result;
+
+// A world and the save that keeps its event log: the handle a program
+// holds while a story runs.
+//
+// Create one with `rp_engine_in_memory`, `rp_engine_open` or
+// `rp_engine_create_from_world_file`; release it with `rp_engine_free`.
+// The handle is opaque and is never dereferenced by rp: a handle that was
+// freed already, or that did not come from rp, is refused with
+// `RP_RESULT_INVALID_HANDLE` (no crash).
+//
+// Thread: an engine may be used from any thread, and from several at once:
+// calls on one engine run one at a time (each waits for the previous one to
+// finish), calls on different engines run in parallel.
+typedef struct rp_engine rp_engine;
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,6 +114,292 @@ const char *rp_version(void);
 // bytes.
 enum rp_result rp_check_version(const char *expected, size_t expected_len);
 
+// Creates a new world named `name` in memory, with no save file.
+//
+// `name` is `name_len` bytes of UTF-8 (borrowed for the call). `now` is the
+// host's clock in milliseconds (wall time in a chat app, game time in a
+// game) at which the world begins.
+//
+// On success writes the new engine to `*out_engine`; release it with
+// `rp_engine_free`.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, or the code of the core error (`rp_last_error()`
+// says why).
+//
+// Thread: any.
+//
+// # Safety
+//
+// `name` points to `name_len` readable bytes; `out_engine` is writable.
+enum rp_result rp_engine_in_memory(const char *name,
+                                   size_t name_len,
+                                   int64_t now,
+                                   struct rp_engine **out_engine);
+
+// Opens an existing save file on its current branch: the latest snapshot,
+// then a replay of the events after it.
+//
+// `path` is `path_len` bytes of UTF-8 (borrowed for the call). On success
+// writes the engine to `*out_engine`; release it with `rp_engine_free`.
+// While it is open, no other engine (in this process or another) may open
+// the same file.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, or the code of the core error, such as
+// `RP_RESULT_STORAGE` (cannot read the file), `RP_RESULT_NOT_A_SAVE`,
+// `RP_RESULT_CORRUPT` or `RP_RESULT_UNSUPPORTED_VERSION`; `rp_last_error()`
+// names the file and what is wrong.
+//
+// Thread: any. Does file I/O: it may take a while on a long history.
+//
+// # Safety
+//
+// `path` points to `path_len` readable bytes; `out_engine` is writable.
+enum rp_result rp_engine_open(const char *path, size_t path_len, struct rp_engine **out_engine);
+
+// Creates a save file at `save_path` holding the world described by the
+// world file (TOML) at `world_file_path`, with the default options
+// (every commit durable before the call returns).
+//
+// Both paths are UTF-8 of the given lengths (borrowed for the call). `now`
+// is the host's clock in milliseconds, used when the world file gives none.
+// The save file must not exist yet. Nothing is written when the world file
+// has an error.
+//
+// On success writes the engine to `*out_engine`; release it with
+// `rp_engine_free`.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, or the code of the core error, such as
+// `RP_RESULT_WORLD_FILE` (the message names the file, line, column and
+// field), `RP_RESULT_FACT_SYNTAX` (a fact sheet in it does not compile) or
+// `RP_RESULT_STORAGE`.
+//
+// Thread: any. Does file I/O.
+//
+// # Safety
+//
+// `save_path` and `world_file_path` point to their lengths of readable
+// bytes; `out_engine` is writable.
+enum rp_result rp_engine_create_from_world_file(const char *save_path,
+                                                size_t save_path_len,
+                                                const char *world_file_path,
+                                                size_t world_file_path_len,
+                                                int64_t now,
+                                                struct rp_engine **out_engine);
+
+// Closes an engine and releases it. Every commit it reported as done is
+// already on disk; the save file is closed.
+//
+// `engine` may be `NULL`, which does nothing and returns `RP_RESULT_OK`.
+// A handle that was freed already (or is not from rp) is refused with
+// `RP_RESULT_INVALID_HANDLE` and nothing happens. After this call the
+// handle is dead: every call with it returns `RP_RESULT_INVALID_HANDLE`.
+//
+// Thread: any. A call on the same engine still running on another thread
+// finishes first; the engine is released after it.
+//
+// # Safety
+//
+// None beyond the signature: any `engine` value is answered safely.
+enum rp_result rp_engine_free(struct rp_engine *engine);
+
+// Applies a world file (TOML text) to the world as one batch of events:
+// a first load creates what it describes; a newer version of a file loaded
+// before patches what changed (fields play changed and the file did not
+// keep their played values).
+//
+// `file_name` names the file in error messages; `text` is its content. Both
+// are UTF-8 of the given lengths (borrowed for the call). On success writes
+// the number of events appended to `*out_events` (0 when nothing changed).
+// On failure the world is unchanged.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`, or the code of the
+// core error, such as `RP_RESULT_WORLD_FILE`, `RP_RESULT_FACT_SYNTAX`,
+// `RP_RESULT_CONFLICT` or `RP_RESULT_STORAGE`.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `file_name` and `text` point to their lengths of readable bytes;
+// `out_events` is writable.
+enum rp_result rp_engine_apply_world_file(struct rp_engine *engine,
+                                          const char *file_name,
+                                          size_t file_name_len,
+                                          const char *text,
+                                          size_t text_len,
+                                          size_t *out_events);
+
+// Reads the world file (TOML) at `path` and applies it, as
+// `rp_engine_apply_world_file` does.
+//
+// `path` is `path_len` bytes of UTF-8 (borrowed for the call). On success
+// writes the number of events appended to `*out_events`.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`, or the code of the
+// core error (`RP_RESULT_WORLD_FILE` also when the file cannot be read).
+//
+// Thread: any (see `rp_engine`). Does file I/O.
+//
+// # Safety
+//
+// `path` points to `path_len` readable bytes; `out_events` is writable.
+enum rp_result rp_engine_load_world_file(struct rp_engine *engine,
+                                         const char *path,
+                                         size_t path_len,
+                                         size_t *out_events);
+
+// Looks up an entity by its world-file key (exact, such as `"mira"`) or,
+// failing that, by its name (ignoring case, such as `"Mira Holt"`), and
+// writes its id to `*out_entity_id`.
+//
+// `name_or_key` is `len` bytes of UTF-8 (borrowed for the call). Ids are
+// stable for the life of the world: keep them rather than looking them up
+// again.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NOT_FOUND` (no entity has that key or
+// name), `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8` or
+// `RP_RESULT_INVALID_HANDLE`.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `name_or_key` points to `len` readable bytes; `out_entity_id` is
+// writable.
+enum rp_result rp_engine_entity_id(const struct rp_engine *engine,
+                                   const char *name_or_key,
+                                   size_t len,
+                                   uint64_t *out_entity_id);
+
+// Writes the seq of the last event on the engine's current branch to
+// `*out_head` (0 for a log without events). Every call that changes the
+// world (`rp_engine_apply_world_file`, `rp_engine_decide`, ...) moves it
+// forward.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT` or
+// `RP_RESULT_INVALID_HANDLE`.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_head` is writable.
+enum rp_result rp_engine_head(const struct rp_engine *engine, uint64_t *out_head);
+
+// Decides whether entity `entity_id` responds to a message (response
+// control): evaluates its fact sheet against the message, with the world's
+// seeded random generator, and records the decision in the log (so the
+// head moves forward and a replay reproduces it).
+//
+// `message_json` is `message_json_len` bytes of UTF-8 JSON (borrowed for
+// the call), an object whose fields are all optional; unknown fields are
+// refused:
+//
+// ```text
+// {
+//   "content": "Mira, another cider?",  // string, default ""
+//   "author": "Wren",                    // string, default ""
+//   "mentioned": true,      // bool; absent or null: rp looks for the
+//                           // entity's name and aliases in content, as
+//                           // whole words, ignoring case
+//   "response_ms": 60000,   // ms since the entity last responded;
+//                           // absent or null: never
+//   "retry_ms": 0,          // ms since the message arrived, default 0
+//   "unread_count": 0,      // messages since the entity's last reply,
+//                           // a whole number >= 0, default 0
+//   "interaction_type": "use",  // how an item is used; default null
+//   "hour": 21.5            // hour of day; absent or null: from the
+//                           // world clock
+// }
+// ```
+//
+// `{}` is a valid message. On success writes the decision as JSON to
+// `*out_decision_json`, a string the caller releases with `rp_string_free`:
+//
+// ```text
+// {
+//   "respond": true,        // whether the entity responds now
+//   "retry_ms": null,       // or a whole number: a `$retry` fired; do not
+//                           // respond now, decide again after this many ms
+//   "facts": ["..."],       // the facts that apply: plain lines, and the
+//                           // text of conditional lines that fired
+//   "trace": [              // why, in order; every entry has "line" (the
+//                           // 1-based sheet line) and "kind":
+//     {"line": 4, "kind": "fired", "action": "$respond true"},
+//     {"line": 5, "kind": "random", "value": 0.42},
+//     {"line": 6, "kind": "chance", "probability": 0.1, "value": 0.42,
+//      "result": false},
+//     {"line": 7, "kind": "roll", "notation": "2d6+1", "dice": [3, 5],
+//      "total": 9},
+//     {"line": 8, "kind": "error", "message": "..."}  // a runtime error:
+//                                                     // the condition was false
+//   ],
+//   "draws": [0.42]         // every random number drawn, in order
+// }
+// ```
+//
+// `rp_decision_explain` turns this JSON into text a writer can read.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` when the message is not JSON
+// or does not match the schema (`rp_last_error()` says where);
+// `RP_RESULT_NOT_FOUND` when there is no such entity (or it has no fact
+// sheet); `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`; `RP_RESULT_STORAGE` when the decision could
+// not be saved (then the world is unchanged).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `message_json` points to `message_json_len` readable bytes;
+// `out_decision_json` is writable.
+enum rp_result rp_engine_decide(struct rp_engine *engine,
+                                uint64_t entity_id,
+                                const char *message_json,
+                                size_t message_json_len,
+                                char **out_decision_json);
+
+// Writes the decision JSON of `rp_engine_decide` as text a writer can
+// read: one line per trace entry (`"line 4: fired: $respond true"`), then
+// the outcome (`"→ responds"`, `"→ stays silent"` or
+// `"→ not now; evaluate again in 5000 ms"`).
+//
+// `decision_json` is `decision_json_len` bytes of UTF-8 (borrowed for the
+// call). On success writes the text to `*out_text`, a string the caller
+// releases with `rp_string_free`.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` when the JSON is not a
+// decision; `RP_RESULT_NULL_ARGUMENT` or `RP_RESULT_INVALID_UTF8`.
+//
+// Thread: any.
+//
+// # Safety
+//
+// `decision_json` points to `decision_json_len` readable bytes; `out_text`
+// is writable.
+enum rp_result rp_decision_explain(const char *decision_json,
+                                   size_t decision_json_len,
+                                   char **out_text);
+
+// Writes the current world in world-file form (TOML) to `*out_text`, a
+// string the caller releases with `rp_string_free`. Loading it into an
+// empty world gives back what the format holds.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT` or
+// `RP_RESULT_INVALID_HANDLE`.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_text` is writable.
+enum rp_result rp_engine_export_world_file(const struct rp_engine *engine, char **out_text);
+
 // The message describing the last failed rp call on the calling thread.
 //
 // Returns a NUL-terminated UTF-8 string owned by the library: do not free
@@ -80,6 +411,50 @@ enum rp_result rp_check_version(const char *expected, size_t expected_len);
 // Thread: any. Each thread has its own message. Never fails and never
 // returns `NULL`.
 const char *rp_last_error(void);
+
+// Checks a fact sheet (the text of an entity's `facts`, one fact per line)
+// without a world: that every line parses and every `$if` condition
+// compiles.
+//
+// `text` is `text_len` bytes of UTF-8 (borrowed for the call). A sheet with
+// an error is not a failure of the call: the call returns `RP_RESULT_OK`
+// and the verdict is in the JSON it writes to `*out_json` (a string the
+// caller releases with `rp_string_free`):
+//
+// ```text
+// {"ok": true}
+// {"ok": false, "line": 2, "column": 12, "message": "..."}
+// ```
+//
+// `line` and `column` are 1-based and count every line of `text`, blank
+// lines included; `column` counts characters, not bytes. A world refuses
+// the same sheets (with `RP_RESULT_FACT_SYNTAX`) when an entity gets one.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT` or
+// `RP_RESULT_INVALID_UTF8`.
+//
+// Thread: any.
+//
+// # Safety
+//
+// `text` points to `text_len` readable bytes; `out_json` is writable.
+enum rp_result rp_sheet_check(const char *text, size_t text_len, char **out_json);
+
+// Releases a string that rp handed out (`char *` out-parameters such as
+// the JSON of `rp_engine_decide`).
+//
+// `string` may be `NULL`, which does nothing. Otherwise it must be a string
+// rp handed out and not yet released: passing anything else (a string from
+// `malloc`, a string from `rp_version` or `rp_last_error`, a string twice)
+// is undefined behaviour. Never release rp's strings with `free()`.
+//
+// Thread: any, not necessarily the one that received the string.
+//
+// # Safety
+//
+// `string` is `NULL` or a pointer rp handed out as an owned string that has
+// not been released yet.
+void rp_string_free(char *string);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -28,9 +28,25 @@ pub enum ErrorKind {
     UnsupportedVersion,
     /// A file that is not an rp save at all.
     NotASave,
+    /// A fact sheet with a syntax or compile error (line and column in the error).
+    FactSyntax,
 }
 
 impl ErrorKind {
+    /// Every kind, in declaration order (bindings map each to a code or an exception class).
+    pub const ALL: [ErrorKind; 10] = [
+        ErrorKind::NotFound,
+        ErrorKind::Invalid,
+        ErrorKind::Conflict,
+        ErrorKind::Capacity,
+        ErrorKind::WorldFile,
+        ErrorKind::Storage,
+        ErrorKind::Corrupt,
+        ErrorKind::UnsupportedVersion,
+        ErrorKind::NotASave,
+        ErrorKind::FactSyntax,
+    ];
+
     /// A short, stable, lowercase name (`"not_found"`, `"storage"`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -43,6 +59,7 @@ impl ErrorKind {
             ErrorKind::Corrupt => "corrupt",
             ErrorKind::UnsupportedVersion => "unsupported_version",
             ErrorKind::NotASave => "not_a_save",
+            ErrorKind::FactSyntax => "fact_syntax",
         }
     }
 }
@@ -90,7 +107,7 @@ pub enum Error {
         capacity: u32,
     },
     /// A world file could not be loaded.
-    #[error("{file}:{line}:{column}: {field}: {message}")]
+    #[error("{}", world_file_message(file, *line, *column, field, message))]
     WorldFile {
         /// The file name as given by the caller.
         file: String,
@@ -122,14 +139,30 @@ pub enum Error {
         message: String,
     },
     /// A save file from a newer format version.
-    #[error("{file} was written by format version {found}; this build reads up to {supported}")]
+    #[error(
+        "{file} ({location}) was written by format version {found}; this build reads up to {supported}"
+    )]
     UnsupportedVersion {
         /// The save file.
         file: String,
+        /// Which record: `"seq 42 of branch 1"`, `"metadata"`, ...
+        location: String,
         /// The version found in the file.
         found: u32,
         /// The newest version this build reads.
         supported: u32,
+    },
+    /// A fact sheet that does not compile.
+    #[error("fact sheet of {owner}, line {line}, column {column}: {message}")]
+    FactSyntax {
+        /// Whose sheet (entity or container name).
+        owner: String,
+        /// 1-based line of the sheet.
+        line: usize,
+        /// 1-based column, in characters.
+        column: usize,
+        /// What is wrong.
+        message: String,
     },
     /// A file that is not an rp save.
     #[error("{file} is not an rp save file: {reason}")]
@@ -154,6 +187,7 @@ impl Error {
             Error::Corrupt { .. } => ErrorKind::Corrupt,
             Error::UnsupportedVersion { .. } => ErrorKind::UnsupportedVersion,
             Error::NotASave { .. } => ErrorKind::NotASave,
+            Error::FactSyntax { .. } => ErrorKind::FactSyntax,
         }
     }
 
@@ -178,5 +212,36 @@ impl Error {
     }
 }
 
+fn world_file_message(
+    file: &str,
+    line: usize,
+    column: usize,
+    field: &str,
+    message: &str,
+) -> String {
+    let place = if line == 0 {
+        file.to_owned()
+    } else {
+        format!("{file}:{line}:{column}")
+    };
+    if field.is_empty() {
+        format!("{place}: {message}")
+    } else {
+        format!("{place}: {field}: {message}")
+    }
+}
+
 /// `Result` with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_listed_once() {
+        let names: std::collections::BTreeSet<_> =
+            ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(names.len(), ErrorKind::ALL.len());
+    }
+}

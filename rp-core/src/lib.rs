@@ -14,6 +14,7 @@
 
 mod engine;
 mod error;
+pub mod facts;
 pub mod graph;
 pub mod log;
 pub mod model;
@@ -22,7 +23,7 @@ pub mod worldfile;
 
 pub use engine::{BranchInfo, Durability, Engine, EngineOptions, RewindPreview};
 pub use error::{Error, ErrorKind, Result};
-pub use log::{Event, World, WorldSettings};
+pub use log::{Event, Message, World, WorldSettings};
 pub use model::*;
 
 /// The version of this library.

@@ -12,7 +12,10 @@ use rp_core::*;
 fn options(snapshot_every: u64) -> EngineOptions {
     EngineOptions {
         snapshot_every,
-        settings: WorldSettings { dialogue_window: 8 },
+        settings: WorldSettings {
+            dialogue_window: 8,
+            seed: 42,
+        },
         ..EngineOptions::default()
     }
 }

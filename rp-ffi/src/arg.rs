@@ -3,8 +3,14 @@
 //! Strings come in as `(const char *ptr, size_t len)`: `len` bytes of UTF-8,
 //! not NUL-terminated, borrowed for the duration of the call. `ptr` must not
 //! be `NULL`, even when `len` is 0.
+//!
+//! Out-parameters are pointers to where the result goes. They must not be
+//! `NULL`, and are checked before the call does any work, so a call refused
+//! for a `NULL` out-parameter has changed nothing. They are written only
+//! when the call succeeds.
 
 use std::ffi::c_char;
+use std::ptr::NonNull;
 
 use crate::error::{Error, rp_result};
 
@@ -35,6 +41,14 @@ pub(crate) unsafe fn str_arg<'a>(
             format_args!("`{name}` is not valid UTF-8: {error}"),
         )
     })
+}
+
+/// Checks the out-parameter `name` is not `NULL`.
+///
+/// The caller writes through the result only once the call has succeeded.
+pub(crate) fn out_arg<T>(name: &str, ptr: *mut T) -> Result<NonNull<T>, Error> {
+    NonNull::new(ptr)
+        .ok_or_else(|| Error::new(rp_result::NullArgument, format_args!("`{name}` is NULL")))
 }
 
 #[cfg(test)]
@@ -73,5 +87,14 @@ mod tests {
                     .to_owned()
             ))
         );
+    }
+
+    #[test]
+    fn a_null_out_parameter_is_a_null_argument() {
+        let mut slot = 0_u64;
+        assert!(out_arg("out", &raw mut slot).is_ok());
+        let error = out_arg::<u64>("out_id", std::ptr::null_mut()).expect_err("NULL");
+        assert_eq!(error.code(), rp_result::NullArgument);
+        assert_eq!(error.message(), "`out_id` is NULL");
     }
 }

@@ -13,6 +13,8 @@ use std::cell::RefCell;
 use std::ffi::{CString, c_char};
 use std::fmt;
 
+use rp_core::ErrorKind;
+
 use crate::panic::ffi_guard;
 
 /// The outcome of a fallible rp call.
@@ -35,6 +37,60 @@ pub enum rp_result {
     InvalidUtf8 = 3,
     /// The library is not the version the caller requires.
     VersionMismatch = 4,
+    /// A handle argument is not a live handle: it was freed already, or it
+    /// never came from rp. The call did nothing.
+    InvalidHandle = 5,
+    /// An id, name, key or branch that does not exist (`ErrorKind::NotFound`).
+    NotFound = 6,
+    /// An argument or event that is malformed or out of range, JSON that
+    /// does not match its schema included (`ErrorKind::Invalid`).
+    Invalid = 7,
+    /// A request that contradicts the current state: a duplicate name, an
+    /// entity in two places, a save file that already exists
+    /// (`ErrorKind::Conflict`).
+    Conflict = 8,
+    /// A slot that is already full (`ErrorKind::Capacity`).
+    Capacity = 9,
+    /// A world file (TOML) with a syntax, type or reference error; the
+    /// message names the file, line, column and field
+    /// (`ErrorKind::WorldFile`).
+    WorldFile = 10,
+    /// An I/O failure of the save file, a full disk included
+    /// (`ErrorKind::Storage`).
+    Storage = 11,
+    /// A save file whose content is damaged (`ErrorKind::Corrupt`).
+    Corrupt = 12,
+    /// A save file written by a newer format version
+    /// (`ErrorKind::UnsupportedVersion`).
+    UnsupportedVersion = 13,
+    /// A file that is not an rp save at all (`ErrorKind::NotASave`).
+    NotASave = 14,
+    /// A fact sheet that does not compile; the message names the owner, line
+    /// and column (`ErrorKind::FactSyntax`).
+    FactSyntax = 15,
+}
+
+impl rp_result {
+    /// The code of an rp-core error kind: one code per kind.
+    pub(crate) fn of_kind(kind: ErrorKind) -> rp_result {
+        match kind {
+            ErrorKind::NotFound => rp_result::NotFound,
+            ErrorKind::Invalid => rp_result::Invalid,
+            ErrorKind::Conflict => rp_result::Conflict,
+            ErrorKind::Capacity => rp_result::Capacity,
+            ErrorKind::WorldFile => rp_result::WorldFile,
+            ErrorKind::Storage => rp_result::Storage,
+            ErrorKind::Corrupt => rp_result::Corrupt,
+            ErrorKind::UnsupportedVersion => rp_result::UnsupportedVersion,
+            ErrorKind::NotASave => rp_result::NotASave,
+            ErrorKind::FactSyntax => rp_result::FactSyntax,
+            // `ErrorKind` is #[non_exhaustive]. rp-ffi is released in lockstep with
+            // rp-core (`rp_check_version` demands equality), so a new kind gets its
+            // own code in the same change; until then it reads as `Invalid`, the
+            // least specific code.
+            _ => rp_result::Invalid,
+        }
+    }
 }
 
 /// A failed call on its way back to C: the code it returns and the message
@@ -57,6 +113,11 @@ impl Error {
         }
     }
 
+    /// A failure of an rp-core call: the code of its kind, its message.
+    pub(crate) fn core(error: &rp_core::Error) -> Self {
+        Self::new(rp_result::of_kind(error.kind()), error)
+    }
+
     /// The code the call returns.
     #[cfg(test)]
     pub(crate) fn code(&self) -> rp_result {
@@ -67,6 +128,12 @@ impl Error {
     #[cfg(test)]
     pub(crate) fn message(&self) -> &str {
         &self.message
+    }
+}
+
+impl From<rp_core::Error> for Error {
+    fn from(error: rp_core::Error) -> Self {
+        Self::core(&error)
     }
 }
 
@@ -138,6 +205,15 @@ mod tests {
     use std::ffi::CStr;
 
     use super::*;
+
+    #[test]
+    fn every_error_kind_has_a_code_of_its_own() {
+        let codes: std::collections::BTreeSet<i32> = ErrorKind::ALL
+            .iter()
+            .map(|k| rp_result::of_kind(*k) as i32)
+            .collect();
+        assert_eq!(codes.len(), ErrorKind::ALL.len(), "two kinds share a code");
+    }
 
     fn last_error() -> String {
         // SAFETY: rp_last_error returns a valid NUL-terminated string, read

@@ -12,8 +12,19 @@
 //!   of a failure are in `rp_last_error()`, a message kept per thread.
 //! - Strings passed in are `(const char *ptr, size_t len)` UTF-8, not
 //!   NUL-terminated, borrowed only for the call. `ptr` must not be `NULL`.
-//! - Strings handed out are NUL-terminated UTF-8 owned by the library. Each
-//!   function says how long its string lives; never pass one to `free()`.
+//! - Strings handed out are NUL-terminated UTF-8. Through a `char **`
+//!   out-parameter they become the caller's, released with
+//!   `rp_string_free`; returned as `const char *` they stay the library's
+//!   and the function says how long they live. Never pass one to `free()`.
+//! - Out-parameters must not be `NULL`, and are written only on success.
+//! - Objects are opaque handles (`rp_engine *`), created by
+//!   `rp_<type>_<constructor>` and released by `rp_<type>_free`, which
+//!   accepts `NULL`. A freed or foreign handle is refused with
+//!   `RP_RESULT_INVALID_HANDLE`, never dereferenced.
+//! - Errors of the engine map one to one onto result codes, from
+//!   `RP_RESULT_NOT_FOUND` on: one code per `rp_core::ErrorKind`.
+//! - Structured values cross as JSON, with the schema in the comment of the
+//!   function that takes or gives it.
 //! - No Rust panic crosses into C: every entry point runs inside a panic
 //!   boundary and reports a panic as `RP_RESULT_PANIC` (or `NULL` for calls
 //!   that return a pointer).
@@ -24,10 +35,21 @@
 use std::ffi::{CStr, c_char};
 
 mod arg;
+mod engine;
 mod error;
+mod handle;
 mod panic;
+mod sheet;
+mod string;
 
+pub use engine::{
+    rp_decision_explain, rp_engine, rp_engine_apply_world_file, rp_engine_create_from_world_file,
+    rp_engine_decide, rp_engine_entity_id, rp_engine_export_world_file, rp_engine_free,
+    rp_engine_head, rp_engine_in_memory, rp_engine_load_world_file, rp_engine_open,
+};
 pub use error::{rp_last_error, rp_result};
+pub use sheet::rp_sheet_check;
+pub use string::rp_string_free;
 
 use crate::arg::str_arg;
 use crate::error::{Error, ffi_result};
@@ -176,5 +198,16 @@ mod tests {
         assert_eq!(rp_result::NullArgument as i32, 2);
         assert_eq!(rp_result::InvalidUtf8 as i32, 3);
         assert_eq!(rp_result::VersionMismatch as i32, 4);
+        assert_eq!(rp_result::InvalidHandle as i32, 5);
+        assert_eq!(rp_result::NotFound as i32, 6);
+        assert_eq!(rp_result::Invalid as i32, 7);
+        assert_eq!(rp_result::Conflict as i32, 8);
+        assert_eq!(rp_result::Capacity as i32, 9);
+        assert_eq!(rp_result::WorldFile as i32, 10);
+        assert_eq!(rp_result::Storage as i32, 11);
+        assert_eq!(rp_result::Corrupt as i32, 12);
+        assert_eq!(rp_result::UnsupportedVersion as i32, 13);
+        assert_eq!(rp_result::NotASave as i32, 14);
+        assert_eq!(rp_result::FactSyntax as i32, 15);
     }
 }

@@ -5,8 +5,9 @@
 //! its body in [`ffi_guard`], which catches the panic, records its message as
 //! the thread's last error (see [`crate::error`]) and returns a value the C
 //! caller can test: [`rp_result::Panic`] for functions that return a result
-//! code, `NULL` for functions that return a pointer. The process's panic hook
-//! still runs first, so by default the message is also printed to stderr.
+//! code, `NULL` for functions that return a pointer, nothing for functions
+//! that return nothing. The process's panic hook still runs first, so by
+//! default the message is also printed to stderr.
 
 use std::any::Any;
 use std::panic::{UnwindSafe, catch_unwind};
@@ -23,6 +24,10 @@ impl PanicValue for rp_result {
     fn panic_value() -> Self {
         rp_result::Panic
     }
+}
+
+impl PanicValue for () {
+    fn panic_value() -> Self {}
 }
 
 impl<T> PanicValue for *const T {

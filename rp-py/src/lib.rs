@@ -4,13 +4,31 @@
 //! `python/rp_engine/` re-exports what users import. Like `rp-ffi`, this
 //! crate stays thin: it converts values and calls `rp-core`, nothing more.
 //! Its stubs are `python/rp_engine/_rp.pyi`, checked by `mypy.stubtest`.
+//!
+//! - [`world`]: `World` (rp-core's `Engine`) and `check_sheet`;
+//! - [`decision`]: `Decision`, the outcome of response control;
+//! - [`errors`]: the exception hierarchy, one class per `rp_core::ErrorKind`.
 
 use pyo3::prelude::*;
+
+mod decision;
+mod errors;
+mod world;
 
 /// The native half of `rp_engine`; import from `rp_engine` instead.
 #[pymodule]
 mod _rp {
     use pyo3::prelude::*;
+
+    #[pymodule_export]
+    use crate::decision::Decision;
+    #[pymodule_export]
+    use crate::errors::{
+        CapacityError, Conflict, CorruptSave, FactSyntaxError, InvalidInput, NotASave, NotFound,
+        RpError, StorageError, UnsupportedVersion, WorldFileError,
+    };
+    #[pymodule_export]
+    use crate::world::{World, check_sheet};
 
     /// The version of the rp engine, such as ``"0.1.0"``.
     #[pyfunction]

@@ -29,9 +29,12 @@ def test_version_matches_the_installed_distribution() -> None:
     assert importlib.metadata.version("rp-engine") == rp_engine.version()
 
 
-def test_the_package_reexports_the_native_function() -> None:
+def test_the_package_reexports_the_native_module() -> None:
     assert rp_engine.version is _rp.version
-    assert rp_engine.__all__ == ["__version__", "version"]
+    assert rp_engine.World is _rp.World
+    assert sorted(rp_engine.__all__) == sorted(_rp.__all__)
+    for name in rp_engine.__all__:
+        assert getattr(rp_engine, name) == getattr(_rp, name), name
 
 
 def test_native_module_is_built_for_the_stable_abi() -> None:

@@ -8,9 +8,10 @@ mod catalog;
 pub use branches::{BranchInfo, RewindPreview};
 
 use crate::error::{Error, Result};
+use crate::facts::{Decision, SeededDraws, TraceEvent};
 use crate::log::codec::{self, DecodeError};
-use crate::log::{Event, World, WorldSettings};
-use crate::model::{Millis, Seq};
+use crate::log::{Event, Message, World, WorldSettings};
+use crate::model::{EntityId, Millis, Seq};
 use crate::store::{BranchId, Commit, MemoryStore, RedbStore, Store};
 use catalog::{Catalog, Segment};
 use std::collections::BTreeMap;
@@ -70,6 +71,9 @@ pub struct Engine {
     world: World,
     /// Set when a commit failed: the store may or may not hold it, so re-read before writing.
     stale: bool,
+    /// Events committed with eventual durability since the last durable commit, kept so a
+    /// storage failure cannot lose them silently.
+    unsynced: Vec<(BranchId, Seq, Vec<u8>)>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -147,6 +151,10 @@ impl Engine {
         options: EngineOptions,
     ) -> Result<Engine> {
         let catalog = Catalog::new();
+        let mut options = options;
+        if options.settings.seed == 0 {
+            options.settings.seed = derive_seed(name, now);
+        }
         let mut engine = Engine {
             store,
             heads: BTreeMap::from([(catalog.current, 0)]),
@@ -154,6 +162,7 @@ impl Engine {
             options,
             world: World::new(),
             stale: false,
+            unsynced: Vec::new(),
         };
         let created = Event::WorldCreated {
             name: name.to_owned(),
@@ -165,11 +174,12 @@ impl Engine {
     }
 
     /// Opens the world held by `store` on its current branch.
-    pub fn from_store(store: Box<dyn Store>, options: EngineOptions) -> Result<Engine> {
+    pub fn from_store(mut store: Box<dyn Store>, options: EngineOptions) -> Result<Engine> {
         let catalog = load_catalog(store.as_ref())?;
         let heads = load_heads(store.as_ref(), &catalog)?;
         let head = heads[&catalog.current];
         let world = load_world(store.as_ref(), &catalog, catalog.current, head)?;
+        store.prepare_writes()?;
         Ok(Engine {
             store,
             options,
@@ -177,6 +187,7 @@ impl Engine {
             heads,
             world,
             stale: false,
+            unsynced: Vec::new(),
         })
     }
 
@@ -211,6 +222,31 @@ impl Engine {
     /// [`Durability::Immediate`] the events are on stable storage when this returns.
     pub fn append(&mut self, events: Vec<Event>) -> Result<Seq> {
         self.commit_events(&events, self.options.durability == Durability::Immediate)
+    }
+
+    /// Decides whether `entity` responds to `message` (response control): evaluates its fact
+    /// sheet with the world's random generator and records the decision (outcome, lines
+    /// fired, every draw) as an event, so replay reproduces it without evaluating again.
+    pub fn decide(&mut self, entity: EntityId, message: &Message) -> Result<Decision> {
+        self.resync_if_stale()?;
+        let seed = self.world.meta().map_or(0, |m| m.settings.seed);
+        let mut draws = SeededDraws::new(seed, self.world.draws_taken());
+        let decision = self.world.decide(entity, message, &mut draws)?;
+        let mut fired: Vec<u32> = decision
+            .trace
+            .iter()
+            .filter(|t| matches!(t.event, TraceEvent::Fired { .. }))
+            .map(|t| u32::try_from(t.line).unwrap_or(u32::MAX))
+            .collect();
+        fired.dedup();
+        self.append(vec![Event::ResponseDecided {
+            entity,
+            respond: decision.respond,
+            retry_ms: decision.retry_ms,
+            fired,
+            draws: decision.draws.clone(),
+        }])?;
+        Ok(decision)
     }
 
     /// Makes every earlier commit durable (a no-op with [`Durability::Immediate`]).
@@ -302,9 +338,17 @@ impl Engine {
     /// Commits to the store; on failure marks the engine stale so the next call re-reads
     /// what the store actually holds.
     fn write(&mut self, commit: Commit) -> Result<()> {
+        let durable = commit.durable;
+        let pending = if durable {
+            Vec::new()
+        } else {
+            commit.events.clone()
+        };
         let r = self.store.commit(commit);
-        if r.is_err() {
-            self.stale = true;
+        match &r {
+            Ok(()) if durable => self.unsynced.clear(),
+            Ok(()) => self.unsynced.extend(pending),
+            Err(_) => self.stale = true,
         }
         r
     }
@@ -316,17 +360,64 @@ impl Engine {
         let catalog = load_catalog(self.store.as_ref())?;
         let heads = load_heads(self.store.as_ref(), &catalog)?;
         let head = heads[&catalog.current];
-        let world = if catalog.current == self.catalog.current && head == self.head() {
+        let same_branch = catalog.current == self.catalog.current;
+        if same_branch && head < self.head() {
+            // Events committed with eventual durability that the failure took with it: the
+            // engine still holds them, so it writes them again, durably.
+            let branch = self.catalog.current;
+            let missing: Vec<_> = self
+                .unsynced
+                .iter()
+                .filter(|(b, s, _)| *b == branch && *s > head)
+                .cloned()
+                .collect();
+            if missing.len() as u64 == self.head() - head {
+                self.store.commit(Commit {
+                    events: missing,
+                    durable: true,
+                    ..Commit::default()
+                })?;
+                self.unsynced.clear();
+                self.heads = heads;
+                self.heads.insert(branch, self.head());
+                self.stale = false;
+                return Ok(());
+            }
+        }
+        let world = if same_branch && head == self.head() {
             self.world.clone()
         } else {
             load_world(self.store.as_ref(), &catalog, catalog.current, head)?
         };
+        let lost = (same_branch && head < self.head()).then(|| (head + 1, self.head()));
         self.catalog = catalog;
         self.heads = heads;
         self.world = world;
         self.stale = false;
-        Ok(())
+        match lost {
+            // Commits made with Durability::Eventual that never reached the disk: the world
+            // is back to what the file holds, and the caller hears which seqs are gone.
+            Some((first, last)) => Err(Error::Storage {
+                file: self.store.name().to_owned(),
+                message: format!(
+                    "events {first}..={last}, committed with eventual durability, were lost in an \
+                     earlier storage failure; the world is back at seq {}",
+                    first - 1
+                ),
+            }),
+            None => Ok(()),
+        }
     }
+}
+
+/// A seed from the world's name and creation time (FNV-1a), for worlds created without one.
+fn derive_seed(name: &str, now: Millis) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes().chain(now.to_le_bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h.max(1)
 }
 
 fn corrupt(store: &dyn Store, location: impl Into<String>) -> impl FnOnce(DecodeError) -> Error {

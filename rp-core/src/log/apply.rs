@@ -135,6 +135,7 @@ impl World {
                 self.check_fresh(id.0)?;
                 self.check_entity_identity(None, name, aliases, facts)?;
                 self.check_state(state)?;
+                let sheet = self.sheets.compile(name, facts)?;
                 if let Some(k) = key {
                     check_name("entity key", k)?;
                     if self.index.entity_keys.contains_key(k) {
@@ -145,6 +146,7 @@ impl World {
                     self.index.entity_keys.insert(k.clone(), *id);
                 }
                 self.index.names.insert(name.to_lowercase(), *id);
+                self.sheets.compiled.insert(*id, sheet);
                 self.take_id(id.0);
                 self.entities.insert(Entity {
                     id: *id,
@@ -170,7 +172,14 @@ impl World {
                 let new_aliases = aliases.as_ref().unwrap_or(&current.aliases);
                 let new_facts = facts.as_ref().unwrap_or(&current.facts);
                 self.check_entity_identity(Some(*id), new_name, new_aliases, new_facts)?;
+                let sheet = match facts {
+                    Some(f) => Some(self.sheets.compile(new_name, f)?),
+                    None => None,
+                };
                 let old_name = current.name.to_lowercase();
+                if let Some(sheet) = sheet {
+                    self.sheets.compiled.insert(*id, sheet);
+                }
                 if let Some(n) = name {
                     self.index.names.remove(&old_name);
                     self.index.names.insert(n.to_lowercase(), *id);
@@ -203,6 +212,7 @@ impl World {
                 check_name("container", name)?;
                 check_facts("container", facts)?;
                 check_slots(slots)?;
+                self.sheets.compile(name, facts)?;
                 if let Some(p) = parent {
                     self.get_container(*p)?;
                 }
@@ -243,6 +253,9 @@ impl World {
                 check_name("container", name)?;
                 check_facts("container", facts)?;
                 check_slots(slots)?;
+                if *facts != current.facts {
+                    self.sheets.compile(name, facts)?;
+                }
                 if let Some(p) = parent {
                     self.check_no_cycle(*id, *p)?;
                 }
@@ -407,6 +420,16 @@ impl World {
                     ));
                 }
                 self.now = *to;
+            }
+            Event::ResponseDecided { entity, draws, .. } => {
+                self.get_entity(*entity)?;
+                if let Some(d) = draws.iter().find(|d| !(0.0..1.0).contains(*d)) {
+                    return Err(Error::invalid(
+                        "event",
+                        format!("a random draw of {d} is outside [0, 1)"),
+                    ));
+                }
+                self.draws_taken += draws.len() as u64;
             }
             Event::WorldFileApplied { file, text } => {
                 if text.len() > MAX_WORLD_FILE_BYTES {
@@ -670,6 +693,7 @@ impl World {
             )));
         }
         let e = self.entities.remove(&id).expect("checked above");
+        self.sheets.compiled.remove(&id);
         self.index.names.remove(&e.name.to_lowercase());
         if let Some(k) = &e.key {
             self.index.entity_keys.remove(k);

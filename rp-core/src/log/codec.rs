@@ -4,7 +4,7 @@
 //! ```text
 //! offset 0  2 bytes  b"rp"
 //! offset 2  2 bytes  format version, little-endian
-//! offset 4  4 bytes  CRC-32 of the body, little-endian
+//! offset 4  4 bytes  CRC-32 of the version and the body, little-endian
 //! offset 8  ...      body: MessagePack (rmp-serde, struct maps)
 //! ```
 
@@ -45,6 +45,7 @@ impl DecodeError {
             },
             DecodeError::Future(v) => Error::UnsupportedVersion {
                 file: file.to_owned(),
+                location: location.into(),
                 found: v.into(),
                 supported: FORMAT_VERSION.into(),
             },
@@ -102,22 +103,24 @@ pub(crate) fn encode<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     out.extend_from_slice(&[0; 4]);
     encode_into(value, &mut out);
-    let crc = crc32fast::hash(&out[HEADER..]);
+    let crc = checksum(&out);
     out[4..8].copy_from_slice(&crc.to_le_bytes());
     out
+}
+
+/// CRC-32 over the version field and the body: a damaged version reads as damage, not as a
+/// newer format. (Every format version keeps this 8-byte header.)
+fn checksum(record: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&record[2..4]);
+    h.update(&record[HEADER..]);
+    h.finalize()
 }
 
 /// Decodes a record written by [`encode`], checking magic, version, checksum and limits.
 pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, DecodeError> {
     if bytes.len() < HEADER || &bytes[..2] != MAGIC {
         return Err(DecodeError::NotARecord("not an rp record".into()));
-    }
-    let version = u16::from_le_bytes([bytes[2], bytes[3]]);
-    if version > FORMAT_VERSION {
-        return Err(DecodeError::Future(version));
-    }
-    if version == 0 {
-        return Err(DecodeError::Corrupt("format version 0".into()));
     }
     if bytes.len() > MAX_RECORD_BYTES {
         return Err(DecodeError::Corrupt(format!(
@@ -126,11 +129,17 @@ pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, DecodeError
         )));
     }
     let crc = u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
-    let body = &bytes[HEADER..];
-    if crc32fast::hash(body) != crc {
+    if checksum(bytes) != crc {
         return Err(DecodeError::Corrupt("checksum mismatch".into()));
     }
-    decode_payload(body).map_err(DecodeError::Corrupt)
+    let version = u16::from_le_bytes([bytes[2], bytes[3]]);
+    if version > FORMAT_VERSION {
+        return Err(DecodeError::Future(version));
+    }
+    if version == 0 {
+        return Err(DecodeError::Corrupt("format version 0".into()));
+    }
+    decode_payload(&bytes[HEADER..]).map_err(DecodeError::Corrupt)
 }
 
 /// Decodes a bare MessagePack body with the depth limit, rejecting trailing bytes.
@@ -252,6 +261,8 @@ mod tests {
     fn future_version_is_named() {
         let mut b = encode(&sample());
         b[2] = 9;
+        let crc = checksum(&b);
+        b[4..8].copy_from_slice(&crc.to_le_bytes());
         match decode::<Event>(&b) {
             Err(DecodeError::Future(9)) => {}
             other => panic!("{other:?}"),

@@ -12,12 +12,17 @@ use serde::{Deserialize, Serialize};
 pub struct WorldSettings {
     /// How many recent utterances the world keeps in its state (the full record is the log).
     pub dialogue_window: u32,
+    /// The seed of the world's random generator (`random()`, `roll()`). 0 when creating
+    /// through [`crate::Engine`] means: derive one from the world's name and creation time.
+    #[serde(default)]
+    pub seed: u64,
 }
 
 impl Default for WorldSettings {
     fn default() -> Self {
         WorldSettings {
             dialogue_window: 64,
+            seed: 0,
         }
     }
 }
@@ -198,6 +203,22 @@ pub enum Event {
         /// The new time; never earlier than the current one.
         to: Millis,
     },
+    /// Response control decided for an entity; the outcome and every random draw it took.
+    ResponseDecided {
+        /// Whose sheet was evaluated.
+        entity: EntityId,
+        /// Whether it responds.
+        respond: bool,
+        /// A `$retry` delay, if one fired.
+        #[serde(default)]
+        retry_ms: Option<u64>,
+        /// The 1-based sheet lines that fired.
+        #[serde(default)]
+        fired: Vec<u32>,
+        /// Every uniform draw taken from the world's generator, in order.
+        #[serde(default)]
+        draws: Vec<f64>,
+    },
     /// A world file was applied; its text is the base the next patch is compared with.
     WorldFileApplied {
         /// The file name as given.
@@ -231,6 +252,7 @@ impl Event {
             Event::MemoryRemoved { .. } => "memory_removed",
             Event::TimeAdvanced { .. } => "time_advanced",
             Event::WorldFileApplied { .. } => "world_file_applied",
+            Event::ResponseDecided { .. } => "response_decided",
         }
     }
 
@@ -241,6 +263,7 @@ impl Event {
             Event::WorldCreated { .. }
             | Event::TimeAdvanced { .. }
             | Event::WorldFileApplied { .. } => {}
+            Event::ResponseDecided { entity, .. } => t.entities.push(*entity),
             Event::EntityCreated { id, .. }
             | Event::EntityEdited { id, .. }
             | Event::EntityRemoved { id } => t.entities.push(*id),

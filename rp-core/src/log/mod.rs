@@ -5,6 +5,7 @@ mod apply;
 pub mod codec;
 mod event;
 mod index;
+mod respond;
 pub mod table;
 mod world;
 
@@ -12,4 +13,5 @@ pub(crate) use apply::check_name;
 pub use apply::{MAX_NAME_CHARS, MAX_TEXT_BYTES, MAX_WORLD_FILE_BYTES};
 pub use codec::FORMAT_VERSION;
 pub use event::{Event, Touched, WorldSettings};
+pub use respond::{Message, hour_of};
 pub use world::{World, WorldFileBase, WorldMeta};

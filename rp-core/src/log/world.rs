@@ -3,10 +3,12 @@
 use super::WorldSettings;
 use super::index::Index;
 use super::table::Table;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::facts::{RegexCache, Sheet};
 use crate::model::*;
 use imbl::Vector;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// Facts about the world itself, set by [`crate::Event::WorldCreated`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,8 +52,34 @@ pub struct World {
     pub(super) threads: Table<Thread>,
     pub(super) scenes: Table<Scene>,
     pub(super) world_file: Option<WorldFileBase>,
+    /// How many numbers the world's random generator has given out.
+    #[serde(default)]
+    pub(super) draws_taken: u64,
     #[serde(skip)]
     pub(super) index: Index,
+    #[serde(skip)]
+    pub(super) sheets: Sheets,
+}
+
+/// Compiled fact sheets of the entities, and the world's regex cache. Derived, not saved.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Sheets {
+    pub compiled: imbl::OrdMap<EntityId, Arc<Sheet>>,
+    pub regexes: RegexCache,
+}
+
+impl Sheets {
+    /// Compiles `facts`, naming `owner` in the error.
+    pub fn compile(&self, owner: &str, facts: &FactSheet) -> Result<Arc<Sheet>> {
+        Sheet::compile(facts.lines(), &mut self.regexes.clone())
+            .map(Arc::new)
+            .map_err(|e| Error::FactSyntax {
+                owner: owner.to_owned(),
+                line: e.line,
+                column: e.column,
+                message: e.message,
+            })
+    }
 }
 
 impl World {
@@ -105,6 +133,12 @@ impl World {
             .entity_keys
             .get(key)
             .and_then(|id| self.entity(*id))
+    }
+
+    /// The entity a host names: by world-file key (exact) first, then by name (any case).
+    pub fn find_entity(&self, name_or_key: &str) -> Option<&Entity> {
+        self.entity_by_key(name_or_key)
+            .or_else(|| self.entity_by_name(name_or_key))
     }
 
     /// Who carries `item`, if anyone.
@@ -213,6 +247,16 @@ impl World {
         self.scenes.iter()
     }
 
+    /// The compiled fact sheet of an entity.
+    pub fn sheet(&self, id: EntityId) -> Option<&Sheet> {
+        self.sheets.compiled.get(&id).map(Arc::as_ref)
+    }
+
+    /// How many numbers the world's random generator has given out.
+    pub fn draws_taken(&self) -> u64 {
+        self.draws_taken
+    }
+
     /// The world file last applied, if any.
     pub fn world_file(&self) -> Option<&WorldFileBase> {
         self.world_file.as_ref()
@@ -233,6 +277,12 @@ impl World {
     /// Rebuilds derived lookups and checks every reference, after decoding from a snapshot.
     pub(crate) fn reindex(&mut self) -> Result<()> {
         self.index = Index::build(self)?;
+        let mut sheets = Sheets::default();
+        for e in self.entities.iter() {
+            let sheet = sheets.compile(&e.name, &e.facts)?;
+            sheets.compiled.insert(e.id, sheet);
+        }
+        self.sheets = sheets;
         Ok(())
     }
 }

@@ -9,15 +9,15 @@ use serde::{Deserialize, Serialize};
 pub struct FactSheet(pub Vec<String>);
 
 impl FactSheet {
-    /// Splits a block of text into fact lines, dropping blank lines and trailing whitespace.
+    /// Splits a block of text into fact lines, trimming trailing whitespace and trailing blank
+    /// lines. Blank lines inside are kept (they are not facts, but they keep line numbers in
+    /// errors and traces equal to the lines of the text).
     pub fn from_text(text: &str) -> FactSheet {
-        FactSheet(
-            text.lines()
-                .map(str::trim_end)
-                .filter(|l| !l.trim().is_empty())
-                .map(str::to_owned)
-                .collect(),
-        )
+        let mut lines: Vec<String> = text.lines().map(|l| l.trim_end().to_owned()).collect();
+        while lines.last().is_some_and(String::is_empty) {
+            lines.pop();
+        }
+        FactSheet(lines)
     }
 
     /// The lines joined by newlines.

@@ -61,6 +61,13 @@ pub trait Store: Send {
     /// The seqs at which `branch` has snapshots, ascending.
     fn snapshot_seqs(&self, branch: BranchId) -> Result<Vec<Seq>>;
 
+    /// Called once the engine has loaded and accepted the store's content, before it writes:
+    /// a store that opened read-only (so that rejecting a file never modifies it) takes its
+    /// write access and lock here.
+    fn prepare_writes(&mut self) -> Result<()> {
+        Ok(())
+    }
+
     /// The snapshot of `branch` with the highest seq in `min..=max`, if any.
     fn latest_snapshot(
         &self,

@@ -3,11 +3,14 @@
 use super::{BranchId, Commit, Store};
 use crate::error::{Error, Result};
 use crate::model::Seq;
-use redb::{Database, Durability, ReadableDatabase, StorageBackend, TableDefinition, TableError};
+use redb::{
+    Database, DatabaseError, Durability, ReadOnlyDatabase, ReadTransaction, ReadableDatabase,
+    StorageBackend, TableDefinition, TableError,
+};
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 const EVENTS: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("rp_events");
 const SNAPSHOTS: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("rp_snapshots");
@@ -27,13 +30,45 @@ enum Source {
 /// A [`Store`] in one redb file: the save game.
 ///
 /// After an I/O error (a full disk, a failing sync) the database handle is dropped and the
-/// file reopened on the next call, so a transient failure costs one call and a persistent one
-/// keeps failing cleanly; the file itself stays openable either way (redb's commits are
-/// atomic).
+/// file reopened, at once and, if that fails too, by the next call (a read or a write), so a
+/// transient failure costs one call and a persistent one keeps failing cleanly; the file
+/// itself stays openable either way (redb's commits are atomic).
+///
+/// A failed [`Store::commit`] is taken back. A commit can reach the file and still fail (the
+/// sync after it reports an error, or trimming the file afterwards does), so after reopening,
+/// the store checks whether the failed commit is visible and if so restores what it replaced,
+/// in a durable transaction, before it serves anything else. A failed commit thus never turns
+/// up later, and retrying it never stores it twice. (A crash before that restore keeps the
+/// commit, whole.)
 pub struct RedbStore {
     name: String,
     source: Source,
-    db: Option<Database>,
+    /// The real path of a file still being created under a temporary name.
+    creating: Option<PathBuf>,
+    state: Mutex<State>,
+}
+
+struct State {
+    /// `None` after an I/O error, until a call reopens the file.
+    db: Option<Handle>,
+    /// How to take back the last failed commit, until that is done.
+    undo: Option<Undo>,
+}
+
+/// An open save file: read-only until the first write, so that a file that turns out to be
+/// damaged, foreign or from a newer version is never modified by opening it.
+enum Handle {
+    ReadOnly(ReadOnlyDatabase),
+    Writable(Database),
+}
+
+impl Handle {
+    fn begin_read(&self) -> std::result::Result<ReadTransaction, redb::TransactionError> {
+        match self {
+            Handle::ReadOnly(db) => db.begin_read(),
+            Handle::Writable(db) => db.begin_read(),
+        }
+    }
 }
 
 impl fmt::Debug for RedbStore {
@@ -46,113 +81,284 @@ impl fmt::Debug for RedbStore {
 
 impl RedbStore {
     /// Creates a new save file. Fails if `path` already exists.
+    ///
+    /// The file is built under a temporary name beside `path` and takes its real name with
+    /// the first successful commit, so a crash while creating never leaves a half-made save
+    /// under `path` (at worst a `.<name>.creating` file, which may be deleted).
     pub fn create(path: impl AsRef<Path>) -> Result<RedbStore> {
         let path = path.as_ref();
         let name = path.display().to_string();
         if path.exists() {
             return Err(Error::conflict(format!("{name} already exists")));
         }
+        let file_name = path
+            .file_name()
+            .ok_or_else(|| Error::invalid("path", format!("{name} names no file")))?;
+        let mut tmp_name = std::ffi::OsString::from(".");
+        tmp_name.push(file_name);
+        tmp_name.push(".creating");
+        let tmp = path.with_file_name(tmp_name);
+        let _ = std::fs::remove_file(&tmp);
         let db = Database::builder()
-            .create(path)
+            .create(&tmp)
             .map_err(|e| storage(&name, e))?;
-        Ok(RedbStore {
-            name,
-            source: Source::Path(path.to_owned()),
-            db: Some(db),
-        })
+        let mut store = RedbStore::new(name, Source::Path(tmp), Some(Handle::Writable(db)));
+        store.creating = Some(path.to_owned());
+        Ok(store)
     }
 
-    /// Opens an existing save file. A file that is not a redb database is rejected before
-    /// anything is written to it.
+    /// Gives a file made by [`RedbStore::create`] its real name, refusing to replace a file
+    /// that appeared there meanwhile.
+    fn finish_create(&mut self) -> Result<()> {
+        let (Some(target), Source::Path(tmp)) = (&self.creating, &self.source) else {
+            return Ok(());
+        };
+        if let Err(e) = std::fs::hard_link(tmp, target) {
+            if e.kind() == std::io::ErrorKind::AlreadyExists || target.exists() {
+                return Err(Error::conflict(format!("{} already exists", self.name)));
+            }
+            std::fs::rename(tmp, target).map_err(|e| storage(&self.name, e))?;
+        } else {
+            let _ = std::fs::remove_file(tmp);
+        }
+        if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty()) {
+            // Make the new name durable too.
+            if let Ok(d) = std::fs::File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        self.source = Source::Path(target.clone());
+        self.creating = None;
+        Ok(())
+    }
+
+    /// Opens an existing save file, read-only until the first write: a file that is not a
+    /// redb database, or whose content the engine rejects, is never modified. (A file that a
+    /// crash left needing recovery is opened for writing at once: redb repairs it.)
     pub fn open(path: impl AsRef<Path>) -> Result<RedbStore> {
         let path = path.as_ref();
         let name = path.display().to_string();
         check_magic(path, &name)?;
-        let db = open_db(path, &name)?;
-        Ok(RedbStore {
+        let db = match Database::builder().open_read_only(path) {
+            Ok(db) => Handle::ReadOnly(db),
+            Err(DatabaseError::RepairAborted) => Handle::Writable(open_db(path, &name)?),
+            Err(e) => return Err(open_error(&name, e)),
+        };
+        Ok(RedbStore::new(
             name,
-            source: Source::Path(path.to_owned()),
-            db: Some(db),
-        })
+            Source::Path(path.to_owned()),
+            Some(db),
+        ))
     }
 
     /// A store over any redb storage backend (in-memory images, fault injection). `factory`
     /// is called now and again whenever the store must reopen after an I/O error.
     pub fn with_backend(name: impl Into<String>, factory: BackendFactory) -> Result<RedbStore> {
-        let name = name.into();
-        let mut store = RedbStore {
-            name,
-            source: Source::Backend(factory),
-            db: None,
-        };
-        store.db()?;
+        let store = RedbStore::new(name.into(), Source::Backend(factory), None);
+        store.with_db(|_| Ok(()))?;
         Ok(store)
     }
 
-    fn db(&mut self) -> Result<&Database> {
-        if self.db.is_none() {
-            let db = match &self.source {
-                Source::Path(p) => open_db(p, &self.name)?,
-                Source::Backend(f) => {
-                    let backend = f().map_err(|e| storage(&self.name, e))?;
-                    Database::builder()
-                        .create_with_backend(BoxedBackend(backend))
-                        .map_err(|e| open_error(&self.name, e))?
-                }
-            };
-            self.db = Some(db);
+    fn new(name: String, source: Source, db: Option<Handle>) -> RedbStore {
+        RedbStore {
+            name,
+            source,
+            creating: None,
+            state: Mutex::new(State { db, undo: None }),
         }
-        Ok(self.db.as_ref().expect("set above"))
     }
 
-    fn read_db(&self) -> Result<&Database> {
-        self.db.as_ref().ok_or_else(|| Error::Storage {
-            file: self.name.clone(),
-            message:
-                "the save file is closed after an earlier I/O error; the next write reopens it"
-                    .into(),
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A panic while the lock was held leaves nothing the next call cannot handle: at worst
+        // the database is closed and gets reopened.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn open_source(&self) -> Result<Database> {
+        match &self.source {
+            Source::Path(p) => open_db(p, &self.name),
+            Source::Backend(f) => {
+                let backend = f().map_err(|e| storage(&self.name, e))?;
+                Database::builder()
+                    .create_with_backend(BoxedBackend(backend))
+                    .map_err(|e| open_error(&self.name, e))
+            }
+        }
+    }
+
+    /// Reopens the database if an I/O error closed it, taking back a failed commit first.
+    fn ensure_open(&self, state: &mut State) -> Result<()> {
+        if state.db.is_none() {
+            let db = self.open_source()?;
+            if let Some(undo) = &state.undo {
+                undo.apply(&db, &self.name)?;
+            }
+            state.undo = None;
+            state.db = Some(Handle::Writable(db));
+        }
+        Ok(())
+    }
+
+    /// The database open for writing (reopening a read-only one).
+    fn writable<'s>(&self, state: &'s mut State) -> Result<&'s Database> {
+        if matches!(state.db, Some(Handle::ReadOnly(_))) {
+            state.db = None; // releases the shared lock before taking the exclusive one
+        }
+        self.ensure_open(state)?;
+        match &state.db {
+            Some(Handle::Writable(db)) => Ok(db),
+            _ => unreachable!("ensure_open opens for writing"),
+        }
+    }
+
+    /// Runs `f` on the open database, reopening it if needed. `f` must not call back into
+    /// this store.
+    fn with_db<R>(&self, f: impl FnOnce(&Handle) -> Result<R>) -> Result<R> {
+        let mut state = self.state();
+        self.ensure_open(&mut state)?;
+        f(state.db.as_ref().expect("opened above"))
+    }
+
+    /// Runs `f` in a read transaction.
+    fn read<R>(&self, f: impl FnOnce(&ReadTransaction) -> Result<R>) -> Result<R> {
+        self.with_db(|db| {
+            let txn = db.begin_read().map_err(|e| storage(&self.name, e))?;
+            f(&txn)
         })
     }
+}
 
-    fn try_commit(&mut self, commit: Commit) -> Result<()> {
-        let name = self.name.clone();
-        let err = |e: &dyn fmt::Display| storage(&name, e);
-        let db = self.db()?;
+fn try_commit(db: &Database, name: &str, commit: &Commit, undo: &mut Undo) -> Result<()> {
+    let err = |e: &dyn fmt::Display| storage(name, e);
+    let mut txn = db.begin_write().map_err(|e| err(&e))?;
+    txn.set_durability(if commit.durable {
+        Durability::Immediate
+    } else {
+        Durability::None
+    })
+    .map_err(|e| err(&e))?;
+    {
+        let mut events = txn.open_table(EVENTS).map_err(|e| err(&e))?;
+        let mut snapshots = txn.open_table(SNAPSHOTS).map_err(|e| err(&e))?;
+        for (branch, after) in &commit.purge {
+            let r = (*branch, after.saturating_add(1))..=(*branch, Seq::MAX);
+            if *after < Seq::MAX {
+                events
+                    .retain_in(r.clone(), |(b, s), v| {
+                        undo.push(Key::Event(b, s), Some(v));
+                        false
+                    })
+                    .map_err(|e| err(&e))?;
+                snapshots
+                    .retain_in(r, |(b, s), v| {
+                        undo.push(Key::Snapshot(b, s), Some(v));
+                        false
+                    })
+                    .map_err(|e| err(&e))?;
+            }
+        }
+        // Not recorded for undo: a superseded snapshot is never read again (opening starts
+        // from the latest one), so taking a commit back need not restore it.
+        for (b, s) in &commit.drop_snapshots {
+            snapshots.remove((*b, *s)).map_err(|e| err(&e))?;
+        }
+        for (b, s, bytes) in &commit.events {
+            let old = events
+                .insert((*b, *s), bytes.as_slice())
+                .map_err(|e| err(&e))?;
+            undo.push(Key::Event(*b, *s), old.as_ref().map(|g| g.value()));
+        }
+        for (b, s, bytes) in &commit.snapshots {
+            let old = snapshots
+                .insert((*b, *s), bytes.as_slice())
+                .map_err(|e| err(&e))?;
+            undo.push(Key::Snapshot(*b, *s), old.as_ref().map(|g| g.value()));
+        }
+        if let Some(meta) = &commit.meta {
+            let mut t = txn.open_table(META).map_err(|e| err(&e))?;
+            let old = t.insert(META_KEY, meta.as_slice()).map_err(|e| err(&e))?;
+            undo.push(Key::Meta, old.as_ref().map(|g| g.value()));
+        }
+    }
+    txn.commit().map_err(|e| err(&e))
+}
+
+/// A record a commit changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Key {
+    Event(BranchId, Seq),
+    Snapshot(BranchId, Seq),
+    Meta,
+}
+
+/// What a commit replaced, in the order it did: enough to take it back.
+#[derive(Debug, Default)]
+struct Undo {
+    /// Each changed record with its value before the commit (`None`: it did not exist).
+    before: Vec<(Key, Option<Vec<u8>>)>,
+}
+
+impl Undo {
+    fn push(&mut self, key: Key, before: Option<&[u8]>) {
+        self.before.push((key, before.map(<[u8]>::to_vec)));
+    }
+
+    /// Whether the commit reached `db`: if it did not, every record holds its old value.
+    fn landed(&self, db: &Database) -> std::result::Result<bool, redb::Error> {
+        let txn = db.begin_read()?;
+        let events = missing_ok(txn.open_table(EVENTS))?;
+        let snapshots = missing_ok(txn.open_table(SNAPSHOTS))?;
+        let meta = missing_ok(txn.open_table(META))?;
+        for (key, before) in &self.before {
+            let now = match key {
+                Key::Event(b, s) => match &events {
+                    Some(t) => t.get((*b, *s))?.map(|v| v.value().to_vec()),
+                    None => None,
+                },
+                Key::Snapshot(b, s) => match &snapshots {
+                    Some(t) => t.get((*b, *s))?.map(|v| v.value().to_vec()),
+                    None => None,
+                },
+                Key::Meta => match &meta {
+                    Some(t) => t.get(META_KEY)?.map(|v| v.value().to_vec()),
+                    None => None,
+                },
+            };
+            if now != *before {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Takes the commit back if it reached `db`, durably.
+    fn apply(&self, db: &Database, name: &str) -> Result<()> {
+        let err = |e: &dyn fmt::Display| Error::Storage {
+            file: name.to_owned(),
+            message: format!("taking back a failed write: {e}"),
+        };
+        if !self.landed(db).map_err(|e| err(&e))? {
+            return Ok(());
+        }
         let mut txn = db.begin_write().map_err(|e| err(&e))?;
-        txn.set_durability(if commit.durable {
-            Durability::Immediate
-        } else {
-            Durability::None
-        })
-        .map_err(|e| err(&e))?;
+        txn.set_durability(Durability::Immediate)
+            .map_err(|e| err(&e))?;
         {
             let mut events = txn.open_table(EVENTS).map_err(|e| err(&e))?;
             let mut snapshots = txn.open_table(SNAPSHOTS).map_err(|e| err(&e))?;
-            for (branch, after) in &commit.purge {
-                let r = (*branch, after.saturating_add(1))..=(*branch, Seq::MAX);
-                if *after < Seq::MAX {
-                    events
-                        .retain_in(r.clone(), |_, _| false)
-                        .map_err(|e| err(&e))?;
-                    snapshots.retain_in(r, |_, _| false).map_err(|e| err(&e))?;
-                }
-            }
-            for (b, s) in &commit.drop_snapshots {
-                snapshots.remove((*b, *s)).map_err(|e| err(&e))?;
-            }
-            for (b, s, bytes) in &commit.events {
-                events
-                    .insert((*b, *s), bytes.as_slice())
-                    .map_err(|e| err(&e))?;
-            }
-            for (b, s, bytes) in &commit.snapshots {
-                snapshots
-                    .insert((*b, *s), bytes.as_slice())
-                    .map_err(|e| err(&e))?;
-            }
-            if let Some(meta) = &commit.meta {
-                let mut t = txn.open_table(META).map_err(|e| err(&e))?;
-                t.insert(META_KEY, meta.as_slice()).map_err(|e| err(&e))?;
+            let mut meta = txn.open_table(META).map_err(|e| err(&e))?;
+            for (key, before) in self.before.iter().rev() {
+                let r = match (key, before) {
+                    (Key::Event(b, s), Some(v)) => events.insert((*b, *s), v.as_slice()).map(drop),
+                    (Key::Event(b, s), None) => events.remove((*b, *s)).map(drop),
+                    (Key::Snapshot(b, s), Some(v)) => {
+                        snapshots.insert((*b, *s), v.as_slice()).map(drop)
+                    }
+                    (Key::Snapshot(b, s), None) => snapshots.remove((*b, *s)).map(drop),
+                    (Key::Meta, Some(v)) => meta.insert(META_KEY, v.as_slice()).map(drop),
+                    (Key::Meta, None) => meta.remove(META_KEY).map(drop),
+                };
+                r.map_err(|e| err(&e))?;
             }
         }
         txn.commit().map_err(|e| err(&e))
@@ -193,6 +399,26 @@ fn storage(name: &str, e: impl fmt::Display) -> Error {
 
 fn open_error(name: &str, e: redb::DatabaseError) -> Error {
     match e {
+        // A file cut short: damaged, not an I/O failure.
+        redb::DatabaseError::Storage(redb::StorageError::Io(e))
+            if e.kind() == std::io::ErrorKind::UnexpectedEof =>
+        {
+            Error::Corrupt {
+                file: name.to_owned(),
+                location: "the database structure".into(),
+                message: format!("the file is truncated ({e})"),
+            }
+        }
+        // redb's own verdict on a file without its signature (open() checks it first, but a
+        // store over a backend does not).
+        redb::DatabaseError::Storage(redb::StorageError::Io(e))
+            if e.kind() == std::io::ErrorKind::InvalidData =>
+        {
+            Error::NotASave {
+                file: name.to_owned(),
+                reason: e.to_string(),
+            }
+        }
         redb::DatabaseError::Storage(redb::StorageError::Corrupted(msg)) => Error::Corrupt {
             file: name.to_owned(),
             location: "the database structure".into(),
@@ -254,24 +480,37 @@ impl Store for RedbStore {
 
     fn meta(&self) -> Result<Option<Vec<u8>>> {
         let err = |e: &dyn fmt::Display| storage(&self.name, e);
-        let txn = self.read_db()?.begin_read().map_err(|e| err(&e))?;
-        let Some(t) = missing_ok(txn.open_table(META)).map_err(|e| err(&e))? else {
-            return Ok(None);
-        };
-        Ok(t.get(META_KEY)
-            .map_err(|e| err(&e))?
-            .map(|v| v.value().to_vec()))
+        self.read(|txn| {
+            let Some(t) = missing_ok(txn.open_table(META)).map_err(|e| err(&e))? else {
+                return Ok(None);
+            };
+            Ok(t.get(META_KEY)
+                .map_err(|e| err(&e))?
+                .map(|v| v.value().to_vec()))
+        })
     }
 
     fn commit(&mut self, commit: Commit) -> Result<()> {
-        let result = self.try_commit(commit);
+        let mut state = self.state();
+        let db = self.writable(&mut state)?;
+        let mut undo = Undo::default();
+        let result = try_commit(db, &self.name, &commit, &mut undo);
         if result.is_err() {
             // redb refuses further work after an I/O error: start over from the file, which
-            // holds every earlier commit whole. If reopening fails too, the next call retries.
-            self.db = None;
-            let _ = self.db();
+            // holds every earlier commit whole, and take this one back should it be there
+            // anyway. If that fails too, the next call tries again.
+            state.db = None;
+            state.undo = Some(undo);
+            let _ = self.ensure_open(&mut state);
         }
-        result
+        drop(state);
+        result?;
+        self.finish_create()
+    }
+
+    fn prepare_writes(&mut self) -> Result<()> {
+        let mut state = self.state();
+        self.writable(&mut state).map(drop)
     }
 
     fn read_events(
@@ -285,50 +524,53 @@ impl Store for RedbStore {
             return Ok(());
         }
         let err = |e: &dyn fmt::Display| storage(&self.name, e);
-        let txn = self.read_db()?.begin_read().map_err(|e| err(&e))?;
-        let Some(t) = missing_ok(txn.open_table(EVENTS)).map_err(|e| err(&e))? else {
-            return Ok(());
-        };
-        for row in t
-            .range((branch, first)..=(branch, last))
-            .map_err(|e| err(&e))?
-        {
-            let (k, v) = row.map_err(|e| err(&e))?;
-            visit(k.value().1, v.value())?;
-        }
-        Ok(())
+        self.read(|txn| {
+            let Some(t) = missing_ok(txn.open_table(EVENTS)).map_err(|e| err(&e))? else {
+                return Ok(());
+            };
+            for row in t
+                .range((branch, first)..=(branch, last))
+                .map_err(|e| err(&e))?
+            {
+                let (k, v) = row.map_err(|e| err(&e))?;
+                visit(k.value().1, v.value())?;
+            }
+            Ok(())
+        })
     }
 
     fn last_seq(&self, branch: BranchId) -> Result<Option<Seq>> {
         let err = |e: &dyn fmt::Display| storage(&self.name, e);
-        let txn = self.read_db()?.begin_read().map_err(|e| err(&e))?;
-        let Some(t) = missing_ok(txn.open_table(EVENTS)).map_err(|e| err(&e))? else {
-            return Ok(None);
-        };
-        let last = t
-            .range((branch, 0)..=(branch, Seq::MAX))
-            .map_err(|e| err(&e))?
-            .next_back();
-        match last {
-            None => Ok(None),
-            Some(row) => Ok(Some(row.map_err(|e| err(&e))?.0.value().1)),
-        }
+        self.read(|txn| {
+            let Some(t) = missing_ok(txn.open_table(EVENTS)).map_err(|e| err(&e))? else {
+                return Ok(None);
+            };
+            let last = t
+                .range((branch, 0)..=(branch, Seq::MAX))
+                .map_err(|e| err(&e))?
+                .next_back();
+            match last {
+                None => Ok(None),
+                Some(row) => Ok(Some(row.map_err(|e| err(&e))?.0.value().1)),
+            }
+        })
     }
 
     fn snapshot_seqs(&self, branch: BranchId) -> Result<Vec<Seq>> {
         let err = |e: &dyn fmt::Display| storage(&self.name, e);
-        let txn = self.read_db()?.begin_read().map_err(|e| err(&e))?;
-        let Some(t) = missing_ok(txn.open_table(SNAPSHOTS)).map_err(|e| err(&e))? else {
-            return Ok(Vec::new());
-        };
-        let mut out = Vec::new();
-        for row in t
-            .range((branch, 0)..=(branch, Seq::MAX))
-            .map_err(|e| err(&e))?
-        {
-            out.push(row.map_err(|e| err(&e))?.0.value().1);
-        }
-        Ok(out)
+        self.read(|txn| {
+            let Some(t) = missing_ok(txn.open_table(SNAPSHOTS)).map_err(|e| err(&e))? else {
+                return Ok(Vec::new());
+            };
+            let mut out = Vec::new();
+            for row in t
+                .range((branch, 0)..=(branch, Seq::MAX))
+                .map_err(|e| err(&e))?
+            {
+                out.push(row.map_err(|e| err(&e))?.0.value().1);
+            }
+            Ok(out)
+        })
     }
 
     fn latest_snapshot(
@@ -341,20 +583,21 @@ impl Store for RedbStore {
             return Ok(None);
         }
         let err = |e: &dyn fmt::Display| storage(&self.name, e);
-        let txn = self.read_db()?.begin_read().map_err(|e| err(&e))?;
-        let Some(t) = missing_ok(txn.open_table(SNAPSHOTS)).map_err(|e| err(&e))? else {
-            return Ok(None);
-        };
-        let last = t
-            .range((branch, min)..=(branch, max))
-            .map_err(|e| err(&e))?
-            .next_back();
-        match last {
-            None => Ok(None),
-            Some(row) => {
-                let (k, v) = row.map_err(|e| err(&e))?;
-                Ok(Some((k.value().1, v.value().to_vec())))
+        self.read(|txn| {
+            let Some(t) = missing_ok(txn.open_table(SNAPSHOTS)).map_err(|e| err(&e))? else {
+                return Ok(None);
+            };
+            let last = t
+                .range((branch, min)..=(branch, max))
+                .map_err(|e| err(&e))?
+                .next_back();
+            match last {
+                None => Ok(None),
+                Some(row) => {
+                    let (k, v) = row.map_err(|e| err(&e))?;
+                    Ok(Some((k.value().1, v.value().to_vec())))
+                }
             }
-        }
+        })
     }
 }

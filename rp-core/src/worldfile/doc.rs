@@ -54,7 +54,7 @@ pub struct ContainerDoc {
     pub name: String,
     /// Facts, one per line.
     #[serde(default)]
-    pub facts: String,
+    pub facts: Option<Spanned<String>>,
     /// Key of the enclosing container.
     #[serde(default)]
     pub parent: Option<Spanned<String>>,
@@ -88,7 +88,7 @@ pub struct EntityDoc {
     pub player: bool,
     /// Facts, one per line.
     #[serde(default)]
-    pub facts: String,
+    pub facts: Option<Spanned<String>>,
     /// Mood.
     #[serde(default)]
     pub mood: Option<String>,
@@ -138,6 +138,34 @@ pub struct EdgeDoc {
     /// What `from` knows about `to`.
     #[serde(default)]
     pub knowledge: Vec<String>,
+}
+
+/// The text of a `facts` field ("" when absent).
+pub(crate) fn facts_text(facts: &Option<Spanned<String>>) -> &str {
+    facts.as_ref().map_or("", |f| f.get_ref().as_str())
+}
+
+/// Where line `line` (1-based) of a `facts` string starts in the file: (file line, column
+/// offset to add to the sheet's column). Exact for multi-line strings (`'''`, `"""`) and
+/// single-line ones; approximate where escapes change lengths.
+pub(crate) fn facts_line(text: &str, facts: &Spanned<String>, line: usize) -> (usize, usize) {
+    let span = facts.span();
+    let (first_line, first_col) = line_col(text, span.start);
+    let raw = &text[span.start.min(text.len())..span.end.min(text.len())];
+    let delimiter = if raw.starts_with("'''") || raw.starts_with("\"\"\"") {
+        3
+    } else {
+        1
+    };
+    let newline_after = raw[delimiter.min(raw.len())..].starts_with('\n')
+        || raw[delimiter.min(raw.len())..].starts_with("\r\n");
+    if delimiter == 3 && newline_after {
+        (first_line + line, 0)
+    } else if line == 1 {
+        (first_line, first_col - 1 + delimiter)
+    } else {
+        (first_line + line - 1, 0)
+    }
 }
 
 /// 1-based line and column of a byte offset.

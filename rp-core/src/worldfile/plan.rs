@@ -32,11 +32,43 @@ impl Planner<'_> {
 
     /// Applies `event` to the scratch world, blaming `span` if it does not apply.
     fn push(&mut self, event: Event, span: Range<usize>, field: &str) -> Result<()> {
-        self.world
-            .apply(&event)
-            .map_err(|e| doc::at(self.file, self.text, span, field, e))?;
-        self.events.push(event);
-        Ok(())
+        self.push_with_facts(event, span, field, None, "")
+    }
+
+    /// Like [`Planner::push`], but a fact-sheet error points at its line inside `facts`.
+    fn push_with_facts(
+        &mut self,
+        event: Event,
+        span: Range<usize>,
+        field: &str,
+        facts: Option<&Spanned<String>>,
+        facts_field: &str,
+    ) -> Result<()> {
+        match (self.world.apply(&event), facts) {
+            (Ok(()), _) => {
+                self.events.push(event);
+                Ok(())
+            }
+            (
+                Err(Error::FactSyntax {
+                    line,
+                    column,
+                    message,
+                    ..
+                }),
+                Some(f),
+            ) => {
+                let (file_line, col_offset) = doc::facts_line(self.text, f, line);
+                Err(Error::WorldFile {
+                    file: self.file.to_owned(),
+                    line: file_line,
+                    column: column + col_offset,
+                    field: facts_field.to_owned(),
+                    message: format!("line {line} of the fact sheet: {message}"),
+                })
+            }
+            (Err(e), _) => Err(doc::at(self.file, self.text, span, field, e)),
+        }
     }
 
     fn entity_id(&self, key: &Spanned<String>, field: &str) -> Result<EntityId> {
@@ -231,11 +263,11 @@ fn plan_containers(p: &mut Planner<'_>, doc: &WorldDoc, base: Option<&WorldDoc>)
             Some(k) => Some(p.container_id(k, "containers.parent")?),
             None => None,
         };
-        let facts = FactSheet::from_text(&c.facts);
+        let facts = FactSheet::from_text(doc::facts_text(&c.facts));
         let span = c.id.span();
         let Some(current) = p.world.container_by_key(c.id.get_ref()).cloned() else {
             let id = ContainerId(p.world.next_id());
-            p.push(
+            p.push_with_facts(
                 Event::ContainerCreated {
                     id,
                     key: Some(c.id.get_ref().clone()),
@@ -247,6 +279,8 @@ fn plan_containers(p: &mut Planner<'_>, doc: &WorldDoc, base: Option<&WorldDoc>)
                 },
                 span,
                 "containers",
+                c.facts.as_ref(),
+                "containers.facts",
             )?;
             continue;
         };
@@ -262,7 +296,7 @@ fn plan_containers(p: &mut Planner<'_>, doc: &WorldDoc, base: Option<&WorldDoc>)
         };
         let name = pick(b.map(|b| &b.name), &c.name, &current.name).clone();
         let facts = pick(
-            b.map(|b| FactSheet::from_text(&b.facts)),
+            b.map(|b| FactSheet::from_text(doc::facts_text(&b.facts))),
             facts,
             current.facts.clone(),
         );
@@ -278,7 +312,7 @@ fn plan_containers(p: &mut Planner<'_>, doc: &WorldDoc, base: Option<&WorldDoc>)
                 &current.properties,
             )
         {
-            p.push(
+            p.push_with_facts(
                 Event::ContainerEdited {
                     id: current.id,
                     name,
@@ -289,6 +323,8 @@ fn plan_containers(p: &mut Planner<'_>, doc: &WorldDoc, base: Option<&WorldDoc>)
                 },
                 span,
                 "containers",
+                c.facts.as_ref(),
+                "containers.facts",
             )?;
         }
     }
@@ -304,10 +340,10 @@ fn plan_entities(
     let mut created = BTreeSet::new();
     for e in &doc.entities {
         let span = e.id.span();
-        let facts = FactSheet::from_text(&e.facts);
+        let facts = FactSheet::from_text(doc::facts_text(&e.facts));
         let Some(current) = p.world.entity_by_key(e.id.get_ref()).cloned() else {
             let id = EntityId(p.world.next_id());
-            p.push(
+            p.push_with_facts(
                 Event::EntityCreated {
                     id,
                     key: Some(e.id.get_ref().clone()),
@@ -319,6 +355,8 @@ fn plan_entities(
                 },
                 span,
                 "entities",
+                e.facts.as_ref(),
+                "entities.facts",
             )?;
             created.insert(e.id.get_ref().clone());
             continue;
@@ -327,7 +365,7 @@ fn plan_entities(
         let name = pick(b.map(|b| &b.name), &e.name, &current.name);
         let aliases = pick(b.map(|b| &b.aliases), &e.aliases, &current.aliases);
         let facts = pick(
-            b.map(|b| FactSheet::from_text(&b.facts)),
+            b.map(|b| FactSheet::from_text(doc::facts_text(&b.facts))),
             facts,
             current.facts.clone(),
         );
@@ -349,7 +387,13 @@ fn plan_entities(
                 host_controlled: None,
             })
         {
-            p.push(edit, span.clone(), "entities")?;
+            p.push_with_facts(
+                edit,
+                span.clone(),
+                "entities",
+                e.facts.as_ref(),
+                "entities.facts",
+            )?;
         }
         let cur = &current.state;
         let new_state = EntityState {

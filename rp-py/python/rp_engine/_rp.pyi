@@ -1,8 +1,155 @@
-"""Stubs of the native module rp_engine._rp (rp-py/src/lib.rs)."""
+"""Stubs of the native module rp_engine._rp (rp-py/src)."""
 
-__all__ = ["version", "__version__"]
+import os
+from types import TracebackType
+from typing import Any, Optional, Union, final
+
+__all__ = [
+    "__version__",
+    "version",
+    "World",
+    "Decision",
+    "check_sheet",
+    "RpError",
+    "NotFound",
+    "InvalidInput",
+    "Conflict",
+    "CapacityError",
+    "WorldFileError",
+    "StorageError",
+    "CorruptSave",
+    "UnsupportedVersion",
+    "NotASave",
+    "FactSyntaxError",
+]
 
 __version__: str
 
+_Path = Union[str, "os.PathLike[str]"]
+
 def version() -> str:
     """The version of the rp engine, such as ``"0.1.0"``."""
+
+def check_sheet(text: str) -> None:
+    """Checks a fact sheet (one fact per line) without a world.
+
+    Raises FactSyntaxError with ``.line`` and ``.column`` (1-based, every line of
+    ``text`` counted, blank ones included; ``.owner`` is None).
+    """
+
+@final
+class Decision:
+    """Whether a character responds to a message, and why (``World.decide``)."""
+
+    @property
+    def respond(self) -> bool:
+        """Whether the character responds now."""
+    @property
+    def retry_ms(self) -> Optional[int]:
+        """When a ``$retry`` fired: decide again after this many ms; else None."""
+    @property
+    def facts(self) -> list[str]:
+        """The facts that apply: plain lines and the text of conditional lines that fired."""
+    @property
+    def trace(self) -> list[dict[str, Any]]:
+        """Why, in order: dicts with ``"line"``, ``"kind"`` and that kind's fields."""
+    @property
+    def draws(self) -> list[float]:
+        """Every random number drawn, in order."""
+    def explain(self) -> str:
+        """The trace as text a writer can read, then the outcome."""
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
+
+@final
+class World:
+    """A world and the save file that keeps its event log."""
+
+    @classmethod
+    def create(cls, path: _Path, world_file: _Path, now: int = 0) -> "World":
+        """Creates a save file at ``path`` from the world file ``world_file``."""
+    @classmethod
+    def open(cls, path: _Path) -> "World":
+        """Opens the save file at ``path`` on its current branch."""
+    @classmethod
+    def in_memory(cls, name: str, now: int = 0) -> "World":
+        """A new world in memory, with no save file."""
+    def apply_world_file(self, name: str, text: str) -> int:
+        """Applies a world file given as text; returns the number of events appended."""
+    def load_world_file(self, path: _Path) -> int:
+        """Reads and applies the world file at ``path``; returns the events appended."""
+    def entity_id(self, name_or_key: str) -> int:
+        """The id of the entity with this world-file key or (ignoring case) name."""
+    @property
+    def head(self) -> int:
+        """The seq of the last event on the current branch."""
+    def decide(
+        self,
+        entity: int,
+        *,
+        content: str = "",
+        author: str = "",
+        mentioned: Optional[bool] = None,
+        response_ms: Optional[float] = None,
+        retry_ms: float = 0.0,
+        unread_count: int = 0,
+        interaction_type: Optional[str] = None,
+        hour: Optional[float] = None,
+    ) -> Decision:
+        """Decides whether ``entity`` responds to a message and records the decision."""
+    def export_world_file(self) -> str:
+        """The current world in world-file form (TOML)."""
+    def close(self) -> None:
+        """Closes the world and its save file; closing twice does nothing."""
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called."""
+    def __enter__(self) -> "World": ...
+    def __exit__(
+        self,
+        _exc_type: Optional[type[BaseException]],
+        _exc_value: Optional[BaseException],
+        _traceback: Optional[TracebackType],
+    ) -> bool: ...
+
+class RpError(Exception):
+    """The base class of every error rp raises."""
+
+class NotFound(RpError):
+    """An id, name, key or branch that does not exist."""
+
+class InvalidInput(RpError):
+    """An argument or event that is malformed or out of range."""
+
+class Conflict(RpError):
+    """A request that contradicts the current state."""
+
+class CapacityError(RpError):
+    """A slot that is already full."""
+
+class WorldFileError(RpError):
+    """A world file (TOML) with a syntax, type or reference error."""
+
+    file: str
+    line: int
+    column: int
+    field: str
+
+class StorageError(RpError):
+    """An I/O failure of the save file, a full disk included."""
+
+class CorruptSave(RpError):
+    """A save file whose content is damaged."""
+
+class UnsupportedVersion(RpError):
+    """A save file written by a newer format version."""
+
+class NotASave(RpError):
+    """A file that is not an rp save at all."""
+
+class FactSyntaxError(RpError):
+    """A fact sheet that does not compile."""
+
+    owner: Optional[str]
+    line: int
+    column: int

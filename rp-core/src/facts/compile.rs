@@ -1,0 +1,450 @@
+//! Compiling a parsed condition into a tree of resolved operations: variables become slots,
+//! `self.key` becomes the fact's value, regex literals are compiled (once, through the
+//! world's cache), and every call is checked against the allow-list.
+
+use super::parser::{Ast, BinOp, LogicOp, Parser, SyntaxError};
+use super::regex::{JsRegex, RegexError};
+use super::value::{NUMBER_BUILTINS, OBJECT_BUILTINS, STRING_BUILTINS};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The longest condition accepted, in bytes.
+pub const MAX_EXPRESSION_BYTES: usize = 64 * 1024;
+
+/// A context variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Var {
+    Mentioned,
+    Content,
+    Author,
+    ResponseMs,
+    RetryMs,
+    UnreadCount,
+    InteractionType,
+    Present,
+    Name,
+    SelfObj,
+    Time,
+    NaN,
+    Infinity,
+}
+
+/// A value of a `key: value` fact.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FactValue {
+    /// A number (`fox_tf: 0.3`).
+    Num(f64),
+    /// A boolean (`is_poisoned: true`).
+    Bool(bool),
+    /// Anything else (`name: Aria`).
+    Str(String),
+}
+
+/// The `self` of a sheet: its `key: value` facts.
+pub type SelfFacts = BTreeMap<String, FactValue>;
+
+/// String methods of the allow-list that take one argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Method1 {
+    Includes,
+    StartsWith,
+    EndsWith,
+}
+
+/// String methods of the allow-list that take none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Method0 {
+    ToLowerCase,
+    ToUpperCase,
+    Trim,
+}
+
+/// A compiled condition.
+#[derive(Debug)]
+pub(crate) enum Node {
+    Undefined,
+    Null,
+    Bool(bool),
+    Num(f64),
+    Str(Box<str>),
+    Var(Var),
+    SelfIndex(Box<Node>),
+    Member(Box<Node>, Box<str>),
+    Index(Box<Node>, Box<Node>),
+    Not(Box<Node>),
+    Neg(Box<Node>),
+    Bin(BinOp, Box<Node>, Box<Node>),
+    Logic(LogicOp, Box<Node>, Box<Node>),
+    Cond(Box<Node>, Box<Node>, Box<Node>),
+    Random,
+    Chance(Box<Node>),
+    Roll(Box<Node>),
+    HasFact(Box<Node>),
+    HasFactRegex(Arc<JsRegex>),
+    Regex(Arc<JsRegex>),
+    Match(Box<Node>, Arc<JsRegex>),
+    Test(Arc<JsRegex>, Box<Node>),
+    Method1(Box<Node>, Method1, Box<Node>),
+    Method0(Box<Node>, Method0),
+}
+
+/// A compile error at a byte offset of the condition.
+pub type CompileError = SyntaxError;
+
+/// Compiles regexes, through a cache so each distinct regex is compiled once.
+pub trait RegexSource {
+    /// The compiled form of `/source/flags`.
+    fn regex(&mut self, source: &str, flags: &str) -> Result<Arc<JsRegex>, RegexError>;
+}
+
+/// Compiles without caching (each call compiles anew).
+#[cfg(test)]
+pub(crate) struct NoCache;
+
+#[cfg(test)]
+impl RegexSource for NoCache {
+    fn regex(&mut self, source: &str, flags: &str) -> Result<Arc<JsRegex>, RegexError> {
+        JsRegex::compile(source, flags).map(Arc::new)
+    }
+}
+
+const METHODS: &str = "match, test, includes, startsWith, endsWith, toLowerCase, toUpperCase, trim";
+
+struct Compiler<'c> {
+    self_facts: &'c SelfFacts,
+    regexes: &'c mut dyn RegexSource,
+}
+
+fn err<T>(offset: usize, message: impl Into<String>) -> Result<T, CompileError> {
+    Err(SyntaxError {
+        offset,
+        message: message.into(),
+    })
+}
+
+/// Compiles a whole expression (used by tools and tests; sheets use [`compile_condition`]).
+pub(crate) fn compile_expression(
+    src: &str,
+    self_facts: &SelfFacts,
+    regexes: &mut dyn RegexSource,
+) -> Result<Node, CompileError> {
+    check_size(src)?;
+    let ast = Parser::new(src).expression()?;
+    Compiler {
+        self_facts,
+        regexes,
+    }
+    .node(&ast)
+}
+
+/// Compiles a `$if` condition; returns it and the byte offset just after its `:`.
+pub(crate) fn compile_condition(
+    src: &str,
+    self_facts: &SelfFacts,
+    regexes: &mut dyn RegexSource,
+) -> Result<(Node, usize), CompileError> {
+    check_size(src)?;
+    let (ast, end) = Parser::new(src).condition()?;
+    Ok((
+        Compiler {
+            self_facts,
+            regexes,
+        }
+        .node(&ast)?,
+        end,
+    ))
+}
+
+fn check_size(src: &str) -> Result<(), CompileError> {
+    if src.len() > MAX_EXPRESSION_BYTES {
+        return err(
+            0,
+            format!("the condition is longer than {MAX_EXPRESSION_BYTES} bytes"),
+        );
+    }
+    Ok(())
+}
+
+fn fact_node(v: &FactValue) -> Node {
+    match v {
+        FactValue::Num(n) => Node::Num(*n),
+        FactValue::Bool(b) => Node::Bool(*b),
+        FactValue::Str(s) => Node::Str(s.as_str().into()),
+    }
+}
+
+impl Compiler<'_> {
+    fn regex(
+        &mut self,
+        source: &str,
+        flags: &str,
+        offset: usize,
+    ) -> Result<Arc<JsRegex>, CompileError> {
+        self.regexes.regex(source, flags).map_err(|e| SyntaxError {
+            // Point into the literal: past the opening `/`.
+            offset: offset + 1 + e.offset.min(source.len()),
+            message: format!("in the regex /{source}/{flags}: {}", e.message),
+        })
+    }
+
+    fn boxed(&mut self, ast: &Ast<'_>) -> Result<Box<Node>, CompileError> {
+        self.node(ast).map(Box::new)
+    }
+
+    fn node(&mut self, ast: &Ast<'_>) -> Result<Node, CompileError> {
+        Ok(match ast {
+            Ast::Num(n) => Node::Num(*n),
+            Ast::Str(s) => Node::Str(s.as_str().into()),
+            Ast::Bool(b) => Node::Bool(*b),
+            Ast::Null => Node::Null,
+            Ast::Paren(inner) => self.node(inner)?,
+            Ast::Ident("undefined", _) => Node::Undefined,
+            Ast::Ident(name, offset) => Node::Var(self.variable(name, *offset)?),
+            Ast::Regex {
+                source,
+                flags,
+                offset,
+            } => Node::Regex(self.regex(source, flags, *offset)?),
+            Ast::Member(obj, name, offset) => self.member(obj, name, *offset)?,
+            Ast::Index(obj, key) => {
+                if matches!(**obj, Ast::Ident("self", _)) {
+                    Node::SelfIndex(self.boxed(key)?)
+                } else {
+                    Node::Index(self.boxed(obj)?, self.boxed(key)?)
+                }
+            }
+            Ast::Call(callee, args, offset) => self.call(callee, args, *offset)?,
+            Ast::Not(a) => Node::Not(self.boxed(a)?),
+            Ast::Neg(a) => Node::Neg(self.boxed(a)?),
+            Ast::Binary(op, a, b) => Node::Bin(*op, self.boxed(a)?, self.boxed(b)?),
+            Ast::Logic(op, a, b) => Node::Logic(*op, self.boxed(a)?, self.boxed(b)?),
+            Ast::Cond(t, y, n) => Node::Cond(self.boxed(t)?, self.boxed(y)?, self.boxed(n)?),
+        })
+    }
+
+    fn variable(&self, name: &str, offset: usize) -> Result<Var, CompileError> {
+        Ok(match name {
+            "mentioned" => Var::Mentioned,
+            "content" => Var::Content,
+            "author" => Var::Author,
+            "response_ms" => Var::ResponseMs,
+            "retry_ms" => Var::RetryMs,
+            "unread_count" => Var::UnreadCount,
+            "interaction_type" => Var::InteractionType,
+            "present" => Var::Present,
+            "name" => Var::Name,
+            "self" => Var::SelfObj,
+            "time" => Var::Time,
+            "NaN" => Var::NaN,
+            "Infinity" => Var::Infinity,
+            "random" | "roll" | "has_fact" => {
+                return err(
+                    offset,
+                    format!("`{name}` is a function: call it, as in `{name}(...)`"),
+                );
+            }
+            _ => {
+                return err(
+                    offset,
+                    format!(
+                        "unknown variable `{name}`; the variables are self, time, mentioned, content, author, \
+                         response_ms, retry_ms, unread_count, interaction_type, present, name, NaN, Infinity, undefined"
+                    ),
+                );
+            }
+        })
+    }
+
+    fn member(&mut self, obj: &Ast<'_>, name: &str, offset: usize) -> Result<Node, CompileError> {
+        if let Ast::Ident("self", _) = obj {
+            if let Some(v) = self.self_facts.get(name) {
+                return Ok(fact_node(v));
+            }
+            if OBJECT_BUILTINS.contains(&name) {
+                return err(
+                    offset,
+                    format!("`self.{name}` is a built-in method, not a fact"),
+                );
+            }
+            return Ok(Node::Undefined);
+        }
+        if let Ast::Regex { .. } = obj {
+            // Regex properties are computed at run time from the compiled literal.
+        } else if METHODS.split(", ").any(|m| m == name)
+            || (STRING_BUILTINS.contains(&name) && name != "length")
+        {
+            return err(
+                offset,
+                format!("`{name}` is a method: call it, as in `.{name}(...)`"),
+            );
+        }
+        Ok(Node::Member(self.boxed(obj)?, name.into()))
+    }
+
+    fn one_arg<'a, 'b>(
+        &self,
+        name: &str,
+        args: &'a [Ast<'b>],
+        offset: usize,
+    ) -> Result<&'a Ast<'b>, CompileError> {
+        match args {
+            [a] => Ok(a),
+            _ => err(offset, format!("`{name}` takes exactly one argument")),
+        }
+    }
+
+    fn call(
+        &mut self,
+        callee: &Ast<'_>,
+        args: &[Ast<'_>],
+        offset: usize,
+    ) -> Result<Node, CompileError> {
+        match callee {
+            Ast::Ident("random", _) => match args {
+                [] => Ok(Node::Random),
+                [p] => Ok(Node::Chance(self.boxed(p)?)),
+                _ => err(offset, "`random` takes no argument, or one probability"),
+            },
+            Ast::Ident("roll", _) => {
+                let a = self.one_arg("roll", args, offset)?;
+                if let Ast::Str(notation) = a {
+                    // A literal is checked now rather than failing every evaluation.
+                    super::dice::parse(notation).map_err(|m| SyntaxError { offset, message: m })?;
+                }
+                Ok(Node::Roll(self.boxed(a)?))
+            }
+            Ast::Ident("has_fact", _) => match self.one_arg("has_fact", args, offset)? {
+                Ast::Regex {
+                    source,
+                    flags,
+                    offset,
+                } => Ok(Node::HasFactRegex(self.regex(source, flags, *offset)?)),
+                a => Ok(Node::HasFact(self.boxed(a)?)),
+            },
+            Ast::Ident(name, at) => err(
+                *at,
+                format!("`{name}` is not a function; the functions are random, roll and has_fact"),
+            ),
+            Ast::Member(recv, name, at) => self.method(recv, name, args, *at),
+            _ => err(
+                offset,
+                "only random, roll, has_fact and string methods can be called",
+            ),
+        }
+    }
+
+    fn method(
+        &mut self,
+        recv: &Ast<'_>,
+        name: &str,
+        args: &[Ast<'_>],
+        offset: usize,
+    ) -> Result<Node, CompileError> {
+        let one = |m| -> Result<_, CompileError> { Ok(m) };
+        match name {
+            "match" => {
+                let r = match self.one_arg("match", args, offset)? {
+                    Ast::Regex {
+                        source,
+                        flags,
+                        offset,
+                    } => self.regex(source, flags, *offset)?,
+                    Ast::Str(s) => self.regex(s, "", offset)?,
+                    _ => {
+                        return err(
+                            offset,
+                            "`match` takes a regex literal like /word/i or a string literal",
+                        );
+                    }
+                };
+                Ok(Node::Match(self.boxed(recv)?, r))
+            }
+            "test" => {
+                let Ast::Regex {
+                    source,
+                    flags,
+                    offset: at,
+                } = recv
+                else {
+                    return err(
+                        offset,
+                        "`test` is called on a regex literal, as in /word/i.test(content)",
+                    );
+                };
+                let r = self.regex(source, flags, *at)?;
+                let a = self.one_arg("test", args, offset)?;
+                Ok(Node::Test(r, self.boxed(a)?))
+            }
+            "includes" | "startsWith" | "endsWith" => {
+                let m = one(match name {
+                    "includes" => Method1::Includes,
+                    "startsWith" => Method1::StartsWith,
+                    _ => Method1::EndsWith,
+                })?;
+                let a = self.one_arg(name, args, offset)?;
+                Ok(Node::Method1(self.boxed(recv)?, m, self.boxed(a)?))
+            }
+            "toLowerCase" | "toUpperCase" | "trim" => {
+                if !args.is_empty() {
+                    return err(offset, format!("`{name}` takes no arguments"));
+                }
+                let m = match name {
+                    "toLowerCase" => Method0::ToLowerCase,
+                    "toUpperCase" => Method0::ToUpperCase,
+                    _ => Method0::Trim,
+                };
+                Ok(Node::Method0(self.boxed(recv)?, m))
+            }
+            _ if STRING_BUILTINS.contains(&name) || NUMBER_BUILTINS.contains(&name) => err(
+                offset,
+                format!("`{name}` is not available in conditions; the methods are {METHODS}"),
+            ),
+            _ => err(
+                offset,
+                format!("`{name}` is not a method; the methods are {METHODS}"),
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compile(src: &str) -> Result<Node, CompileError> {
+        let mut facts = SelfFacts::new();
+        facts.insert("fox_tf".into(), FactValue::Num(0.3));
+        compile_expression(src, &facts, &mut NoCache)
+    }
+
+    #[test]
+    fn self_facts_are_resolved_at_compile_time() {
+        assert!(matches!(compile("self.fox_tf").unwrap(), Node::Num(n) if n == 0.3));
+        assert!(matches!(compile("self.missing").unwrap(), Node::Undefined));
+        assert!(compile("self.toString").is_err());
+    }
+
+    #[test]
+    fn calls_are_checked_against_the_allow_list() {
+        for (src, says) in [
+            ("foo()", "not a function"),
+            ("content.slice(1)", "not available"),
+            ("content.frobnicate()", "not a method"),
+            ("random", "call it"),
+            ("content.match", "is a method"),
+            ("content.match(author)", "regex literal"),
+            ("x", "unknown variable"),
+            ("random(1, 2)", "probability"),
+            ("roll()", "exactly one"),
+            ("content.trim(1)", "no arguments"),
+            ("content.test(/a/)", "regex literal"),
+            ("content.match(/(?=a)/)", "in the regex"),
+        ] {
+            let e = compile(src).unwrap_err();
+            assert!(e.message.contains(says), "{src}: {}", e.message);
+        }
+        assert!(
+            compile("content.match(/a/i) && /b/.test(author) && present.includes(name)").is_ok()
+        );
+    }
+}

@@ -1,0 +1,517 @@
+//! Evaluating compiled conditions with JavaScript semantics. Nothing here can fail the caller:
+//! a runtime type error is returned as an `Err` message, which the sheet evaluator traces and
+//! treats as a false condition.
+
+use super::compile::{FactValue, Method0, Method1, Node, SelfFacts, Var};
+use super::dice;
+use super::number::js_trim;
+use super::parser::{BinOp, LogicOp};
+use super::regex::JsRegex;
+use super::value::*;
+use super::{Draws, TraceEvent};
+use std::rc::Rc;
+
+/// The longest string a condition may build (by `+`), in bytes.
+pub const MAX_STRING_BYTES: usize = 1024 * 1024;
+
+/// What a condition can see, besides `self`.
+#[derive(Clone, Debug)]
+pub struct Context<'c> {
+    /// The evaluating entity's name (`name`).
+    pub name: &'c str,
+    /// The message being considered (`content`).
+    pub content: &'c str,
+    /// Who wrote it (`author`).
+    pub author: &'c str,
+    /// Whether it mentions the entity by name or alias (`mentioned`).
+    pub mentioned: bool,
+    /// Milliseconds since the entity last responded (`response_ms`; infinite if never).
+    pub response_ms: f64,
+    /// Milliseconds since the message arrived (`retry_ms`).
+    pub retry_ms: f64,
+    /// Messages since the entity's last reply (`unread_count`).
+    pub unread_count: f64,
+    /// How an item is being used (`interaction_type`), if it is.
+    pub interaction_type: Option<&'c str>,
+    /// Names of the entities present (`present`), the entity included.
+    pub present: &'c [String],
+    /// Hour of the day, 0–23 (`time.hour`); `time.is_day` is 6 ≤ hour < 18.
+    pub hour: f64,
+}
+
+impl Default for Context<'_> {
+    fn default() -> Self {
+        Context {
+            name: "",
+            content: "",
+            author: "",
+            mentioned: false,
+            response_ms: f64::INFINITY,
+            retry_ms: 0.0,
+            unread_count: 0.0,
+            interaction_type: None,
+            present: &[],
+            hour: 12.0,
+        }
+    }
+}
+
+type R<T> = Result<T, String>;
+
+/// One evaluation of one condition.
+pub(crate) struct Eval<'a, 'r> {
+    pub ctx: &'a Context<'a>,
+    pub self_facts: &'a SelfFacts,
+    /// Fact lines `has_fact` searches.
+    pub facts: &'a [&'a str],
+    pub draws: &'r mut dyn Draws,
+    pub trace: &'r mut Vec<TraceEvent>,
+    present: Option<Rc<JsArray<'a>>>,
+}
+
+fn type_error<T>(message: impl Into<String>) -> R<T> {
+    Err(message.into())
+}
+
+fn fact_value<'a>(v: &'a FactValue) -> Value<'a> {
+    match v {
+        FactValue::Num(n) => Value::Num(*n),
+        FactValue::Bool(b) => Value::Bool(*b),
+        FactValue::Str(s) => Value::Str(JsStr::Borrowed(s)),
+    }
+}
+
+fn describe(v: &Value<'_>) -> &'static str {
+    match v {
+        Value::Undefined => "undefined",
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Num(_) => "a number",
+        Value::Str(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+        Value::Regex(_) => "a regex",
+    }
+}
+
+fn builtin(key: &str, list: &[&str]) -> R<()> {
+    if list.contains(&key) {
+        return type_error(format!("`{key}` is a built-in method, not a value"));
+    }
+    Ok(())
+}
+
+/// A slice of `subject` as a string value, borrowed when the subject is.
+fn substring<'a>(subject: &JsStr<'a>, range: std::ops::Range<usize>) -> Value<'a> {
+    match subject {
+        JsStr::Borrowed(s) => Value::Str(JsStr::Borrowed(&s[range])),
+        JsStr::Owned(s) => Value::string(s[range].to_owned()),
+    }
+}
+
+impl<'a, 'r> Eval<'a, 'r> {
+    pub fn new(
+        ctx: &'a Context<'a>,
+        self_facts: &'a SelfFacts,
+        facts: &'a [&'a str],
+        draws: &'r mut dyn Draws,
+        trace: &'r mut Vec<TraceEvent>,
+    ) -> Self {
+        Eval {
+            ctx,
+            self_facts,
+            facts,
+            draws,
+            trace,
+            present: None,
+        }
+    }
+
+    /// ToBoolean of `n`, without building values where the answer is a boolean anyway.
+    pub fn truthy(&mut self, n: &'a Node) -> R<bool> {
+        Ok(match n {
+            Node::Bool(b) => *b,
+            Node::Var(Var::Mentioned) => self.ctx.mentioned,
+            Node::Not(a) => !self.truthy(a)?,
+            Node::Logic(LogicOp::And, a, b) => self.truthy(a)? && self.truthy(b)?,
+            Node::Logic(LogicOp::Or, a, b) => self.truthy(a)? || self.truthy(b)?,
+            Node::Cond(t, y, no) => {
+                if self.truthy(t)? {
+                    self.truthy(y)?
+                } else {
+                    self.truthy(no)?
+                }
+            }
+            Node::Bin(op @ (BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge), a, b) => {
+                let (x, y) = (self.value(a)?, self.value(b)?);
+                compare(*op, &x, &y)
+            }
+            Node::Match(recv, re) => {
+                let subject = self.value(recv)?;
+                let Value::Str(s) = subject else {
+                    return type_error(format!(
+                        "`match` needs a string, not {}",
+                        describe(&subject)
+                    ));
+                };
+                re.test(&s)?
+            }
+            other => self.value(other)?.truthy(),
+        })
+    }
+
+    pub fn value(&mut self, n: &'a Node) -> R<Value<'a>> {
+        Ok(match n {
+            Node::Undefined => Value::Undefined,
+            Node::Null => Value::Null,
+            Node::Bool(b) => Value::Bool(*b),
+            Node::Num(x) => Value::Num(*x),
+            Node::Str(s) => Value::Str(JsStr::Borrowed(s)),
+            Node::Var(v) => self.var(*v),
+            Node::SelfIndex(key) => {
+                let k = self.value(key)?.to_js_string();
+                self.self_property(&k)?
+            }
+            Node::Member(obj, name) => {
+                let o = self.value(obj)?;
+                self.property(&o, name)?
+            }
+            Node::Index(obj, key) => {
+                let o = self.value(obj)?;
+                let k = self.value(key)?.to_js_string();
+                self.property(&o, &k)?
+            }
+            Node::Not(a) => Value::Bool(!self.truthy(a)?),
+            Node::Neg(a) => Value::Num(-self.value(a)?.to_number()),
+            Node::Bin(op, a, b) => {
+                let (x, y) = (self.value(a)?, self.value(b)?);
+                binary(*op, &x, &y)?
+            }
+            Node::Logic(op, a, b) => {
+                let x = self.value(a)?;
+                let take_left = match op {
+                    LogicOp::And => !x.truthy(),
+                    LogicOp::Or => x.truthy(),
+                    LogicOp::Nullish => !x.is_nullish(),
+                };
+                if take_left { x } else { self.value(b)? }
+            }
+            Node::Cond(t, y, no) => {
+                if self.truthy(t)? {
+                    self.value(y)?
+                } else {
+                    self.value(no)?
+                }
+            }
+            Node::Random => {
+                let value = self.draws.draw();
+                self.trace.push(TraceEvent::Random { value });
+                Value::Num(value)
+            }
+            Node::Chance(p) => {
+                let probability = self.value(p)?.to_number();
+                let value = self.draws.draw();
+                let result = value < probability;
+                self.trace.push(TraceEvent::Chance {
+                    probability,
+                    value,
+                    result,
+                });
+                Value::Bool(result)
+            }
+            Node::Roll(x) => {
+                let notation = self.value(x)?.to_js_string().to_string();
+                let r = dice::roll(&notation, self.draws)?;
+                self.trace.push(TraceEvent::Roll {
+                    notation,
+                    dice: r.dice,
+                    total: r.total,
+                });
+                Value::Num(r.total)
+            }
+            Node::HasFact(x) => {
+                let pattern = self.value(x)?.to_js_string().to_lowercase();
+                Value::Bool(
+                    self.facts
+                        .iter()
+                        .any(|f| f.to_lowercase().contains(&pattern)),
+                )
+            }
+            Node::HasFactRegex(re) => {
+                let mut found = false;
+                for f in self.facts {
+                    if re.test(f)? {
+                        found = true;
+                        break;
+                    }
+                }
+                Value::Bool(found)
+            }
+            Node::Regex(re) => Value::Regex(re),
+            Node::Match(recv, re) => {
+                let subject = self.value(recv)?;
+                let Value::Str(s) = subject else {
+                    return type_error(format!(
+                        "`match` needs a string, not {}",
+                        describe(&subject)
+                    ));
+                };
+                self.match_value(&s, re)?
+            }
+            Node::Test(re, arg) => {
+                let s = self.value(arg)?.to_js_string();
+                Value::Bool(re.test(&s)?)
+            }
+            Node::Method1(recv, m, arg) => {
+                let r = self.value(recv)?;
+                let a = self.value(arg)?;
+                method1(&r, *m, &a)?
+            }
+            Node::Method0(recv, m) => {
+                let r = self.value(recv)?;
+                let Value::Str(s) = &r else {
+                    return type_error(format!("this method needs a string, not {}", describe(&r)));
+                };
+                let out = match m {
+                    Method0::ToLowerCase => s.to_lowercase(),
+                    Method0::ToUpperCase => s.to_uppercase(),
+                    Method0::Trim => return Ok(substring(s, trim_range(s))),
+                };
+                Value::string(out)
+            }
+        })
+    }
+
+    fn var(&mut self, v: Var) -> Value<'a> {
+        let c = self.ctx;
+        match v {
+            Var::Mentioned => Value::Bool(c.mentioned),
+            Var::Content => Value::Str(JsStr::Borrowed(c.content)),
+            Var::Author => Value::Str(JsStr::Borrowed(c.author)),
+            Var::Name => Value::Str(JsStr::Borrowed(c.name)),
+            Var::ResponseMs => Value::Num(c.response_ms),
+            Var::RetryMs => Value::Num(c.retry_ms),
+            Var::UnreadCount => Value::Num(c.unread_count),
+            Var::InteractionType => c
+                .interaction_type
+                .map_or(Value::Undefined, |s| Value::Str(JsStr::Borrowed(s))),
+            Var::Present => {
+                let arr = self.present.get_or_insert_with(|| {
+                    Rc::new(JsArray {
+                        items: c
+                            .present
+                            .iter()
+                            .map(|s| Value::Str(JsStr::Borrowed(s)))
+                            .collect(),
+                        index: None,
+                        input: None,
+                        named_groups: false,
+                    })
+                });
+                Value::Array(arr.clone())
+            }
+            Var::SelfObj => Value::Object(Obj::SelfFacts),
+            Var::Time => Value::Object(Obj::Time),
+            Var::NaN => Value::Num(f64::NAN),
+            Var::Infinity => Value::Num(f64::INFINITY),
+        }
+    }
+
+    fn self_property(&self, key: &str) -> R<Value<'a>> {
+        if let Some(v) = self.self_facts.get(key) {
+            return Ok(fact_value(v));
+        }
+        builtin(key, OBJECT_BUILTINS)?;
+        Ok(Value::Undefined)
+    }
+
+    fn property(&self, v: &Value<'a>, key: &str) -> R<Value<'a>> {
+        match v {
+            Value::Undefined | Value::Null => {
+                type_error(format!("cannot read `{key}` of {}", describe(v)))
+            }
+            Value::Str(s) => {
+                if key == "length" {
+                    return Ok(Value::Num(utf16_len(s) as f64));
+                }
+                if let Some(i) = array_index(key) {
+                    return code_unit(s, i);
+                }
+                builtin(key, STRING_BUILTINS)?;
+                Ok(Value::Undefined)
+            }
+            Value::Array(a) => {
+                if key == "length" {
+                    return Ok(Value::Num(a.items.len() as f64));
+                }
+                if let Some(i) = array_index(key) {
+                    return Ok(a.items.get(i).cloned().unwrap_or(Value::Undefined));
+                }
+                if a.input.is_some() {
+                    match key {
+                        "index" => return Ok(a.index.map_or(Value::Undefined, Value::Num)),
+                        "input" => return Ok(a.input.clone().map_or(Value::Undefined, Value::Str)),
+                        "groups" if a.named_groups => {
+                            return type_error("named groups of a match are not supported");
+                        }
+                        "groups" => return Ok(Value::Undefined),
+                        _ => {}
+                    }
+                }
+                builtin(key, ARRAY_BUILTINS)?;
+                Ok(Value::Undefined)
+            }
+            Value::Object(Obj::SelfFacts) => self.self_property(key),
+            Value::Object(Obj::Time) => {
+                let hour = self.ctx.hour;
+                let day = (6.0..18.0).contains(&hour);
+                match key {
+                    "hour" => Ok(Value::Num(hour)),
+                    "is_day" => Ok(Value::Bool(day)),
+                    "is_night" => Ok(Value::Bool(!day)),
+                    _ => {
+                        builtin(key, OBJECT_BUILTINS)?;
+                        Ok(Value::Undefined)
+                    }
+                }
+            }
+            Value::Num(_) | Value::Bool(_) => {
+                builtin(key, NUMBER_BUILTINS)?;
+                Ok(Value::Undefined)
+            }
+            Value::Regex(r) => {
+                let flags = r.flags();
+                Ok(match key {
+                    "source" => Value::string(r.source().to_owned()),
+                    "flags" => Value::string(flags.to_owned()),
+                    "global" => Value::Bool(flags.contains('g')),
+                    "ignoreCase" => Value::Bool(flags.contains('i')),
+                    "multiline" => Value::Bool(flags.contains('m')),
+                    "dotAll" => Value::Bool(flags.contains('s')),
+                    "unicode" => Value::Bool(flags.contains('u')),
+                    "sticky" | "hasIndices" | "unicodeSets" => Value::Bool(false),
+                    "lastIndex" => Value::Num(0.0),
+                    _ => {
+                        builtin(key, REGEX_BUILTINS)?;
+                        Value::Undefined
+                    }
+                })
+            }
+        }
+    }
+
+    fn match_value(&self, s: &JsStr<'a>, re: &JsRegex) -> R<Value<'a>> {
+        if re.flags().contains('g') {
+            let all = re.find_all(s)?;
+            if all.is_empty() {
+                return Ok(Value::Null);
+            }
+            let items = all.into_iter().map(|r| substring(s, r)).collect();
+            return Ok(Value::Array(Rc::new(JsArray {
+                items,
+                index: None,
+                input: None,
+                named_groups: false,
+            })));
+        }
+        let Some(groups) = re.exec(s)? else {
+            return Ok(Value::Null);
+        };
+        let index = groups
+            .first()
+            .and_then(|g| g.as_ref())
+            .map(|g| utf16_index(s, g.start) as f64);
+        let items = groups
+            .into_iter()
+            .map(|g| g.map_or(Value::Undefined, |r| substring(s, r)))
+            .collect();
+        Ok(Value::Array(Rc::new(JsArray {
+            items,
+            index,
+            input: Some(s.clone()),
+            named_groups: re.has_named_groups(),
+        })))
+    }
+}
+
+fn trim_range(s: &str) -> std::ops::Range<usize> {
+    let t = js_trim(s);
+    let start = t.as_ptr() as usize - s.as_ptr() as usize;
+    start..start + t.len()
+}
+
+fn code_unit<'a>(s: &str, i: usize) -> R<Value<'a>> {
+    match s.encode_utf16().nth(i) {
+        None => Ok(Value::Undefined),
+        Some(u) => match char::from_u32(u32::from(u)) {
+            Some(c) => Ok(Value::string(c.to_string())),
+            None => type_error("indexing splits a character outside the Basic Multilingual Plane"),
+        },
+    }
+}
+
+fn compare(op: BinOp, x: &Value<'_>, y: &Value<'_>) -> bool {
+    match op {
+        BinOp::Lt => less_than(x, y) == Some(true),
+        BinOp::Gt => less_than(y, x) == Some(true),
+        BinOp::Le => less_than(y, x) == Some(false),
+        BinOp::Ge => less_than(x, y) == Some(false),
+        _ => unreachable!("only relational operators reach compare"),
+    }
+}
+
+fn binary<'a>(op: BinOp, x: &Value<'a>, y: &Value<'a>) -> R<Value<'a>> {
+    Ok(match op {
+        BinOp::Add => {
+            let (px, py) = (x.to_primitive(), y.to_primitive());
+            if matches!(px, Value::Str(_)) || matches!(py, Value::Str(_)) {
+                let (a, b) = (px.to_js_string(), py.to_js_string());
+                if a.len() + b.len() > MAX_STRING_BYTES {
+                    return type_error(format!("a string longer than {MAX_STRING_BYTES} bytes"));
+                }
+                if b.is_empty() {
+                    return Ok(Value::Str(a));
+                }
+                Value::string(format!("{}{}", &*a, &*b))
+            } else {
+                Value::Num(px.to_number() + py.to_number())
+            }
+        }
+        BinOp::Sub => Value::Num(x.to_number() - y.to_number()),
+        BinOp::Mul => Value::Num(x.to_number() * y.to_number()),
+        BinOp::Div => Value::Num(x.to_number() / y.to_number()),
+        BinOp::Rem => Value::Num(x.to_number() % y.to_number()),
+        BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge => Value::Bool(compare(op, x, y)),
+        BinOp::Eq => Value::Bool(x.loose_eq(y)),
+        BinOp::Ne => Value::Bool(!x.loose_eq(y)),
+        BinOp::StrictEq => Value::Bool(x.strict_eq(y)),
+        BinOp::StrictNe => Value::Bool(!x.strict_eq(y)),
+    })
+}
+
+fn method1<'a>(recv: &Value<'a>, m: Method1, arg: &Value<'a>) -> R<Value<'a>> {
+    match (recv, m) {
+        (Value::Str(s), _) => {
+            if matches!(arg, Value::Regex(_)) {
+                return type_error("the argument must not be a regex (use `match` or `test`)");
+            }
+            let needle = arg.to_js_string();
+            Ok(Value::Bool(match m {
+                Method1::Includes => s.contains(&*needle),
+                Method1::StartsWith => s.starts_with(&*needle),
+                Method1::EndsWith => s.ends_with(&*needle),
+            }))
+        }
+        (Value::Array(a), Method1::Includes) => {
+            // SameValueZero: like === but NaN equals NaN.
+            let nan = matches!(arg, Value::Num(n) if n.is_nan());
+            Ok(Value::Bool(a.items.iter().any(|v| {
+                v.strict_eq(arg) || (nan && matches!(v, Value::Num(n) if n.is_nan()))
+            })))
+        }
+        _ => type_error(format!(
+            "this method is not available on {}",
+            describe(recv)
+        )),
+    }
+}

@@ -1,0 +1,364 @@
+//! Fact sheets: classifying lines, compiling their conditions once, and deciding.
+
+use super::compile::{FactValue, Node, RegexSource, SelfFacts, compile_condition};
+use super::eval::{Context, Eval};
+use super::{Draws, TraceEvent};
+
+/// A sheet error: 1-based line and column (in characters), and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SheetError {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for SheetError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "line {}, column {}: {}",
+            self.line, self.column, self.message
+        )
+    }
+}
+
+impl std::error::Error for SheetError {}
+
+/// What a fired `$if` does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Adds a fact.
+    Fact(String),
+    /// Sets the respond flag.
+    Respond(bool),
+    /// Stops evaluation and asks to be evaluated again after this many ms.
+    Retry(u64),
+}
+
+#[derive(Debug)]
+enum Kind {
+    Fact,
+    Comment,
+    Respond(bool),
+    If { condition: Node, action: Action },
+}
+
+#[derive(Debug)]
+struct Line {
+    number: usize,
+    text: String,
+    kind: Kind,
+}
+
+/// A compiled fact sheet: every line classified, every condition compiled.
+#[derive(Debug)]
+pub struct Sheet {
+    lines: Vec<Line>,
+    self_facts: SelfFacts,
+    /// Whether any line can turn responding on (`$respond` / `$respond true`).
+    has_respond: bool,
+}
+
+/// One entry of a decision's trace.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TraceEntry {
+    /// The 1-based line of the sheet.
+    pub line: usize,
+    /// What happened there.
+    #[serde(flatten)]
+    pub event: TraceEvent,
+}
+
+/// The outcome of evaluating a sheet. Serialises (JSON) with the field names below.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Decision {
+    /// Whether the entity responds now.
+    pub respond: bool,
+    /// When a `$retry` fired: evaluate again after this many ms (and do not respond now).
+    pub retry_ms: Option<u64>,
+    /// The facts that apply: plain lines and the text of conditional lines that fired.
+    pub facts: Vec<String>,
+    /// Each line that fired, each random draw, each runtime error.
+    pub trace: Vec<TraceEntry>,
+    /// Every uniform draw taken, in order (what a replay needs).
+    pub draws: Vec<f64>,
+}
+
+impl Decision {
+    /// The trace as text a writer can read ("line 3: $respond true fired").
+    pub fn explain(&self) -> String {
+        let mut out = String::new();
+        for t in &self.trace {
+            out.push_str(&format!("line {}: {}\n", t.line, t.event));
+        }
+        out.push_str(&match (self.respond, self.retry_ms) {
+            (_, Some(ms)) => format!("→ not now; evaluate again in {ms} ms\n"),
+            (true, None) => "→ responds\n".into(),
+            (false, None) => "→ stays silent\n".into(),
+        });
+        out
+    }
+}
+
+/// Records the draws it passes on.
+struct Recording<'d> {
+    inner: &'d mut dyn Draws,
+    drawn: Vec<f64>,
+}
+
+impl Draws for Recording<'_> {
+    fn draw(&mut self) -> f64 {
+        let d = self.inner.draw();
+        self.drawn.push(d);
+        d
+    }
+}
+
+fn chars(s: &str, byte: usize) -> usize {
+    s[..byte.min(s.len())].chars().count()
+}
+
+fn key_value(line: &str) -> Option<(&str, FactValue)> {
+    let (key, value) = line.split_once(':')?;
+    let mut k = key.chars();
+    let first = k.next()?;
+    if !(first.is_ascii_alphabetic() || first == '_')
+        || !k.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return None;
+    }
+    let value = value.trim();
+    if value.is_empty() {
+        return None;
+    }
+    let numeric = value
+        .bytes()
+        .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b))
+        && value.bytes().any(|b| b.is_ascii_digit());
+    let v = match value {
+        "true" => FactValue::Bool(true),
+        "false" => FactValue::Bool(false),
+        _ => match value.parse::<f64>() {
+            Ok(n) if numeric => FactValue::Num(n),
+            _ => FactValue::Str(value.to_owned()),
+        },
+    };
+    Some((key, v))
+}
+
+fn directive_word(t: &str) -> Option<&str> {
+    let rest = t.strip_prefix('$')?;
+    let end = rest
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(rest.len());
+    (end > 0).then(|| &rest[..end])
+}
+
+fn parse_action(text: &str) -> Result<Action, String> {
+    let Some(word) = directive_word(text) else {
+        if text.is_empty() {
+            return Err("nothing follows the condition's `:`".into());
+        }
+        return Ok(Action::Fact(text.to_owned()));
+    };
+    let arg = text[1 + word.len()..].trim();
+    match word {
+        "respond" => parse_respond(arg).map(Action::Respond),
+        "retry" => arg
+            .parse::<u64>()
+            .map(Action::Retry)
+            .map_err(|_| format!("`$retry` needs a whole number of milliseconds, not {arg:?}")),
+        other => Err(unknown_directive(other)),
+    }
+}
+
+fn parse_respond(arg: &str) -> Result<bool, String> {
+    match arg {
+        "" | "true" => Ok(true),
+        "false" => Ok(false),
+        other => Err(format!("`$respond` takes true or false, not {other:?}")),
+    }
+}
+
+fn unknown_directive(word: &str) -> String {
+    format!("unknown directive `${word}`; the directives are $if, $respond, $retry and $# comments")
+}
+
+impl Sheet {
+    /// Compiles `lines` (a sheet's lines, in order).
+    pub fn compile(lines: &[String], regexes: &mut dyn RegexSource) -> Result<Sheet, SheetError> {
+        let mut self_facts = SelfFacts::new();
+        for raw in lines {
+            let t = raw.trim_start();
+            if !raw.starts_with("$#")
+                && !t.starts_with('$')
+                && let Some((k, v)) = key_value(t)
+            {
+                self_facts.insert(k.to_owned(), v);
+            }
+        }
+        let mut out = Vec::with_capacity(lines.len());
+        let mut has_respond = false;
+        for (i, raw) in lines.iter().enumerate() {
+            let number = i + 1;
+            let at = |byte: usize, message: String| SheetError {
+                line: number,
+                column: chars(raw, byte) + 1,
+                message,
+            };
+            let indent = raw.len() - raw.trim_start().len();
+            let t = &raw[indent..];
+            let kind = if raw.starts_with("$#") || t.is_empty() {
+                Kind::Comment
+            } else if let Some(word) = directive_word(t) {
+                match word {
+                    "if" if t[3..].starts_with(|c: char| c.is_whitespace() || c == '(') => {
+                        let src = &t[3..];
+                        let base = indent + 3;
+                        let (condition, end) = compile_condition(src, &self_facts, regexes)
+                            .map_err(|e| at(base + e.offset, e.message))?;
+                        let action_src = &src[end..];
+                        let action_at =
+                            base + end + (action_src.len() - action_src.trim_start().len());
+                        let action =
+                            parse_action(action_src.trim()).map_err(|m| at(action_at, m))?;
+                        has_respond |= matches!(action, Action::Respond(true));
+                        Kind::If { condition, action }
+                    }
+                    "respond" => {
+                        let v = parse_respond(t["$respond".len()..].trim())
+                            .map_err(|m| at(indent, m))?;
+                        has_respond |= v;
+                        Kind::Respond(v)
+                    }
+                    "retry" => {
+                        return Err(at(
+                            indent,
+                            "`$retry` needs a condition: `$if <condition>: $retry <ms>`".into(),
+                        ));
+                    }
+                    "if" => {
+                        return Err(at(
+                            indent + 3,
+                            "`$if` needs a space, then a condition and `:`".into(),
+                        ));
+                    }
+                    other => return Err(at(indent, unknown_directive(other))),
+                }
+            } else {
+                Kind::Fact
+            };
+            out.push(Line {
+                number,
+                text: raw.clone(),
+                kind,
+            });
+        }
+        Ok(Sheet {
+            lines: out,
+            self_facts,
+            has_respond,
+        })
+    }
+
+    /// The sheet's `self`: its unconditional `key: value` facts.
+    pub fn self_facts(&self) -> &SelfFacts {
+        &self.self_facts
+    }
+
+    /// Whether any line can turn responding on (`$respond` or `$respond true`, conditional
+    /// or not). Without one, an entity responds unless a `$respond false` fires; with one, it
+    /// responds only if the last `$respond` that fired says so.
+    pub fn has_respond(&self) -> bool {
+        self.has_respond
+    }
+
+    /// Evaluates the sheet top to bottom against `ctx`, drawing randomness from `draws`.
+    pub fn decide(&self, ctx: &Context<'_>, draws: &mut dyn Draws) -> Decision {
+        let mut rec = Recording {
+            inner: draws,
+            drawn: Vec::new(),
+        };
+        let mut searchable: Vec<&str> = self
+            .lines
+            .iter()
+            .filter(|l| matches!(l.kind, Kind::Fact))
+            .map(|l| l.text.trim())
+            .collect();
+        let mut facts = Vec::new();
+        let mut trace = Vec::new();
+        let mut respond: Option<bool> = None;
+        let mut retry_ms = None;
+        for line in &self.lines {
+            match &line.kind {
+                Kind::Comment => {}
+                Kind::Fact => facts.push(line.text.trim().to_owned()),
+                Kind::Respond(v) => {
+                    respond = Some(*v);
+                    trace.push(TraceEntry {
+                        line: line.number,
+                        event: TraceEvent::Fired {
+                            action: format!("$respond {v}"),
+                        },
+                    });
+                }
+                Kind::If { condition, action } => {
+                    let mut events = Vec::new();
+                    let result = {
+                        let mut ev =
+                            Eval::new(ctx, &self.self_facts, &searchable, &mut rec, &mut events);
+                        ev.truthy(condition)
+                    };
+                    trace.extend(events.into_iter().map(|event| TraceEntry {
+                        line: line.number,
+                        event,
+                    }));
+                    let fired = match result {
+                        Ok(b) => b,
+                        Err(message) => {
+                            trace.push(TraceEntry {
+                                line: line.number,
+                                event: TraceEvent::Error { message },
+                            });
+                            false
+                        }
+                    };
+                    if !fired {
+                        continue;
+                    }
+                    let text = match action {
+                        Action::Fact(f) => f.clone(),
+                        Action::Respond(v) => format!("$respond {v}"),
+                        Action::Retry(ms) => format!("$retry {ms}"),
+                    };
+                    trace.push(TraceEntry {
+                        line: line.number,
+                        event: TraceEvent::Fired { action: text },
+                    });
+                    match action {
+                        Action::Fact(f) => {
+                            facts.push(f.clone());
+                            searchable.push(f);
+                        }
+                        Action::Respond(v) => respond = Some(*v),
+                        Action::Retry(ms) => {
+                            retry_ms = Some(*ms);
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        let respond = retry_ms.is_none() && respond.unwrap_or(!self.has_respond);
+        Decision {
+            respond,
+            retry_ms,
+            facts,
+            trace,
+            draws: rec.drawn,
+        }
+    }
+}

@@ -1,0 +1,480 @@
+/*
+ * Tests of rp_engine (worlds, world files, response control), rp_sheet_check
+ * and the ownership rules of the C ABI, linked against librp.a the way a C
+ * program would.
+ *
+ * Build and run (scripts/test-all does this, then runs it under valgrind):
+ *
+ *   cc -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude \
+ *      rp-ffi/tests/c/test_engine.c target/debug/librp.a -lpthread -ldl -lm \
+ *      -o test_engine
+ *   ./test_engine examples/tavern.toml
+ *
+ * The one argument is the path of the demo world file. Save files go to a
+ * fresh directory under $TMPDIR (or /tmp), removed at the end.
+ *
+ * Reports each failed check on stderr and closes with "N passed, N failed"; exits 0
+ * only when every check passed.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rp.h"
+
+static int passed = 0;
+static int failed = 0;
+static const char *tavern_path = NULL;
+
+#define CHECK(condition)                                                         \
+    do {                                                                         \
+        if (condition) {                                                         \
+            passed++;                                                            \
+        } else {                                                                 \
+            failed++;                                                            \
+            fprintf(stderr, "%s:%d: %s: check failed: %s\n", __FILE__, __LINE__, \
+                    __func__, #condition);                                       \
+            if (rp_last_error()[0] != '\0') {                                    \
+                fprintf(stderr, "    rp_last_error(): %s\n", rp_last_error());   \
+            }                                                                    \
+        }                                                                        \
+    } while (0)
+
+/* The decision JSON is serde_json's compact form: no spaces. */
+#define RESPONDS "\"respond\":true"
+#define SILENT "\"respond\":false"
+
+static int contains(const char *text, const char *part) {
+    return text != NULL && strstr(text, part) != NULL;
+}
+
+static int starts_with(const char *text, const char *prefix) {
+    return text != NULL && strncmp(text, prefix, strlen(prefix)) == 0;
+}
+
+/* A new in-memory engine holding the tavern, or NULL. */
+static rp_engine *tavern(void) {
+    rp_engine *engine = NULL;
+    size_t events = 0;
+    if (rp_engine_in_memory("test", 4, 0, &engine) != RP_RESULT_OK) {
+        return NULL;
+    }
+    if (rp_engine_load_world_file(engine, tavern_path, strlen(tavern_path), &events) !=
+            RP_RESULT_OK ||
+        events == 0) {
+        rp_engine_free(engine);
+        return NULL;
+    }
+    return engine;
+}
+
+static rp_result entity_id(const rp_engine *engine, const char *name, uint64_t *id) {
+    return rp_engine_entity_id(engine, name, strlen(name), id);
+}
+
+static rp_result decide(rp_engine *engine, uint64_t id, const char *message, char **json) {
+    return rp_engine_decide(engine, id, message, strlen(message), json);
+}
+
+static void test_mira_responds_when_mentioned_and_stays_silent_otherwise(void) {
+    rp_engine *engine = tavern();
+    uint64_t mira = 0, by_key = 0, head = 0, after = 0;
+    char *json = NULL;
+
+    CHECK(engine != NULL);
+    if (engine == NULL) {
+        return;
+    }
+    CHECK(entity_id(engine, "Mira Holt", &mira) == RP_RESULT_OK);
+    CHECK(entity_id(engine, "mira", &by_key) == RP_RESULT_OK);
+    CHECK(mira == by_key);
+    CHECK(rp_engine_head(engine, &head) == RP_RESULT_OK);
+    CHECK(head > 0);
+
+    CHECK(decide(engine, mira, "{\"content\":\"Mira, another cider?\",\"author\":\"Wren\"}",
+                 &json) == RP_RESULT_OK);
+    CHECK(contains(json, RESPONDS));
+    CHECK(contains(json, "\"retry_ms\":null"));
+    CHECK(contains(json, "\"kind\":\"fired\""));
+    CHECK(contains(json, "Her brother vanished on the marsh ten winters ago."));
+    rp_string_free(json);
+    json = NULL;
+
+    CHECK(decide(engine, mira, "{\"content\":\"the rain will not stop tonight\"}", &json) ==
+          RP_RESULT_OK);
+    CHECK(contains(json, SILENT));
+    rp_string_free(json);
+    json = NULL;
+
+    /* The host may say outright whether the message mentions her. */
+    CHECK(decide(engine, mira, "{\"content\":\"hey\",\"mentioned\":true}", &json) ==
+          RP_RESULT_OK);
+    CHECK(contains(json, RESPONDS));
+    rp_string_free(json);
+    json = NULL;
+
+    /* Every field is optional. */
+    CHECK(decide(engine, mira, "{}", &json) == RP_RESULT_OK);
+    CHECK(contains(json, SILENT));
+    rp_string_free(json);
+
+    /* Each decision is recorded in the log. */
+    CHECK(rp_engine_head(engine, &after) == RP_RESULT_OK);
+    CHECK(after == head + 4);
+    CHECK(rp_engine_free(engine) == RP_RESULT_OK);
+}
+
+static void test_explain_reads_a_decision(void) {
+    rp_engine *engine = tavern();
+    uint64_t mira = 0;
+    char *json = NULL;
+    char *text = NULL;
+
+    CHECK(engine != NULL);
+    CHECK(entity_id(engine, "Mira Holt", &mira) == RP_RESULT_OK);
+    CHECK(decide(engine, mira, "{\"content\":\"Mira!\"}", &json) == RP_RESULT_OK);
+    CHECK(json != NULL);
+    if (json != NULL) {
+        CHECK(rp_decision_explain(json, strlen(json), &text) == RP_RESULT_OK);
+        CHECK(contains(text, "fired: $respond true"));
+        CHECK(contains(text, "responds"));
+        rp_string_free(text);
+    }
+    rp_string_free(json);
+    text = NULL;
+    CHECK(rp_decision_explain("{\"respond\":1}", 13, &text) == RP_RESULT_INVALID);
+    CHECK(text == NULL);
+    CHECK(rp_engine_free(engine) == RP_RESULT_OK);
+}
+
+static void test_bad_messages_are_invalid_and_leave_the_output_alone(void) {
+    rp_engine *engine = tavern();
+    uint64_t mira = 0, head = 0, after = 0;
+    char *json = NULL;
+    static const char bad_utf8[] = {'{', '"', 'c', 'o', 'n', 't', 'e', 'n', 't', '"',
+                                    ':', '"', (char)0xff, '"', '}'};
+
+    CHECK(engine != NULL);
+    CHECK(entity_id(engine, "Mira Holt", &mira) == RP_RESULT_OK);
+    CHECK(rp_engine_head(engine, &head) == RP_RESULT_OK);
+
+    CHECK(decide(engine, mira, "{not json", &json) == RP_RESULT_INVALID);
+    CHECK(starts_with(rp_last_error(), "invalid message: "));
+    CHECK(json == NULL);
+    CHECK(decide(engine, mira, "{\"shout\":true}", &json) == RP_RESULT_INVALID);
+    CHECK(contains(rp_last_error(), "shout"));
+    CHECK(decide(engine, mira, "{\"unread_count\":-1}", &json) == RP_RESULT_INVALID);
+    CHECK(decide(engine, mira, "\"Mira\"", &json) == RP_RESULT_INVALID);
+    CHECK(rp_engine_decide(engine, mira, bad_utf8, sizeof bad_utf8, &json) ==
+          RP_RESULT_INVALID_UTF8);
+    /* Only len bytes are read: a valid prefix of a longer buffer. */
+    CHECK(rp_engine_decide(engine, mira, "{}garbage", 2, &json) == RP_RESULT_OK);
+    CHECK(contains(json, SILENT));
+    rp_string_free(json);
+
+    /* Refused messages were not recorded. */
+    CHECK(rp_engine_head(engine, &after) == RP_RESULT_OK);
+    CHECK(after == head + 1);
+    CHECK(rp_engine_free(engine) == RP_RESULT_OK);
+}
+
+static void test_unknown_entities_are_not_found(void) {
+    rp_engine *engine = tavern();
+    uint64_t id = 12345;
+    char *json = NULL;
+
+    CHECK(engine != NULL);
+    CHECK(entity_id(engine, "Nobody At All", &id) == RP_RESULT_NOT_FOUND);
+    CHECK(contains(rp_last_error(), "Nobody At All"));
+    CHECK(id == 12345);
+    CHECK(decide(engine, 987654321, "{}", &json) == RP_RESULT_NOT_FOUND);
+    CHECK(json == NULL);
+    CHECK(rp_engine_free(engine) == RP_RESULT_OK);
+}
+
+static void test_null_arguments_are_refused(void) {
+    rp_engine *engine = tavern();
+    rp_engine *none = NULL;
+    uint64_t id = 0;
+    size_t events = 0;
+    char *json = NULL;
+
+    CHECK(engine != NULL);
+    CHECK(rp_engine_in_memory(NULL, 0, 0, &none) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(strcmp(rp_last_error(), "`name` is NULL") == 0);
+    CHECK(rp_engine_in_memory("x", 1, 0, NULL) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(strcmp(rp_last_error(), "`out_engine` is NULL") == 0);
+    CHECK(none == NULL);
+    CHECK(rp_engine_open(NULL, 0, &none) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_engine_create_from_world_file("a", 1, NULL, 0, 0, &none) ==
+          RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_engine_head(NULL, &id) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(strcmp(rp_last_error(), "`engine` is NULL") == 0);
+    CHECK(rp_engine_head(engine, NULL) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_engine_entity_id(engine, NULL, 0, &id) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_engine_entity_id(engine, "mira", 4, NULL) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_engine_decide(NULL, 1, "{}", 2, &json) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_engine_decide(engine, 1, NULL, 0, &json) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_engine_decide(engine, 1, "{}", 2, NULL) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_engine_apply_world_file(engine, "f", 1, NULL, 0, &events) ==
+          RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_engine_load_world_file(engine, NULL, 0, &events) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_engine_export_world_file(engine, NULL) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_sheet_check(NULL, 0, &json) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_decision_explain(NULL, 0, &json) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(json == NULL);
+    /* Freeing NULL does nothing. */
+    CHECK(rp_engine_free(NULL) == RP_RESULT_OK);
+    rp_string_free(NULL);
+    CHECK(rp_engine_free(engine) == RP_RESULT_OK);
+}
+
+static void test_freed_and_foreign_handles_are_invalid(void) {
+    rp_engine *engine = tavern();
+    rp_engine *other = NULL;
+    int not_an_engine = 0;
+    rp_engine *foreign = (rp_engine *)(void *)&not_an_engine;
+    uint64_t head = 0;
+    char *json = NULL;
+
+    CHECK(engine != NULL);
+    CHECK(rp_engine_free(engine) == RP_RESULT_OK);
+    CHECK(rp_engine_head(engine, &head) == RP_RESULT_INVALID_HANDLE);
+    CHECK(contains(rp_last_error(), "not a live handle"));
+    CHECK(decide(engine, 1, "{}", &json) == RP_RESULT_INVALID_HANDLE);
+    CHECK(json == NULL);
+    CHECK(rp_engine_export_world_file(engine, &json) == RP_RESULT_INVALID_HANDLE);
+    /* A double free is reported, not a crash. */
+    CHECK(rp_engine_free(engine) == RP_RESULT_INVALID_HANDLE);
+
+    /* A new engine never takes over a freed handle. */
+    CHECK(rp_engine_in_memory("other", 5, 0, &other) == RP_RESULT_OK);
+    CHECK(other != engine);
+    CHECK(rp_engine_head(engine, &head) == RP_RESULT_INVALID_HANDLE);
+    CHECK(rp_engine_free(other) == RP_RESULT_OK);
+
+    CHECK(rp_engine_head(foreign, &head) == RP_RESULT_INVALID_HANDLE);
+    CHECK(rp_engine_free(foreign) == RP_RESULT_INVALID_HANDLE);
+    CHECK(not_an_engine == 0);
+}
+
+static void test_sheet_check_places_errors(void) {
+    static const char good[] = "A fisherman.\n$if mentioned: $respond\n";
+    static const char bad[] = "A fisherman.\n\n$if mentioned &&: $respond\n";
+    static const char bad_directive[] = "$shout loudly";
+    char *json = NULL;
+
+    CHECK(rp_sheet_check(good, strlen(good), &json) == RP_RESULT_OK);
+    CHECK(json != NULL && strcmp(json, "{\"ok\":true}") == 0);
+    rp_string_free(json);
+    json = NULL;
+
+    /* A bad sheet is a verdict, not a failed call. */
+    CHECK(rp_sheet_check(bad, strlen(bad), &json) == RP_RESULT_OK);
+    CHECK(contains(json, "\"ok\":false"));
+    CHECK(contains(json, "\"line\":3"));
+    CHECK(contains(json, "\"column\":"));
+    CHECK(contains(json, "\"message\":\""));
+    rp_string_free(json);
+    json = NULL;
+
+    CHECK(rp_sheet_check(bad_directive, strlen(bad_directive), &json) == RP_RESULT_OK);
+    CHECK(contains(json, "\"line\":1"));
+    CHECK(contains(json, "\"column\":1"));
+    CHECK(contains(json, "unknown directive"));
+    rp_string_free(json);
+}
+
+static void test_world_file_errors_have_their_own_codes(void) {
+    rp_engine *engine = tavern();
+    size_t events = 99;
+    uint64_t head = 0, after = 0;
+    static const char type_error[] = "[[entities]]\nid = \"x\"\nname = 3\n";
+    static const char sheet_error[] =
+        "[world]\nname = \"The Crooked Lantern\"\n"
+        "[[entities]]\nid = \"x\"\nname = \"X\"\nfacts = '''\n$if (: $respond\n'''\n";
+    static const char nope[] = "/nonexistent/rp/world.toml";
+
+    CHECK(engine != NULL);
+    CHECK(rp_engine_head(engine, &head) == RP_RESULT_OK);
+    CHECK(rp_engine_apply_world_file(engine, "bad.toml", 8, type_error, strlen(type_error),
+                                     &events) == RP_RESULT_WORLD_FILE);
+    CHECK(starts_with(rp_last_error(), "bad.toml:3:"));
+    CHECK(rp_engine_apply_world_file(engine, "sheet.toml", 10, sheet_error,
+                                     strlen(sheet_error), &events) == RP_RESULT_WORLD_FILE);
+    /* rp-core reports a sheet error in a world file as a world-file error
+     * naming the entity, with the sheet's line and column in the message. */
+    CHECK(contains(rp_last_error(), "fact sheet of X, line 1, column 6"));
+    CHECK(rp_engine_load_world_file(engine, nope, strlen(nope), &events) ==
+          RP_RESULT_WORLD_FILE);
+    CHECK(events == 99);
+    /* The world is unchanged. */
+    CHECK(rp_engine_head(engine, &after) == RP_RESULT_OK);
+    CHECK(after == head);
+    /* Applying the same file again changes nothing. */
+    CHECK(rp_engine_load_world_file(engine, tavern_path, strlen(tavern_path), &events) ==
+          RP_RESULT_OK);
+    CHECK(events == 0);
+    CHECK(rp_engine_free(engine) == RP_RESULT_OK);
+}
+
+static void test_an_exported_world_loads_into_another(void) {
+    rp_engine *engine = tavern();
+    rp_engine *copy = NULL;
+    char *text = NULL;
+    size_t events = 0;
+    uint64_t tobias = 0;
+
+    CHECK(engine != NULL);
+    CHECK(rp_engine_export_world_file(engine, &text) == RP_RESULT_OK);
+    CHECK(contains(text, "Mira Holt"));
+    CHECK(rp_engine_in_memory("copy", 4, 0, &copy) == RP_RESULT_OK);
+    if (text != NULL) {
+        CHECK(rp_engine_apply_world_file(copy, "export.toml", 11, text, strlen(text),
+                                         &events) == RP_RESULT_OK);
+    }
+    CHECK(events > 0);
+    CHECK(entity_id(copy, "Tobias Reed", &tobias) == RP_RESULT_OK);
+    rp_string_free(text);
+    CHECK(rp_engine_free(copy) == RP_RESULT_OK);
+    CHECK(rp_engine_free(engine) == RP_RESULT_OK);
+}
+
+static void test_a_save_file_keeps_the_world(void) {
+    const char *tmp = getenv("TMPDIR");
+    char dir[4096];
+    char save[4200];
+    rp_engine *engine = NULL;
+    rp_engine *again = NULL;
+    uint64_t mira = 0, head = 0, reopened_head = 0, reopened_mira = 0;
+    char *json = NULL;
+
+    if (tmp == NULL || tmp[0] == '\0') {
+        tmp = "/tmp";
+    }
+    snprintf(dir, sizeof dir, "%s/rp-test-engine-XXXXXX", tmp);
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(save, sizeof save, "%s/tavern.rp", dir);
+
+    CHECK(rp_engine_create_from_world_file(save, strlen(save), tavern_path, strlen(tavern_path),
+                                           0, &engine) == RP_RESULT_OK);
+    CHECK(entity_id(engine, "Mira Holt", &mira) == RP_RESULT_OK);
+    CHECK(decide(engine, mira, "{\"content\":\"Mira?\"}", &json) == RP_RESULT_OK);
+    CHECK(contains(json, RESPONDS));
+    rp_string_free(json);
+    CHECK(rp_engine_head(engine, &head) == RP_RESULT_OK);
+
+    /* The file exists now: creating it again is a conflict. */
+    CHECK(rp_engine_create_from_world_file(save, strlen(save), tavern_path,
+                                           strlen(tavern_path), 0, &again) ==
+          RP_RESULT_CONFLICT);
+    CHECK(again == NULL);
+    CHECK(rp_engine_free(engine) == RP_RESULT_OK);
+
+    CHECK(rp_engine_open(save, strlen(save), &again) == RP_RESULT_OK);
+    CHECK(rp_engine_head(again, &reopened_head) == RP_RESULT_OK);
+    CHECK(reopened_head == head);
+    CHECK(entity_id(again, "mira", &reopened_mira) == RP_RESULT_OK);
+    CHECK(reopened_mira == mira);
+    CHECK(rp_engine_free(again) == RP_RESULT_OK);
+
+    /* A world file is not a save. */
+    again = NULL;
+    CHECK(rp_engine_open(tavern_path, strlen(tavern_path), &again) == RP_RESULT_NOT_A_SAVE);
+    CHECK(again == NULL);
+
+    CHECK(unlink(save) == 0);
+    CHECK(rmdir(dir) == 0);
+}
+
+#define THREADS 4
+#define DECISIONS_PER_THREAD 10
+
+struct worker {
+    rp_engine *engine;
+    uint64_t mira;
+    int ok;
+};
+
+static void *decide_repeatedly(void *arg) {
+    struct worker *worker = arg;
+    int i;
+    worker->ok = 1;
+    for (i = 0; i < DECISIONS_PER_THREAD; i++) {
+        char *json = NULL;
+        if (decide(worker->engine, worker->mira, "{\"content\":\"Mira\"}", &json) !=
+                RP_RESULT_OK ||
+            !contains(json, RESPONDS)) {
+            worker->ok = 0;
+        }
+        rp_string_free(json);
+    }
+    return NULL;
+}
+
+static void test_one_engine_serves_several_threads(void) {
+    rp_engine *engine = tavern();
+    struct worker workers[THREADS];
+    pthread_t threads[THREADS];
+    uint64_t mira = 0, head = 0, after = 0;
+    int i;
+
+    CHECK(engine != NULL);
+    CHECK(entity_id(engine, "Mira Holt", &mira) == RP_RESULT_OK);
+    CHECK(rp_engine_head(engine, &head) == RP_RESULT_OK);
+    for (i = 0; i < THREADS; i++) {
+        workers[i].engine = engine;
+        workers[i].mira = mira;
+        workers[i].ok = 0;
+        CHECK(pthread_create(&threads[i], NULL, decide_repeatedly, &workers[i]) == 0);
+    }
+    for (i = 0; i < THREADS; i++) {
+        CHECK(pthread_join(threads[i], NULL) == 0);
+        CHECK(workers[i].ok);
+    }
+    CHECK(rp_engine_head(engine, &after) == RP_RESULT_OK);
+    CHECK(after == head + THREADS * DECISIONS_PER_THREAD);
+    CHECK(rp_engine_free(engine) == RP_RESULT_OK);
+}
+
+static void test_new_result_codes_keep_their_numbers(void) {
+    CHECK(RP_RESULT_INVALID_HANDLE == 5);
+    CHECK(RP_RESULT_NOT_FOUND == 6);
+    CHECK(RP_RESULT_INVALID == 7);
+    CHECK(RP_RESULT_CONFLICT == 8);
+    CHECK(RP_RESULT_CAPACITY == 9);
+    CHECK(RP_RESULT_WORLD_FILE == 10);
+    CHECK(RP_RESULT_STORAGE == 11);
+    CHECK(RP_RESULT_CORRUPT == 12);
+    CHECK(RP_RESULT_UNSUPPORTED_VERSION == 13);
+    CHECK(RP_RESULT_NOT_A_SAVE == 14);
+    CHECK(RP_RESULT_FACT_SYNTAX == 15);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s PATH/TO/examples/tavern.toml\n", argv[0]);
+        return 2;
+    }
+    tavern_path = argv[1];
+
+    test_mira_responds_when_mentioned_and_stays_silent_otherwise();
+    test_explain_reads_a_decision();
+    test_bad_messages_are_invalid_and_leave_the_output_alone();
+    test_unknown_entities_are_not_found();
+    test_null_arguments_are_refused();
+    test_freed_and_foreign_handles_are_invalid();
+    test_sheet_check_places_errors();
+    test_world_file_errors_have_their_own_codes();
+    test_an_exported_world_loads_into_another();
+    test_a_save_file_keeps_the_world();
+    test_one_engine_serves_several_threads();
+    test_new_result_codes_keep_their_numbers();
+
+    printf("test_engine: %d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,292 @@
+//! `World`: a world and the save file that keeps its log (rp-core's
+//! `Engine`).
+
+use std::path::PathBuf;
+use std::sync::{Mutex, PoisonError};
+
+use pyo3::prelude::*;
+use pyo3::types::PyType;
+use rp_core::{Engine, EngineOptions, EntityId, Message};
+
+use crate::decision::Decision;
+use crate::errors::{RpError, to_py_err};
+
+/// A world and the save file that keeps its event log.
+///
+/// Create one with ``World.create`` (a new save from a world file),
+/// ``World.open`` (an existing save) or ``World.in_memory`` (no file). Use it
+/// as a context manager, or call ``close()``, to release the save file; any
+/// call after that raises ``RpError``.
+///
+/// Calls release the GIL while the engine works (storage, replay, decisions),
+/// so other Python threads run meanwhile. A World may be shared between
+/// threads; calls on it run one at a time.
+#[pyclass(frozen, module = "rp_engine")]
+pub(crate) struct World {
+    /// `None` once closed.
+    engine: Mutex<Option<Engine>>,
+}
+
+/// Why a call on a World failed.
+enum Failure {
+    Core(rp_core::Error),
+    Closed,
+    /// An earlier call panicked while holding the engine.
+    Poisoned,
+}
+
+impl From<rp_core::Error> for Failure {
+    fn from(error: rp_core::Error) -> Self {
+        Failure::Core(error)
+    }
+}
+
+fn to_py(py: Python<'_>, failure: Failure) -> PyErr {
+    match failure {
+        Failure::Core(error) => to_py_err(py, error),
+        Failure::Closed => RpError::new_err("the World is closed"),
+        Failure::Poisoned => RpError::new_err(
+            "the World is unusable: an earlier call on it panicked (a bug in rp); close it",
+        ),
+    }
+}
+
+impl World {
+    fn new(engine: Engine) -> Self {
+        Self {
+            engine: Mutex::new(Some(engine)),
+        }
+    }
+
+    /// Runs `body` on the engine with the GIL released.
+    fn with_engine<T: Send>(
+        &self,
+        py: Python<'_>,
+        body: impl FnOnce(&mut Engine) -> Result<T, rp_core::Error> + Send,
+    ) -> PyResult<T> {
+        py.detach(|| {
+            let mut engine = self.engine.lock().map_err(|_| Failure::Poisoned)?;
+            let engine = engine.as_mut().ok_or(Failure::Closed)?;
+            Ok(body(engine)?)
+        })
+        .map_err(|failure| to_py(py, failure))
+    }
+}
+
+/// Runs `open` (which creates or opens an engine) with the GIL released.
+fn open_with(
+    py: Python<'_>,
+    open: impl FnOnce() -> Result<Engine, rp_core::Error> + Send,
+) -> PyResult<World> {
+    py.detach(open)
+        .map(World::new)
+        .map_err(|error| to_py_err(py, error))
+}
+
+#[pymethods]
+impl World {
+    /// Creates a save file at ``path`` holding the world described by the
+    /// world file (TOML) at ``world_file``. ``now`` is the host's clock in
+    /// milliseconds, used when the world file gives none.
+    ///
+    /// Raises ``Conflict`` when ``path`` exists, ``WorldFileError`` when the
+    /// world file has an error (then nothing is written), ``StorageError``.
+    #[classmethod]
+    #[pyo3(signature = (path, world_file, now = 0))]
+    fn create(
+        _cls: &Bound<'_, PyType>,
+        py: Python<'_>,
+        path: PathBuf,
+        world_file: PathBuf,
+        now: i64,
+    ) -> PyResult<World> {
+        open_with(py, || {
+            Engine::create_from_world_file(path, world_file, now, EngineOptions::default())
+        })
+    }
+
+    /// Opens the save file at ``path`` on its current branch.
+    ///
+    /// Raises ``StorageError``, ``NotASave``, ``CorruptSave`` or
+    /// ``UnsupportedVersion``.
+    #[classmethod]
+    fn open(_cls: &Bound<'_, PyType>, py: Python<'_>, path: PathBuf) -> PyResult<World> {
+        open_with(py, || Engine::open(path))
+    }
+
+    /// A new world named ``name`` in memory, with no save file; ``now`` is
+    /// the host's clock in milliseconds at which it begins.
+    #[classmethod]
+    #[pyo3(signature = (name, now = 0))]
+    fn in_memory(
+        _cls: &Bound<'_, PyType>,
+        py: Python<'_>,
+        name: &str,
+        now: i64,
+    ) -> PyResult<World> {
+        open_with(py, || Engine::in_memory(name, now))
+    }
+
+    /// Applies a world file given as text (``name`` names it in errors):
+    /// a first load creates what it describes, a newer version patches what
+    /// changed. Returns the number of events appended (0: nothing changed).
+    /// On error the world is unchanged.
+    ///
+    /// Raises ``WorldFileError``, ``Conflict``, ``StorageError``, ...
+    fn apply_world_file(&self, py: Python<'_>, name: &str, text: &str) -> PyResult<usize> {
+        self.with_engine(py, |engine| engine.apply_world_file(name, text))
+    }
+
+    /// Reads the world file at ``path`` and applies it, as
+    /// ``apply_world_file`` does. Returns the number of events appended.
+    fn load_world_file(&self, py: Python<'_>, path: PathBuf) -> PyResult<usize> {
+        self.with_engine(py, |engine| engine.load_world_file(path))
+    }
+
+    /// The id of the entity whose world-file key is ``name_or_key``
+    /// (exact), or failing that whose name it is (ignoring case).
+    ///
+    /// Raises ``NotFound``.
+    fn entity_id(&self, py: Python<'_>, name_or_key: &str) -> PyResult<u64> {
+        self.with_engine(py, |engine| {
+            engine
+                .world()
+                .find_entity(name_or_key)
+                .map(|entity| entity.id.0)
+                .ok_or_else(|| rp_core::Error::NotFound {
+                    what: "entity with key or name",
+                    id: format!("{name_or_key:?}"),
+                })
+        })
+    }
+
+    /// The seq of the last event on the current branch.
+    #[getter]
+    fn head(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with_engine(py, |engine| Ok(engine.head()))
+    }
+
+    /// Decides whether ``entity`` responds to a message (response control):
+    /// evaluates its fact sheet with the world's seeded random generator and
+    /// records the decision in the log.
+    ///
+    /// ``mentioned=None`` lets rp look for the entity's name and aliases in
+    /// ``content``; ``response_ms=None`` means it never responded;
+    /// ``hour=None`` takes the hour from the world clock.
+    ///
+    /// Raises ``NotFound`` (no such entity), ``StorageError``.
+    #[pyo3(signature = (
+        entity,
+        *,
+        content = "",
+        author = "",
+        mentioned = None,
+        response_ms = None,
+        retry_ms = 0.0,
+        unread_count = 0,
+        interaction_type = None,
+        hour = None,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn decide(
+        &self,
+        py: Python<'_>,
+        entity: u64,
+        content: &str,
+        author: &str,
+        mentioned: Option<bool>,
+        response_ms: Option<f64>,
+        retry_ms: f64,
+        unread_count: u32,
+        interaction_type: Option<String>,
+        hour: Option<f64>,
+    ) -> PyResult<Decision> {
+        let message = Message {
+            content: content.to_owned(),
+            author: author.to_owned(),
+            mentioned,
+            response_ms,
+            retry_ms,
+            unread_count,
+            interaction_type,
+            hour,
+        };
+        self.with_engine(py, |engine| engine.decide(EntityId(entity), &message))
+            .map(Decision)
+    }
+
+    /// The current world in world-file form (TOML).
+    fn export_world_file(&self, py: Python<'_>) -> PyResult<String> {
+        self.with_engine(py, |engine| Ok(engine.export_world_file()))
+    }
+
+    /// Closes the world and its save file. Closing twice does nothing.
+    fn close(&self, py: Python<'_>) {
+        // Dropping an engine closes its file: no GIL needed meanwhile.
+        py.detach(|| {
+            let engine = self
+                .engine
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            drop(engine);
+        });
+    }
+
+    /// Whether ``close()`` was called.
+    #[getter]
+    fn closed(&self, py: Python<'_>) -> bool {
+        py.detach(|| {
+            self.engine
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_none()
+        })
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Closes the world; exceptions propagate.
+    #[pyo3(signature = (_exc_type, _exc_value, _traceback))]
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _exc_type: Option<Bound<'_, PyAny>>,
+        _exc_value: Option<Bound<'_, PyAny>>,
+        _traceback: Option<Bound<'_, PyAny>>,
+    ) -> bool {
+        self.close(py);
+        false
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let described = self.with_engine(py, |engine| {
+            let name = engine
+                .world()
+                .meta()
+                .map(|meta| meta.name.clone())
+                .unwrap_or_default();
+            Ok(format!(
+                "<World {name:?} at {:?}, head {}>",
+                engine.store_name(),
+                engine.head()
+            ))
+        });
+        described.unwrap_or_else(|_| "<World (closed)>".to_owned())
+    }
+}
+
+/// Checks a fact sheet (one fact per line) without a world: that every line
+/// parses and every ``$if`` condition compiles.
+///
+/// Raises ``FactSyntaxError`` with ``.line`` and ``.column`` (1-based, every
+/// line of ``text`` counted, blank ones included; ``.owner`` is None).
+#[pyfunction]
+pub(crate) fn check_sheet(py: Python<'_>, text: &str) -> PyResult<()> {
+    match py.detach(|| rp_core::facts::check_sheet(text)) {
+        Ok(()) => Ok(()),
+        Err(error) => Err(crate::errors::sheet_error(py, error)),
+    }
+}
