@@ -127,8 +127,16 @@ def test_a_sheet_error_in_a_world_file_names_the_sheet_line(world: World) -> Non
         '[world]\nname = "The Crooked Lantern"\n'
         '[[entities]]\nid = "x"\nname = "X"\nfacts = """\n$if (: $respond\n"""\n'
     )
-    with pytest.raises(WorldFileError, match="fact sheet of X, line 1, column 6"):
+    with pytest.raises(WorldFileError) as raised:
         world.apply_world_file("sheet.toml", text)
+    error = raised.value
+    assert (error.file, error.line, error.column, error.field) == (
+        "sheet.toml",
+        7,
+        6,
+        "entities.facts",
+    )
+    assert "line 1 of the fact sheet" in str(error)
 
 
 def test_an_unreadable_world_file_is_a_world_file_error(world: World, tmp_path: Path) -> None:
