@@ -2,34 +2,40 @@
 //! fsync per commit. Events per second.
 //!
 //! Contenders, all fed the same turns (the same encoded bytes for the raw ones):
-//! - `rp_engine`: `Engine::append` with `Durability::Eventual`, default snapshots (every 1000
-//!   events);
+//! - `rp_engine`: `Engine::append` with `Durability::Eventual` and the default snapshots
+//!   (every 1000 events), on a save file;
 //! - `rp_engine_nosnap`: the same with snapshots off;
-//! - `rp_engine_memory`: the engine over a `MemoryStore` (validation, encoding, apply; no file);
+//! - `rp_engine_memory`: the engine over a `MemoryStore`, snapshots off (validation on a copy
+//!   of the world, encoding, apply; no file);
+//! - `world_apply`: `World::apply` of each event in place (validation and apply only);
 //! - `redb_store`: the raw `RedbStore::commit` of the encoded turn (`durable: false`);
 //! - `sqlite_off`: SQLite, WAL, `synchronous=OFF`, the turn's rows in one transaction.
 //!
-//! First a fixed run of T turns per contender timed as a whole; then criterion.
+//! First a fixed run of T turns per contender timed as a whole (wall and thread CPU time);
+//! then criterion, one iteration per turn.
 
 use criterion::{Criterion, Throughput};
 use rp_benches::*;
 use rp_core::store::{BranchId, Commit, MemoryStore, RedbStore, Store};
-use rp_core::{Durability, Engine, EngineOptions, Event, Seq};
+use rp_core::{Durability, Engine, EngineOptions, Event, Seq, World};
 use std::path::Path;
 use std::time::Duration;
 
 const SEED: u64 = 0x5eed_0002;
 
-const NAMES: [&str; 5] = [
+const NAMES: [&str; 6] = [
     "rp_engine",
     "rp_engine_nosnap",
     "rp_engine_memory",
+    "world_apply",
     "redb_store",
     "sqlite_off",
 ];
+const SQLITE: usize = 5;
 
 struct Contenders {
     engines: [Engine; 3],
+    world: World,
     store: RedbStore,
     branch: BranchId,
     store_seq: Seq,
@@ -55,27 +61,28 @@ impl Contenders {
             Engine::open_with(dir.join("engine.rp"), eventual(default_every)).expect("open");
         let engine_nosnap =
             Engine::open_with(dir.join("engine_nosnap.rp"), eventual(0)).expect("open");
-        let mut engine_memory = Engine::new_in(
-            Box::new(MemoryStore::new()),
-            WORLD_NAME,
-            T0,
-            eventual(default_every),
-        )
-        .expect("memory engine");
+        let mut engine_memory =
+            Engine::new_in(Box::new(MemoryStore::new()), WORLD_NAME, T0, eventual(0))
+                .expect("memory engine");
+        let mut genesis = Synth::new(shape, SEED);
+        let mut first = vec![genesis.world_created()];
+        first.extend(genesis.genesis());
         engine_memory
-            .append(Synth::new(shape, SEED).genesis())
-            .expect("genesis");
+            .append(first[1..].to_vec())
+            .expect("genesis applies");
+        let mut world = World::new();
+        for e in &first {
+            world.apply(e).expect("genesis applies");
+        }
         let store = RedbStore::open(dir.join("store.rp")).expect("open");
         let branch = main_branch(&store);
         let store_seq = store.last_seq(branch).expect("last seq").expect("genesis") + 1;
         let mut sqlite = SqliteLog::open(&dir.join("log.sqlite"), SqliteSync::Off);
-        let mut genesis = Synth::new(shape, SEED);
-        let mut first = vec![genesis.world_created()];
-        first.extend(genesis.genesis());
         sqlite.append(1, 1, &encode_all(&first));
         (
             Contenders {
                 engines: [engine, engine_nosnap, engine_memory],
+                world,
                 store,
                 branch,
                 store_seq,
@@ -98,6 +105,15 @@ impl Contenders {
                 sw.stop()
             }
             3 => {
+                let sw = Stopwatch::start();
+                for t in &turns {
+                    for e in t {
+                        self.world.apply(e).expect("apply");
+                    }
+                }
+                sw.stop()
+            }
+            4 => {
                 let commits: Vec<Commit> = bytes
                     .iter()
                     .map(|turn| {
@@ -160,7 +176,7 @@ fn main() {
         "append_throughput: {t} turns of {TURN_EVENTS} events, world of {} entities, one transaction per turn",
         shape.entities
     ));
-    let sqlite = rates[4];
+    let sqlite = rates[SQLITE];
     for (name, (wall, cpu)) in NAMES.iter().zip(&rates) {
         report(format!(
             "append_throughput {name:<17} {:>8.0} events/s ({:>8.0} by thread cpu)  {:>8.2} us/turn  | / sqlite_off {:.2} (cpu {:.2})",
@@ -176,13 +192,13 @@ fn main() {
     let mut g = c.benchmark_group("append_turn_eventual");
     g.throughput(Throughput::Elements(TURN_EVENTS as u64));
     for (which, name) in NAMES.iter().enumerate() {
-        // Each engine holds the world `synth` has generated so far; each gets its own copy of
-        // the generator. The raw contenders take any bytes.
+        // Each engine (and the bare world) holds the world `synth` has generated so far; each
+        // gets its own copy of the generator. The raw contenders take any bytes.
         let mut next = synth.clone();
         g.bench_function(*name, |b| {
             b.iter_custom(|iters| {
                 let turns: Vec<Vec<Event>> = (0..iters).map(|_| next.turn()).collect();
-                let bytes: Vec<Vec<Vec<u8>>> = if which >= 3 {
+                let bytes: Vec<Vec<Vec<u8>>> = if which >= 4 {
                     turns.iter().map(|t| encode_all(t)).collect()
                 } else {
                     Vec::new()

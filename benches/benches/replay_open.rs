@@ -3,15 +3,19 @@
 //! One synthetic log of 1M events (a world of 10k entities, then 10-event turns) is built once,
 //! checked event by event, encoded, and written to a save file (no snapshots) and to SQLite.
 //!
+//! Before criterion, one measured pass each (the breakdown): `decode_event` alone and
+//! `World::apply` alone from records in RAM, then apply by event kind; the snapshot's size by
+//! part.
+//!
 //! Replay (`replay_1m`), each a full pass over the log:
-//! - `decode_apply_memory`: `decode_event` + `World::apply` from records already in RAM;
 //! - `redb_read_raw` / `sqlite_read_raw`: open and read every record, nothing else;
 //! - `redb_read_decode_apply` / `sqlite_read_decode_apply`: read, then the same decode + apply;
 //! - `engine_open_full_replay`: `Engine::open_with` on the save without snapshots.
 //!
 //! Open (`open_from_snapshot`): `Engine::open_with` on copies of the save holding a snapshot,
 //! with `snapshot_every = 10_000` in mind: at the head (tail 0, the best case) and 9,999 events
-//! before it (the worst case); plus `decode_snapshot` alone.
+//! before it (the worst case); plus its parts: `redb_read_snapshot` (open the file and read
+//! the snapshot record) and `decode_snapshot` (decode and reindex).
 //!
 //! All files are in the page cache (just written): these are warm-cache figures.
 
@@ -189,6 +193,21 @@ fn main() {
                 let e = Engine::open_with(&files.tail_worst, setup_options()).expect("open");
                 let d = sw.stop();
                 assert_eq!(e.head(), total_seq);
+                d
+            }),
+        ),
+        (
+            "redb_read_snapshot",
+            Box::new(|| {
+                let sw = Stopwatch::start();
+                let store = RedbStore::open(&files.tail0).expect("open");
+                let branch = main_branch(&store);
+                let snap = store
+                    .latest_snapshot(branch, 0, Seq::MAX)
+                    .expect("read")
+                    .expect("a snapshot");
+                let d = sw.stop();
+                assert_eq!(snap.1.len(), snapshot.len());
                 d
             }),
         ),

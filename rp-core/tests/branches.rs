@@ -199,3 +199,33 @@ fn superseded_snapshots_are_dropped_but_forks_keep_theirs() {
     e.switch_branch("side").unwrap();
     assert_eq!((e.head(), e.world().now()), (5, 4));
 }
+
+#[test]
+fn a_large_world_is_not_snapshotted_at_every_boundary() {
+    use rp_core::store::MemoryStore;
+    let options = EngineOptions {
+        snapshot_every: 2,
+        ..EngineOptions::default()
+    };
+    let mut e = Engine::new_in(Box::new(MemoryStore::new()), "W", 0, options.clone()).unwrap();
+    e.append(vec![Event::EntityCreated {
+        id: EntityId(e.world().next_id()),
+        key: None,
+        name: "Tome".into(),
+        aliases: vec![],
+        facts: FactSheet(vec!["a very long fact ".repeat(3000); 4]),
+        host_controlled: false,
+        state: EntityState::default(),
+    }])
+    .unwrap();
+    tick(&mut e, 200); // 100 boundaries, a few KB of events beside a ~200 KB snapshot
+    let state = e.world().to_bytes();
+    let store = e.into_store();
+    assert_eq!(
+        store.snapshot_seqs(1).unwrap(),
+        vec![2],
+        "one snapshot, not a hundred"
+    );
+    let e = Engine::from_store(store, options).unwrap();
+    assert_eq!(e.world().to_bytes(), state);
+}

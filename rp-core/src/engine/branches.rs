@@ -2,7 +2,7 @@
 //! branch of its own until it is deleted.
 
 use super::catalog::{BranchRecord, Catalog, ForkPoint};
-use super::{Engine, load_world};
+use super::{Engine, load_world_costed};
 use crate::error::{Error, Result};
 use crate::log::codec;
 use crate::model::{ContainerId, EntityId, GroupId, MemoryId, Seq};
@@ -232,10 +232,11 @@ impl Engine {
     /// Loads the world of `branch` at `head` under `catalog`, commits the catalog, then
     /// switches, so a failure anywhere leaves everything as it was.
     fn move_to(&mut self, catalog: Catalog, branch: BranchId, head: Seq) -> Result<()> {
-        let world = load_world(self.store.as_ref(), &catalog, branch, head)?;
+        let (world, cost) = load_world_costed(self.store.as_ref(), &catalog, branch, head)?;
         self.commit_catalog(catalog, Vec::new())?;
         self.heads.insert(branch, head);
         self.world = world;
+        self.cost = cost;
         Ok(())
     }
 

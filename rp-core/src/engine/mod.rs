@@ -74,7 +74,14 @@ pub struct Engine {
     /// Events committed with eventual durability since the last durable commit, kept so a
     /// storage failure cannot lose them silently.
     unsynced: Vec<(BranchId, Seq, Vec<u8>)>,
+    /// What reopening the current branch would cost now (decides when to snapshot).
+    cost: LoadCost,
 }
+
+/// With eventual durability, every this many events a commit is made durable anyway, which
+/// bounds both what a crash can lose and the events kept in memory to re-write after a
+/// storage failure.
+pub const MAX_UNSYNCED_EVENTS: usize = 4096;
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -163,6 +170,7 @@ impl Engine {
             world: World::new(),
             stale: false,
             unsynced: Vec::new(),
+            cost: LoadCost::default(),
         };
         let created = Event::WorldCreated {
             name: name.to_owned(),
@@ -178,7 +186,7 @@ impl Engine {
         let catalog = load_catalog(store.as_ref())?;
         let heads = load_heads(store.as_ref(), &catalog)?;
         let head = heads[&catalog.current];
-        let world = load_world(store.as_ref(), &catalog, catalog.current, head)?;
+        let (world, cost) = load_world_costed(store.as_ref(), &catalog, catalog.current, head)?;
         store.prepare_writes()?;
         Ok(Engine {
             store,
@@ -188,6 +196,7 @@ impl Engine {
             world,
             stale: false,
             unsynced: Vec::new(),
+            cost,
         })
     }
 
@@ -276,7 +285,7 @@ impl Engine {
         last: Seq,
         f: &mut dyn FnMut(Seq, Event) -> Result<()>,
     ) -> Result<()> {
-        visit_range(self.store.as_ref(), &self.catalog, branch, first, last, f)
+        visit_range(self.store.as_ref(), &self.catalog, branch, first, last, f).map(drop)
     }
 
     fn commit_events(&mut self, events: &[Event], durable: bool) -> Result<Seq> {
@@ -291,6 +300,7 @@ impl Engine {
         }
         let branch = self.catalog.current;
         let new_head = next.seq();
+        let durable = durable || self.unsynced.len() + events.len() > MAX_UNSYNCED_EVENTS;
         let mut commit = Commit {
             events: events
                 .iter()
@@ -300,11 +310,25 @@ impl Engine {
             durable,
             ..Commit::default()
         };
+        let appended: u64 = commit.events.iter().map(|(_, _, b)| b.len() as u64).sum();
+        let mut cost = LoadCost {
+            tail_bytes: self.cost.tail_bytes + appended,
+            ..self.cost
+        };
         let every = self.options.snapshot_every;
-        if every > 0 && head / every < new_head / every {
-            commit
-                .snapshots
-                .push((branch, new_head, codec::encode(&next)));
+        // Snapshot at every `snapshot_every` boundary once the events replayed after the last
+        // snapshot weigh at least a quarter of it: opening stays cheap, and a large world is
+        // not rewritten on every boundary (write amplification stays under 4×).
+        if every > 0
+            && head / every < new_head / every
+            && cost.tail_bytes >= cost.snapshot_bytes / 4
+        {
+            let snapshot = codec::encode(&next);
+            cost = LoadCost {
+                snapshot_bytes: snapshot.len() as u64,
+                tail_bytes: 0,
+            };
+            commit.snapshots.push((branch, new_head, snapshot));
             commit.drop_snapshots = self.superseded_snapshots(branch)?;
         }
         if head == 0 {
@@ -312,6 +336,7 @@ impl Engine {
         }
         self.write(commit)?;
         self.world = next;
+        self.cost = cost;
         self.heads.insert(branch, new_head);
         Ok(new_head)
     }
@@ -448,6 +473,7 @@ fn load_heads(store: &dyn Store, catalog: &Catalog) -> Result<BTreeMap<BranchId,
         .collect()
 }
 
+/// Visits the events `first..=last` of `branch` in order; returns how many bytes they took.
 fn visit_range(
     store: &dyn Store,
     catalog: &Catalog,
@@ -455,8 +481,9 @@ fn visit_range(
     first: Seq,
     last: Seq,
     f: &mut dyn FnMut(Seq, Event) -> Result<()>,
-) -> Result<()> {
+) -> Result<u64> {
     let mut expect = first;
+    let mut bytes_read = 0u64;
     for Segment {
         branch: b,
         first: sf,
@@ -468,16 +495,17 @@ fn visit_range(
             continue;
         }
         store.read_events(b, lo, hi, &mut |seq, bytes| {
-            let location = format!("seq {seq} of branch {b}");
+            let location = || format!("seq {seq} of branch {b}");
             if seq != expect {
                 return Err(Error::Corrupt {
                     file: store.name().to_owned(),
-                    location,
+                    location: location(),
                     message: format!("expected seq {expect}; events are missing"),
                 });
             }
-            let event: Event = codec::decode(bytes).map_err(corrupt(store, location))?;
+            let event: Event = codec::decode(bytes).map_err(|e| e.at(store.name(), location()))?;
             expect += 1;
+            bytes_read += bytes.len() as u64;
             f(seq, event)
         })?;
     }
@@ -488,12 +516,31 @@ fn visit_range(
             message: "events are missing".into(),
         });
     }
-    Ok(())
+    Ok(bytes_read)
+}
+
+/// What opening a branch costs: the size of the snapshot it starts from and of the events
+/// replayed after it (the engine snapshots again once the tail grows large beside the
+/// snapshot).
+#[derive(Clone, Copy, Debug, Default)]
+struct LoadCost {
+    snapshot_bytes: u64,
+    tail_bytes: u64,
 }
 
 /// The world of `branch` as of `head`: the latest snapshot at or before `head`, then replay.
 fn load_world(store: &dyn Store, catalog: &Catalog, branch: BranchId, head: Seq) -> Result<World> {
+    load_world_costed(store, catalog, branch, head).map(|(w, _)| w)
+}
+
+fn load_world_costed(
+    store: &dyn Store,
+    catalog: &Catalog,
+    branch: BranchId,
+    head: Seq,
+) -> Result<(World, LoadCost)> {
     let mut world = World::new();
+    let mut cost = LoadCost::default();
     for seg in catalog.segments(branch, head)?.iter().rev() {
         if let Some((seq, bytes)) = store.latest_snapshot(seg.branch, seg.first, seg.last)? {
             let location = format!("snapshot at seq {seq} of branch {}", seg.branch);
@@ -512,16 +559,17 @@ fn load_world(store: &dyn Store, catalog: &Catalog, branch: BranchId, head: Seq)
                 message: e.to_string(),
             })?;
             world = snap;
+            cost.snapshot_bytes = bytes.len() as u64;
             break;
         }
     }
     let from = world.seq() + 1;
-    visit_range(store, catalog, branch, from, head, &mut |seq, event| {
+    cost.tail_bytes = visit_range(store, catalog, branch, from, head, &mut |seq, event| {
         world.apply(&event).map_err(|e| Error::Corrupt {
             file: store.name().to_owned(),
             location: format!("seq {seq}"),
             message: format!("the stored {} event does not apply: {e}", event.kind()),
         })
     })?;
-    Ok(world)
+    Ok((world, cost))
 }
