@@ -47,7 +47,7 @@ pub fn roll(notation: &str, draws: &mut dyn Draws) -> Result<Roll, String> {
 
 /// Parses dice notation (`d20`, `2d6+1`, `4d6kh3`).
 pub(crate) fn parse(notation: &str) -> Result<Dice, String> {
-    let text = notation.trim().to_ascii_lowercase();
+    let text = super::number::js_trim(notation).to_ascii_lowercase();
     let s = text.as_bytes();
     let mut i = 0;
     let count = if s.first().is_some_and(u8::is_ascii_digit) {

@@ -63,12 +63,21 @@ pub(crate) struct Lexer<'s> {
     regex_allowed: bool,
 }
 
+/// Characters in JavaScript's ID_Start but not in XID_Start (what `unicode-ident` tables).
+const ID_START_NOT_XID: &[char] = &[
+    '\u{37A}', '\u{E33}', '\u{EB3}', '\u{309B}', '\u{309C}', '\u{FC5E}', '\u{FC5F}', '\u{FC60}',
+    '\u{FC61}', '\u{FC62}', '\u{FC63}', '\u{FDFA}', '\u{FDFB}', '\u{FE70}', '\u{FE72}', '\u{FE74}',
+    '\u{FE76}', '\u{FE78}', '\u{FE7A}', '\u{FE7C}', '\u{FE7E}', '\u{FF9E}', '\u{FF9F}',
+];
+
+/// IdentifierStart: `$`, `_` and Unicode ID_Start.
 fn ident_start(c: char) -> bool {
-    c.is_ascii_alphabetic() || c == '_' || c == '$' || (!c.is_ascii() && c.is_alphabetic())
+    c == '$' || c == '_' || unicode_ident::is_xid_start(c) || ID_START_NOT_XID.contains(&c)
 }
 
+/// IdentifierPart: IdentifierStart, Unicode ID_Continue, ZWNJ and ZWJ.
 fn ident_continue(c: char) -> bool {
-    ident_start(c) || c.is_ascii_digit() || (!c.is_ascii() && c.is_alphanumeric())
+    ident_start(c) || unicode_ident::is_xid_continue(c) || c == '\u{200C}' || c == '\u{200D}'
 }
 
 impl<'s> Lexer<'s> {
