@@ -144,9 +144,8 @@ pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, DecodeError
 
 /// Decodes a bare MessagePack body with the depth limit, rejecting trailing bytes.
 pub(crate) fn decode_payload<T: DeserializeOwned>(body: &[u8]) -> Result<T, String> {
-    let mut de = rmp_serde::Deserializer::from_read_ref(body);
-    de.set_max_depth(MAX_DEPTH);
-    let value = T::deserialize(&mut de).map_err(|e| e.to_string())?;
+    // Walk the structure first: a header that claims more elements than there are bytes left
+    // is refused here, before any decoder sizes an allocation from it.
     let used = value_len(body).ok_or("the record body is malformed")?;
     if used != body.len() {
         return Err(format!(
@@ -154,7 +153,22 @@ pub(crate) fn decode_payload<T: DeserializeOwned>(body: &[u8]) -> Result<T, Stri
             body.len() - used
         ));
     }
-    Ok(value)
+    let mut de = rmp_serde::Deserializer::from_read_ref(body);
+    de.set_max_depth(MAX_DEPTH);
+    T::deserialize(&mut de).map_err(|e| e.to_string())
+}
+
+/// Frames a raw MessagePack body as a record of the current format (header with version and
+/// checksum). For tools and fuzzers that build records by hand.
+pub fn frame(body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + HEADER);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    out.extend_from_slice(body);
+    let crc = checksum(&out);
+    out[4..8].copy_from_slice(&crc.to_le_bytes());
+    out
 }
 
 /// The length in bytes of the first MessagePack value in `b`, walked iteratively (no
@@ -247,6 +261,22 @@ mod tests {
         for n in 0..bytes.len() {
             assert!(decode::<Event>(&bytes[..n]).is_err());
         }
+    }
+
+    #[test]
+    fn a_snapshot_claiming_four_billion_utterances_is_refused_without_allocating() {
+        // A world map whose `dialogue` array claims 2^32-1 elements in a tiny record.
+        let mut body = vec![0x81, 0xa8];
+        body.extend_from_slice(b"dialogue");
+        body.extend_from_slice(&[0xdd, 0xff, 0xff, 0xff, 0xff]);
+        let e = decode::<World>(&frame(&body)).err().expect("refused");
+        assert!(matches!(e, DecodeError::Corrupt(_)), "{e:?}");
+    }
+
+    #[test]
+    fn frame_makes_records_decode_reads() {
+        let body = encode_payload(&sample());
+        assert_eq!(decode::<Event>(&frame(&body)).unwrap(), sample());
     }
 
     #[test]
