@@ -8,7 +8,7 @@ use super::number::js_trim;
 use super::parser::{BinOp, LogicOp};
 use super::regex::JsRegex;
 use super::value::*;
-use super::{Draws, TraceEvent};
+use super::{Draws, TraceEntry, TraceEvent};
 use std::rc::Rc;
 
 /// The longest string a condition may build (by `+`), in bytes.
@@ -58,14 +58,24 @@ impl Default for Context<'_> {
 
 type R<T> = Result<T, String>;
 
+/// The fact lines `has_fact` searches: the sheet's unconditional facts (with their lower-case
+/// forms, computed once per sheet) and the conditional facts fired so far.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Facts<'a> {
+    pub plain: &'a [String],
+    pub plain_lower: &'a [String],
+    pub fired: &'a [&'a str],
+}
+
 /// One evaluation of one condition.
 pub(crate) struct Eval<'a, 'r> {
     pub ctx: &'a Context<'a>,
     pub self_facts: &'a SelfFacts,
-    /// Fact lines `has_fact` searches.
-    pub facts: &'a [&'a str],
+    pub facts: Facts<'a>,
     pub draws: &'r mut dyn Draws,
-    pub trace: &'r mut Vec<TraceEvent>,
+    /// Where draws are traced, and the sheet line they belong to.
+    pub trace: &'r mut Vec<TraceEntry>,
+    pub line: usize,
     present: Option<Rc<JsArray<'a>>>,
 }
 
@@ -113,9 +123,10 @@ impl<'a, 'r> Eval<'a, 'r> {
     pub fn new(
         ctx: &'a Context<'a>,
         self_facts: &'a SelfFacts,
-        facts: &'a [&'a str],
+        facts: Facts<'a>,
         draws: &'r mut dyn Draws,
-        trace: &'r mut Vec<TraceEvent>,
+        trace: &'r mut Vec<TraceEntry>,
+        line: usize,
     ) -> Self {
         Eval {
             ctx,
@@ -123,8 +134,16 @@ impl<'a, 'r> Eval<'a, 'r> {
             facts,
             draws,
             trace,
+            line,
             present: None,
         }
+    }
+
+    fn traced(&mut self, event: TraceEvent) {
+        self.trace.push(TraceEntry {
+            line: self.line,
+            event,
+        });
     }
 
     /// ToBoolean of `n`, without building values where the answer is a boolean anyway.
@@ -205,14 +224,14 @@ impl<'a, 'r> Eval<'a, 'r> {
             }
             Node::Random => {
                 let value = self.draws.draw();
-                self.trace.push(TraceEvent::Random { value });
+                self.traced(TraceEvent::Random { value });
                 Value::Num(value)
             }
             Node::Chance(p) => {
                 let probability = self.value(p)?.to_number();
                 let value = self.draws.draw();
                 let result = value < probability;
-                self.trace.push(TraceEvent::Chance {
+                self.traced(TraceEvent::Chance {
                     probability,
                     value,
                     result,
@@ -222,7 +241,7 @@ impl<'a, 'r> Eval<'a, 'r> {
             Node::Roll(x) => {
                 let notation = self.value(x)?.to_js_string().to_string();
                 let r = dice::roll(&notation, self.draws)?;
-                self.trace.push(TraceEvent::Roll {
+                self.traced(TraceEvent::Roll {
                     notation,
                     dice: r.dice,
                     total: r.total,
@@ -231,16 +250,22 @@ impl<'a, 'r> Eval<'a, 'r> {
             }
             Node::HasFact(x) => {
                 let pattern = self.value(x)?.to_js_string().to_lowercase();
+                let f = self.facts;
                 Value::Bool(
-                    self.facts
-                        .iter()
-                        .any(|f| f.to_lowercase().contains(&pattern)),
+                    f.plain_lower.iter().any(|l| l.contains(&pattern))
+                        || f.fired.iter().any(|l| l.to_lowercase().contains(&pattern)),
                 )
             }
             Node::HasFactRegex(re) => {
+                let f = self.facts;
                 let mut found = false;
-                for f in self.facts {
-                    if re.test(f)? {
+                for line in f
+                    .plain
+                    .iter()
+                    .map(String::as_str)
+                    .chain(f.fired.iter().copied())
+                {
+                    if re.test(line)? {
                         found = true;
                         break;
                     }

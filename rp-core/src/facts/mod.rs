@@ -113,7 +113,7 @@ pub enum TraceEvent {
     /// The line fired; `action` is what it did (`$respond true`, `$retry 5000`, or a fact).
     Fired {
         /// What the line did.
-        action: String,
+        action: std::borrow::Cow<'static, str>,
     },
     /// `random()` drew `value`.
     Random {
@@ -225,7 +225,14 @@ pub fn evaluate_to_string(
 ) -> Result<Result<String, String>, SyntaxError> {
     let node = compile::compile_expression(expression, self_facts, &mut RegexCache::default())?;
     let mut trace = Vec::new();
-    let mut ev = eval::Eval::new(ctx, self_facts, &[], draws, &mut trace);
+    let mut ev = eval::Eval::new(
+        ctx,
+        self_facts,
+        eval::Facts::default(),
+        draws,
+        &mut trace,
+        0,
+    );
     Ok(ev.value(&node).map(|v| render(&v)))
 }
 

@@ -1,8 +1,9 @@
 //! Fact sheets: classifying lines, compiling their conditions once, and deciding.
 
 use super::compile::{FactValue, Node, RegexSource, SelfFacts, compile_condition};
-use super::eval::{Context, Eval};
+use super::eval::{Context, Eval, Facts};
 use super::{Draws, TraceEvent};
+use std::borrow::Cow;
 
 /// A sheet error: 1-based line and column (in characters), and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,6 +58,9 @@ struct Line {
 #[derive(Debug)]
 pub struct Sheet {
     lines: Vec<Line>,
+    /// The unconditional facts, trimmed, and their lower-case forms (for `has_fact`).
+    plain: Vec<String>,
+    plain_lower: Vec<String>,
     self_facts: SelfFacts,
     /// Whether any line can turn responding on (`$respond` / `$respond true`).
     has_respond: bool,
@@ -115,6 +119,10 @@ impl Draws for Recording<'_> {
         self.drawn.push(d);
         d
     }
+}
+
+fn respond_text(v: bool) -> Cow<'static, str> {
+    Cow::Borrowed(if v { "$respond true" } else { "$respond false" })
 }
 
 fn chars(s: &str, byte: usize) -> usize {
@@ -257,8 +265,16 @@ impl Sheet {
                 kind,
             });
         }
+        let plain: Vec<String> = out
+            .iter()
+            .filter(|l| matches!(l.kind, Kind::Fact))
+            .map(|l| l.text.trim().to_owned())
+            .collect();
+        let plain_lower = plain.iter().map(|f| f.to_lowercase()).collect();
         Ok(Sheet {
             lines: out,
+            plain,
+            plain_lower,
             self_facts,
             has_respond,
         })
@@ -282,13 +298,8 @@ impl Sheet {
             inner: draws,
             drawn: Vec::new(),
         };
-        let mut searchable: Vec<&str> = self
-            .lines
-            .iter()
-            .filter(|l| matches!(l.kind, Kind::Fact))
-            .map(|l| l.text.trim())
-            .collect();
-        let mut facts = Vec::new();
+        let mut fired: Vec<&str> = Vec::new();
+        let mut facts = Vec::with_capacity(self.plain.len());
         let mut trace = Vec::new();
         let mut respond: Option<bool> = None;
         let mut retry_ms = None;
@@ -301,22 +312,28 @@ impl Sheet {
                     trace.push(TraceEntry {
                         line: line.number,
                         event: TraceEvent::Fired {
-                            action: format!("$respond {v}"),
+                            action: respond_text(*v),
                         },
                     });
                 }
                 Kind::If { condition, action } => {
-                    let mut events = Vec::new();
                     let result = {
-                        let mut ev =
-                            Eval::new(ctx, &self.self_facts, &searchable, &mut rec, &mut events);
+                        let facts = Facts {
+                            plain: &self.plain,
+                            plain_lower: &self.plain_lower,
+                            fired: &fired,
+                        };
+                        let mut ev = Eval::new(
+                            ctx,
+                            &self.self_facts,
+                            facts,
+                            &mut rec,
+                            &mut trace,
+                            line.number,
+                        );
                         ev.truthy(condition)
                     };
-                    trace.extend(events.into_iter().map(|event| TraceEntry {
-                        line: line.number,
-                        event,
-                    }));
-                    let fired = match result {
+                    let hit = match result {
                         Ok(b) => b,
                         Err(message) => {
                             trace.push(TraceEntry {
@@ -326,13 +343,13 @@ impl Sheet {
                             false
                         }
                     };
-                    if !fired {
+                    if !hit {
                         continue;
                     }
                     let text = match action {
-                        Action::Fact(f) => f.clone(),
-                        Action::Respond(v) => format!("$respond {v}"),
-                        Action::Retry(ms) => format!("$retry {ms}"),
+                        Action::Fact(f) => Cow::Owned(f.clone()),
+                        Action::Respond(v) => respond_text(*v),
+                        Action::Retry(ms) => Cow::Owned(format!("$retry {ms}")),
                     };
                     trace.push(TraceEntry {
                         line: line.number,
@@ -341,7 +358,7 @@ impl Sheet {
                     match action {
                         Action::Fact(f) => {
                             facts.push(f.clone());
-                            searchable.push(f);
+                            fired.push(f);
                         }
                         Action::Respond(v) => respond = Some(*v),
                         Action::Retry(ms) => {

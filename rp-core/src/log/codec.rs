@@ -269,7 +269,7 @@ mod tests {
         let mut body = vec![0x81, 0xa8];
         body.extend_from_slice(b"dialogue");
         body.extend_from_slice(&[0xdd, 0xff, 0xff, 0xff, 0xff]);
-        let e = decode::<World>(&frame(&body)).err().expect("refused");
+        let e = decode::<World>(&frame(&body)).expect_err("refused");
         assert!(matches!(e, DecodeError::Corrupt(_)), "{e:?}");
     }
 
