@@ -97,6 +97,12 @@ fn distinct<T: PartialEq + std::fmt::Display>(what: &'static str, items: &[T]) -
 impl World {
     /// Validates `event` against the current state and applies it. On error nothing changes.
     pub fn apply(&mut self, event: &Event) -> Result<()> {
+        if self.seq == u64::MAX {
+            return Err(Error::invalid(
+                "event",
+                "the world's sequence counter is exhausted",
+            ));
+        }
         if self.meta.is_none() && !matches!(event, Event::WorldCreated { .. }) {
             return Err(Error::invalid(
                 "event",
@@ -429,7 +435,12 @@ impl World {
                         format!("a random draw of {d} is outside [0, 1)"),
                     ));
                 }
-                self.draws_taken += draws.len() as u64;
+                self.draws_taken = self
+                    .draws_taken
+                    .checked_add(draws.len() as u64)
+                    .ok_or_else(|| {
+                        Error::invalid("event", "the random generator's counter is exhausted")
+                    })?;
             }
             Event::WorldFileApplied { file, text } => {
                 if text.len() > MAX_WORLD_FILE_BYTES {

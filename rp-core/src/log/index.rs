@@ -81,6 +81,127 @@ impl Index {
                 }
             }
         }
+        // Containers inside each other and entities carrying each other in a loop would make
+        // later walks up those chains endless.
+        let containers = world.containers.len();
+        for c in world.containers.iter() {
+            let mut at = c.parent;
+            for _ in 0..=containers {
+                at = match at {
+                    Some(p) => world.containers.get(&p).and_then(|x| x.parent),
+                    None => break,
+                };
+            }
+            if at.is_some() {
+                return Err(bad(format!("{} is inside itself", c.id)));
+            }
+        }
+        let entities = world.entities.len();
+        for e in world.entities.iter() {
+            let mut at = ix.carried_by.get(&e.id).copied();
+            for _ in 0..=entities {
+                at = match at {
+                    Some(c) => ix.carried_by.get(&c).copied(),
+                    None => break,
+                };
+            }
+            if at.is_some() {
+                return Err(bad(format!("{} carries itself through others", e.id)));
+            }
+        }
+        if world.seq == u64::MAX || world.next_id == u64::MAX {
+            return Err(bad("the sequence or id counter is exhausted".into()));
+        }
         Ok(ix)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::{Event, WorldSettings};
+    use crate::model::*;
+
+    fn world() -> World {
+        let mut w = World::new();
+        w.apply(&Event::WorldCreated {
+            name: "W".into(),
+            now: 0,
+            settings: WorldSettings::default(),
+        })
+        .unwrap();
+        for id in [1, 2] {
+            w.apply(&Event::ContainerCreated {
+                id: ContainerId(id),
+                key: None,
+                name: format!("c{id}"),
+                facts: FactSheet::default(),
+                parent: None,
+                slots: vec![],
+                properties: ContainerProperties::default(),
+            })
+            .unwrap();
+        }
+        for id in [3, 4] {
+            w.apply(&Event::EntityCreated {
+                id: EntityId(id),
+                key: None,
+                name: format!("e{id}"),
+                aliases: vec![],
+                facts: FactSheet::default(),
+                host_controlled: false,
+                state: EntityState::default(),
+            })
+            .unwrap();
+        }
+        w
+    }
+
+    // Forged snapshots (their checksums can be made right) must not smuggle in states that
+    // `apply` could never build and that would make its walks endless or its counters wrap.
+    #[test]
+    fn a_snapshot_with_containers_inside_each_other_is_refused() {
+        let mut w = world();
+        w.containers.get_mut(&ContainerId(1)).unwrap().parent = Some(ContainerId(2));
+        w.containers.get_mut(&ContainerId(2)).unwrap().parent = Some(ContainerId(1));
+        assert!(
+            Index::build(&w)
+                .unwrap_err()
+                .to_string()
+                .contains("inside itself")
+        );
+    }
+
+    #[test]
+    fn a_snapshot_with_entities_carrying_each_other_is_refused() {
+        let mut w = world();
+        w.entities.get_mut(&EntityId(3)).unwrap().inventory = vec![EntityId(4)];
+        w.entities.get_mut(&EntityId(4)).unwrap().inventory = vec![EntityId(3)];
+        assert!(
+            Index::build(&w)
+                .unwrap_err()
+                .to_string()
+                .contains("carries itself")
+        );
+    }
+
+    #[test]
+    fn exhausted_counters_are_refused_not_wrapped() {
+        let mut w = world();
+        w.seq = u64::MAX;
+        assert!(Index::build(&w).is_err());
+        assert!(w.apply(&Event::TimeAdvanced { to: 1 }).is_err());
+        let mut w = world();
+        w.draws_taken = u64::MAX;
+        let decided = Event::ResponseDecided {
+            entity: EntityId(3),
+            respond: true,
+            retry_ms: None,
+            fired: vec![],
+            draws: vec![0.5],
+        };
+        let before = w.to_bytes();
+        assert!(w.apply(&decided).is_err());
+        assert_eq!(w.to_bytes(), before);
     }
 }
