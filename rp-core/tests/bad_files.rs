@@ -517,3 +517,31 @@ fn hostile_msgpack_in_a_well_formed_record_is_rejected() {
         std::fs::remove_file(&path).expect("remove");
     }
 }
+
+/// Damage can make redb lose the last entries of a table without any error of its own (a
+/// leaf's entry count, say). The save keeps each branch's head apart from the log, so a log
+/// that lost its end is reported, not opened as an earlier save.
+#[test]
+fn a_log_that_lost_its_end_is_reported() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = sample_save(dir.path(), "lost-end.rp", 0);
+    let head = Engine::open(&path).expect("open").head();
+    {
+        let db = redb::Database::open(&path).expect("redb open");
+        let txn = db.begin_write().expect("write");
+        {
+            let mut events = txn.open_table(EVENTS).expect("events");
+            for seq in head - 2..=head {
+                events.remove((MAIN_BRANCH, seq)).expect("remove");
+            }
+        }
+        txn.commit().expect("commit");
+    }
+    let e = open_rejected(&path, &[ErrorKind::Corrupt], "three events cut off the end");
+    let msg = e.to_string();
+    assert!(
+        msg.contains(&format!("written up to seq {head}"))
+            && msg.contains(&format!("holds seq {}", head - 3)),
+        "{msg}"
+    );
+}

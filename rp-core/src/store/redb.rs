@@ -16,6 +16,9 @@ const EVENTS: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("rp_even
 const SNAPSHOTS: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("rp_snapshots");
 const META: TableDefinition<&str, &[u8]> = TableDefinition::new("rp_meta");
 const META_KEY: &str = "meta";
+/// The last seq written to each branch, kept beside the log so that a damaged file cannot
+/// silently lose the end of a branch (redb's pages carry no checksums of their own).
+const HEADS: TableDefinition<u64, u64> = TableDefinition::new("rp_heads");
 const REDB_MAGIC: [u8; 9] = [b'r', b'e', b'd', b'b', 0x1A, 0x0A, 0xA9, 0x0D, 0x0A];
 
 /// Makes a fresh storage backend for the same underlying bytes (used to reopen after an I/O
@@ -99,9 +102,11 @@ impl RedbStore {
         tmp_name.push(".creating");
         let tmp = path.with_file_name(tmp_name);
         let _ = std::fs::remove_file(&tmp);
-        let db = Database::builder()
-            .create(&tmp)
-            .map_err(|e| storage(&name, e))?;
+        let db = contain(&name, || {
+            Database::builder()
+                .create(&tmp)
+                .map_err(|e| storage(&name, e))
+        })?;
         let mut store = RedbStore::new(name, Source::Path(tmp), Some(Handle::Writable(db)));
         store.creating = Some(path.to_owned());
         Ok(store)
@@ -139,11 +144,14 @@ impl RedbStore {
         let path = path.as_ref();
         let name = path.display().to_string();
         check_magic(path, &name)?;
-        let db = match Database::builder().open_read_only(path) {
-            Ok(db) => Handle::ReadOnly(db),
-            Err(DatabaseError::RepairAborted) => Handle::Writable(open_db(path, &name)?),
-            Err(e) => return Err(open_error(&name, e)),
-        };
+        let db = contain(&name, || match Database::builder().open_read_only(path) {
+            Ok(db) => Ok(Handle::ReadOnly(db)),
+            Err(DatabaseError::RepairAborted) => {
+                rehearse_repair(path, &name)?;
+                Ok(Handle::Writable(open_db(path, &name)?))
+            }
+            Err(e) => Err(open_error(&name, e)),
+        })?;
         Ok(RedbStore::new(
             name,
             Source::Path(path.to_owned()),
@@ -175,7 +183,7 @@ impl RedbStore {
     }
 
     fn open_source(&self) -> Result<Database> {
-        match &self.source {
+        contain(&self.name, || match &self.source {
             Source::Path(p) => open_db(p, &self.name),
             Source::Backend(f) => {
                 let backend = f().map_err(|e| storage(&self.name, e))?;
@@ -183,7 +191,7 @@ impl RedbStore {
                     .create_with_backend(BoxedBackend(backend))
                     .map_err(|e| open_error(&self.name, e))
             }
-        }
+        })
     }
 
     /// Reopens the database if an I/O error closed it, taking back a failed commit first.
@@ -191,7 +199,7 @@ impl RedbStore {
         if state.db.is_none() {
             let db = self.open_source()?;
             if let Some(undo) = &state.undo {
-                undo.apply(&db, &self.name)?;
+                contain(&self.name, || undo.apply(&db, &self.name))?;
             }
             state.undo = None;
             state.db = Some(Handle::Writable(db));
@@ -216,7 +224,8 @@ impl RedbStore {
     fn with_db<R>(&self, f: impl FnOnce(&Handle) -> Result<R>) -> Result<R> {
         let mut state = self.state();
         self.ensure_open(&mut state)?;
-        f(state.db.as_ref().expect("opened above"))
+        let db = state.db.as_ref().expect("opened above");
+        contain(&self.name, || f(db))
     }
 
     /// Runs `f` in a read transaction.
@@ -274,6 +283,18 @@ fn try_commit(db: &Database, name: &str, commit: &Commit, undo: &mut Undo) -> Re
                 .map_err(|e| err(&e))?;
             undo.push(Key::Snapshot(*b, *s), old.as_ref().map(|g| g.value()));
         }
+        let mut heads = txn.open_table(HEADS).map_err(|e| err(&e))?;
+        for (branch, seq) in new_heads(&heads, commit).map_err(|e| err(&e))? {
+            let old = if seq == 0 {
+                heads.remove(branch)
+            } else {
+                heads.insert(branch, seq)
+            }
+            .map_err(|e| err(&e))?;
+            let old = old.map(|g| g.value().to_le_bytes());
+            undo.push(Key::Head(branch), old.as_ref().map(|b| b.as_slice()));
+        }
+        drop(heads);
         if let Some(meta) = &commit.meta {
             let mut t = txn.open_table(META).map_err(|e| err(&e))?;
             let old = t.insert(META_KEY, meta.as_slice()).map_err(|e| err(&e))?;
@@ -283,12 +304,49 @@ fn try_commit(db: &Database, name: &str, commit: &Commit, undo: &mut Undo) -> Re
     txn.commit().map_err(|e| err(&e))
 }
 
+impl Drop for RedbStore {
+    fn drop(&mut self) {
+        // Closing a writable database writes its allocator state; on a damaged file that can
+        // panic inside redb, and dropping a save must never unwind.
+        let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        let _ = contain(&self.name, || {
+            drop(state.db.take());
+            Ok(())
+        });
+    }
+}
+
+/// The heads `commit` leaves, for the branches whose head it changes: a purge cuts a head
+/// back, events move it forward (0: the branch holds no events of its own).
+fn new_heads(
+    heads: &impl redb::ReadableTable<u64, u64>,
+    commit: &Commit,
+) -> std::result::Result<Vec<(BranchId, Seq)>, redb::StorageError> {
+    let mut out: std::collections::BTreeMap<BranchId, Seq> = Default::default();
+    for (branch, after) in &commit.purge {
+        let head = match out.get(branch) {
+            Some(h) => *h,
+            None => heads.get(*branch)?.map_or(0, |g| g.value()),
+        };
+        out.insert(*branch, head.min(*after));
+    }
+    for (branch, seq, _) in &commit.events {
+        let head = match out.get(branch) {
+            Some(h) => *h,
+            None => heads.get(*branch)?.map_or(0, |g| g.value()),
+        };
+        out.insert(*branch, head.max(*seq));
+    }
+    Ok(out.into_iter().collect())
+}
+
 /// A record a commit changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Key {
     Event(BranchId, Seq),
     Snapshot(BranchId, Seq),
     Meta,
+    Head(BranchId),
 }
 
 /// What a commit replaced, in the order it did: enough to take it back.
@@ -309,6 +367,7 @@ impl Undo {
         let events = missing_ok(txn.open_table(EVENTS))?;
         let snapshots = missing_ok(txn.open_table(SNAPSHOTS))?;
         let meta = missing_ok(txn.open_table(META))?;
+        let heads = missing_ok(txn.open_table(HEADS))?;
         for (key, before) in &self.before {
             let now = match key {
                 Key::Event(b, s) => match &events {
@@ -321,6 +380,10 @@ impl Undo {
                 },
                 Key::Meta => match &meta {
                     Some(t) => t.get(META_KEY)?.map(|v| v.value().to_vec()),
+                    None => None,
+                },
+                Key::Head(b) => match &heads {
+                    Some(t) => t.get(*b)?.map(|v| v.value().to_le_bytes().to_vec()),
                     None => None,
                 },
             };
@@ -347,6 +410,7 @@ impl Undo {
             let mut events = txn.open_table(EVENTS).map_err(|e| err(&e))?;
             let mut snapshots = txn.open_table(SNAPSHOTS).map_err(|e| err(&e))?;
             let mut meta = txn.open_table(META).map_err(|e| err(&e))?;
+            let mut heads = txn.open_table(HEADS).map_err(|e| err(&e))?;
             for (key, before) in self.before.iter().rev() {
                 let r = match (key, before) {
                     (Key::Event(b, s), Some(v)) => events.insert((*b, *s), v.as_slice()).map(drop),
@@ -357,6 +421,12 @@ impl Undo {
                     (Key::Snapshot(b, s), None) => snapshots.remove((*b, *s)).map(drop),
                     (Key::Meta, Some(v)) => meta.insert(META_KEY, v.as_slice()).map(drop),
                     (Key::Meta, None) => meta.remove(META_KEY).map(drop),
+                    (Key::Head(b), Some(v)) => {
+                        let mut le = [0u8; 8];
+                        le.copy_from_slice(&v[..8]);
+                        heads.insert(*b, u64::from_le_bytes(le)).map(drop)
+                    }
+                    (Key::Head(b), None) => heads.remove(*b).map(drop),
                 };
                 r.map_err(|e| err(&e))?;
             }
@@ -388,6 +458,24 @@ impl StorageBackend for BoxedBackend {
     fn close(&self) -> std::io::Result<()> {
         self.0.close()
     }
+}
+
+/// Runs `f`, turning a panic inside the storage engine into an error. redb trusts some of
+/// the bytes it reads (a damaged allocator table, say, can make it panic), and a damaged
+/// save must give the caller an error, never unwind through the engine or across FFI.
+fn contain<R>(name: &str, f: impl FnOnce() -> Result<R>) -> Result<R> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        let why = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "an internal check failed".to_owned());
+        Err(Error::Corrupt {
+            file: name.to_owned(),
+            location: "the database structure".into(),
+            message: format!("the storage engine could not read it ({why})"),
+        })
+    })
 }
 
 fn storage(name: &str, e: impl fmt::Display) -> Error {
@@ -430,6 +518,23 @@ fn open_error(name: &str, e: redb::DatabaseError) -> Error {
         },
         other => storage(name, other),
     }
+}
+
+/// Repairs a copy of the file in memory first: repairing writes to the file, and a file so
+/// damaged that the repair fails (or panics inside redb) must be left as it was.
+fn rehearse_repair(path: &Path, name: &str) -> Result<()> {
+    let bytes = std::fs::read(path).map_err(|e| storage(name, e))?;
+    let copy = redb::backends::InMemoryBackend::new();
+    copy.set_len(bytes.len() as u64)
+        .and_then(|()| copy.write(0, &bytes))
+        .map_err(|e| storage(name, e))?;
+    drop(bytes);
+    contain(name, || {
+        Database::builder()
+            .create_with_backend(copy)
+            .map(drop)
+            .map_err(|e| open_error(name, e))
+    })
 }
 
 fn open_db(path: &Path, name: &str) -> Result<Database> {
@@ -494,12 +599,17 @@ impl Store for RedbStore {
         let mut state = self.state();
         let db = self.writable(&mut state)?;
         let mut undo = Undo::default();
-        let result = try_commit(db, &self.name, &commit, &mut undo);
+        let result = contain(&self.name, || {
+            try_commit(db, &self.name, &commit, &mut undo)
+        });
         if result.is_err() {
             // redb refuses further work after an I/O error: start over from the file, which
             // holds every earlier commit whole, and take this one back should it be there
             // anyway. If that fails too, the next call tries again.
-            state.db = None;
+            let _ = contain(&self.name, || {
+                drop(state.db.take()); // closing may write (allocator state)
+                Ok(())
+            });
             state.undo = Some(undo);
             let _ = self.ensure_open(&mut state);
         }
@@ -545,14 +655,33 @@ impl Store for RedbStore {
             let Some(t) = missing_ok(txn.open_table(EVENTS)).map_err(|e| err(&e))? else {
                 return Ok(None);
             };
-            let last = t
+            let last = match t
                 .range((branch, 0)..=(branch, Seq::MAX))
                 .map_err(|e| err(&e))?
-                .next_back();
-            match last {
-                None => Ok(None),
-                Some(row) => Ok(Some(row.map_err(|e| err(&e))?.0.value().1)),
+                .next_back()
+            {
+                None => None,
+                Some(row) => Some(row.map_err(|e| err(&e))?.0.value().1),
+            };
+            let Some(heads) = missing_ok(txn.open_table(HEADS)).map_err(|e| err(&e))? else {
+                return Ok(last);
+            };
+            // A branch without an entry: saves from before heads were kept, or a branch
+            // purged to nothing.
+            let written = heads.get(branch).map_err(|e| err(&e))?.map(|g| g.value());
+            if written.is_some() && written != last {
+                let say = |s: Option<Seq>| s.map_or("no events".to_owned(), |s| format!("seq {s}"));
+                return Err(Error::Corrupt {
+                    file: self.name.clone(),
+                    location: format!("the log of branch {branch}"),
+                    message: format!(
+                        "it was written up to {} but holds {}: events are missing",
+                        say(written),
+                        say(last)
+                    ),
+                });
             }
+            Ok(last)
         })
     }
 
