@@ -251,7 +251,12 @@ fn check_case(at: usize, ctx: &Ctx, d: &Decision, asserts: &[(usize, String)]) {
                 });
                 assert_eq!(d.retry_ms, want, "{}", where_(*n));
             }
-            "facts" => assert_eq!(d.facts, split_list(value, '|'), "{}", where_(*n)),
+            "facts" => assert_eq!(
+                d.facts.iter().map(|f| f.to_string()).collect::<Vec<_>>(),
+                split_list(value, '|'),
+                "{}",
+                where_(*n)
+            ),
             "fired" => {
                 let fired: Vec<String> = d
                     .trace

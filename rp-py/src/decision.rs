@@ -35,7 +35,7 @@ impl Decision {
     /// conditional lines that fired.
     #[getter]
     fn facts(&self) -> Vec<String> {
-        self.0.facts.clone()
+        self.0.facts.iter().map(|f| f.to_string()).collect()
     }
 
     /// Why, in order: a dict per event, with ``"line"`` and ``"kind"``.

@@ -2,6 +2,7 @@
 //! `self.key` becomes the fact's value, regex literals are compiled (once, through the
 //! world's cache), and every call is checked against the allow-list.
 
+use super::eval::Facts;
 use super::parser::{Ast, BinOp, LogicOp, Parser, SyntaxError};
 use super::regex::{JsRegex, RegexError};
 use super::value::{NUMBER_BUILTINS, OBJECT_BUILTINS, STRING_BUILTINS};
@@ -79,8 +80,17 @@ pub(crate) enum Node {
     Random,
     Chance(Box<Node>),
     Roll(Box<Node>),
+    /// `has_fact(x)` with a computed pattern.
     HasFact(Box<Node>),
-    HasFactRegex(Arc<JsRegex>),
+    /// `has_fact("text")`: the pattern lower-cased, and whether a plain fact of the sheet
+    /// contains it (known when compiling, as plain facts are part of the sheet).
+    HasFactText {
+        lower: Box<str>,
+        in_plain: bool,
+    },
+    /// `has_fact(/re/)`, and whether a plain fact matches it (`None`: testing them failed at
+    /// compile time, so the error is left for evaluation to trace).
+    HasFactRegex(Arc<JsRegex>, Option<bool>),
     Regex(Arc<JsRegex>),
     Match(Box<Node>, Arc<JsRegex>),
     Test(Arc<JsRegex>, Box<Node>),
@@ -112,6 +122,9 @@ const METHODS: &str = "match, test, includes, startsWith, endsWith, toLowerCase,
 
 struct Compiler<'c> {
     self_facts: &'c SelfFacts,
+    /// The sheet's unconditional facts, which `has_fact` with a literal pattern is resolved
+    /// against once, here.
+    plain: Facts<'c>,
     regexes: &'c mut dyn RegexSource,
 }
 
@@ -122,16 +135,19 @@ fn err<T>(offset: usize, message: impl Into<String>) -> Result<T, CompileError> 
     })
 }
 
-/// Compiles a whole expression (used by tools and tests; sheets use [`compile_condition`]).
+/// Compiles a whole expression (conditions outside sheets; sheets use
+/// [`compile_condition`]).
 pub(crate) fn compile_expression(
     src: &str,
     self_facts: &SelfFacts,
+    plain: Facts<'_>,
     regexes: &mut dyn RegexSource,
 ) -> Result<Node, CompileError> {
     check_size(src)?;
     let ast = Parser::new(src).expression()?;
     Compiler {
         self_facts,
+        plain,
         regexes,
     }
     .node(&ast)
@@ -141,6 +157,7 @@ pub(crate) fn compile_expression(
 pub(crate) fn compile_condition(
     src: &str,
     self_facts: &SelfFacts,
+    plain: Facts<'_>,
     regexes: &mut dyn RegexSource,
 ) -> Result<(Node, usize), CompileError> {
     check_size(src)?;
@@ -148,6 +165,7 @@ pub(crate) fn compile_condition(
     Ok((
         Compiler {
             self_facts,
+            plain,
             regexes,
         }
         .node(&ast)?,
@@ -318,8 +336,32 @@ impl Compiler<'_> {
                     source,
                     flags,
                     offset,
-                } => Ok(Node::HasFactRegex(self.regex(source, flags, *offset)?)),
-                a => Ok(Node::HasFact(self.boxed(a)?)),
+                } => {
+                    let re = self.regex(source, flags, *offset)?;
+                    let mut in_plain = Some(false);
+                    for fact in self.plain.plain {
+                        match re.test(fact) {
+                            Ok(false) => {}
+                            Ok(true) => {
+                                in_plain = Some(true);
+                                break;
+                            }
+                            Err(_) => {
+                                in_plain = None;
+                                break;
+                            }
+                        }
+                    }
+                    Ok(Node::HasFactRegex(re, in_plain))
+                }
+                a => match self.node(a)? {
+                    Node::Str(text) => {
+                        let lower: Box<str> = text.to_lowercase().into();
+                        let in_plain = self.plain.plain_lower.iter().any(|f| f.contains(&*lower));
+                        Ok(Node::HasFactText { lower, in_plain })
+                    }
+                    other => Ok(Node::HasFact(Box::new(other))),
+                },
             },
             Ast::Ident(name, at) => err(
                 *at,
@@ -414,7 +456,7 @@ mod tests {
     fn compile(src: &str) -> Result<Node, CompileError> {
         let mut facts = SelfFacts::new();
         facts.insert("fox_tf".into(), FactValue::Num(0.3));
-        compile_expression(src, &facts, &mut NoCache)
+        compile_expression(src, &facts, Facts::default(), &mut NoCache)
     }
 
     #[test]

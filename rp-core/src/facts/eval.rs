@@ -10,6 +10,7 @@ use super::regex::JsRegex;
 use super::value::*;
 use super::{Draws, TraceEntry, TraceEvent};
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// The longest string a condition may build (by `+`), in bytes.
 pub const MAX_STRING_BYTES: usize = 1024 * 1024;
@@ -62,9 +63,10 @@ type R<T> = Result<T, String>;
 /// forms, computed once per sheet) and the conditional facts fired so far.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Facts<'a> {
-    pub plain: &'a [String],
-    pub plain_lower: &'a [String],
-    pub fired: &'a [&'a str],
+    pub plain: &'a [Arc<str>],
+    pub plain_lower: &'a [Box<str>],
+    /// Each fired fact and its lower-case form.
+    pub fired: &'a [(&'a str, &'a str)],
 }
 
 /// One evaluation of one condition.
@@ -73,8 +75,8 @@ pub(crate) struct Eval<'a, 'r> {
     pub self_facts: &'a SelfFacts,
     pub facts: Facts<'a>,
     pub draws: &'r mut dyn Draws,
-    /// Where draws are traced, and the sheet line they belong to.
-    pub trace: &'r mut Vec<TraceEntry>,
+    /// Where draws are traced (if anywhere), and the sheet line they belong to.
+    pub trace: Option<&'r mut Vec<TraceEntry>>,
     pub line: usize,
     present: Option<Rc<JsArray<'a>>>,
 }
@@ -125,7 +127,7 @@ impl<'a, 'r> Eval<'a, 'r> {
         self_facts: &'a SelfFacts,
         facts: Facts<'a>,
         draws: &'r mut dyn Draws,
-        trace: &'r mut Vec<TraceEntry>,
+        trace: Option<&'r mut Vec<TraceEntry>>,
         line: usize,
     ) -> Self {
         Eval {
@@ -140,10 +142,12 @@ impl<'a, 'r> Eval<'a, 'r> {
     }
 
     fn traced(&mut self, event: TraceEvent) {
-        self.trace.push(TraceEntry {
-            line: self.line,
-            event,
-        });
+        if let Some(trace) = self.trace.as_deref_mut() {
+            trace.push(TraceEntry {
+                line: self.line,
+                event,
+            });
+        }
     }
 
     /// ToBoolean of `n`, without building values where the answer is a boolean anyway.
@@ -253,21 +257,33 @@ impl<'a, 'r> Eval<'a, 'r> {
                 let f = self.facts;
                 Value::Bool(
                     f.plain_lower.iter().any(|l| l.contains(&pattern))
-                        || f.fired.iter().any(|l| l.to_lowercase().contains(&pattern)),
+                        || f.fired.iter().any(|(_, l)| l.contains(&pattern)),
                 )
             }
-            Node::HasFactRegex(re) => {
+            Node::HasFactText { lower, in_plain } => {
+                Value::Bool(*in_plain || self.facts.fired.iter().any(|(_, l)| l.contains(&**lower)))
+            }
+            Node::HasFactRegex(re, in_plain) => {
                 let f = self.facts;
-                let mut found = false;
-                for line in f
-                    .plain
-                    .iter()
-                    .map(String::as_str)
-                    .chain(f.fired.iter().copied())
-                {
-                    if re.test(line)? {
-                        found = true;
-                        break;
+                let mut found = match in_plain {
+                    Some(known) => *known,
+                    None => {
+                        let mut hit = false;
+                        for line in f.plain {
+                            if re.test(line)? {
+                                hit = true;
+                                break;
+                            }
+                        }
+                        hit
+                    }
+                };
+                if !found {
+                    for (line, _) in f.fired {
+                        if re.test(line)? {
+                            found = true;
+                            break;
+                        }
                     }
                 }
                 Value::Bool(found)

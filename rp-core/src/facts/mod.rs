@@ -22,6 +22,7 @@
 //! ```
 
 mod compile;
+mod condition;
 mod dice;
 mod eval;
 mod lexer;
@@ -32,6 +33,7 @@ mod sheet;
 mod value;
 
 pub use compile::{FactValue, MAX_EXPRESSION_BYTES, RegexSource, SelfFacts};
+pub use condition::Condition;
 pub use dice::{MAX_DICE, MAX_SIDES, Roll};
 pub use eval::{Context, MAX_STRING_BYTES};
 pub use parser::{MAX_NESTING, SyntaxError};
@@ -113,7 +115,7 @@ pub enum TraceEvent {
     /// The line fired; `action` is what it did (`$respond true`, `$retry 5000`, or a fact).
     Fired {
         /// What the line did.
-        action: std::borrow::Cow<'static, str>,
+        action: Arc<str>,
     },
     /// `random()` drew `value`.
     Random {
@@ -223,16 +225,13 @@ pub fn evaluate_to_string(
     ctx: &Context<'_>,
     draws: &mut dyn Draws,
 ) -> Result<Result<String, String>, SyntaxError> {
-    let node = compile::compile_expression(expression, self_facts, &mut RegexCache::default())?;
-    let mut trace = Vec::new();
-    let mut ev = eval::Eval::new(
-        ctx,
+    let node = compile::compile_expression(
+        expression,
         self_facts,
         eval::Facts::default(),
-        draws,
-        &mut trace,
-        0,
-    );
+        &mut RegexCache::default(),
+    )?;
+    let mut ev = eval::Eval::new(ctx, self_facts, eval::Facts::default(), draws, None, 0);
     Ok(ev.value(&node).map(|v| render(&v)))
 }
 

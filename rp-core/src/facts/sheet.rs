@@ -3,7 +3,7 @@
 use super::compile::{FactValue, Node, RegexSource, SelfFacts, compile_condition};
 use super::eval::{Context, Eval, Facts};
 use super::{Draws, TraceEvent};
-use std::borrow::Cow;
+use std::sync::Arc;
 
 /// A sheet error: 1-based line and column (in characters), and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,16 +41,24 @@ pub enum Action {
 
 #[derive(Debug)]
 enum Kind {
-    Fact,
+    /// A plain fact: its trimmed text.
+    Fact(Arc<str>),
     Comment,
-    Respond(bool),
-    If { condition: Node, action: Action },
+    /// `$respond`: the value, and the trace's text for it.
+    Respond(bool, Arc<str>),
+    If {
+        condition: Node,
+        action: Action,
+        /// What the trace says when the line fires (`$respond true`, `$retry 500`, the fact),
+        /// and for a fact, its lower-case form for `has_fact`.
+        fired: Arc<str>,
+        fired_lower: Box<str>,
+    },
 }
 
 #[derive(Debug)]
 struct Line {
     number: usize,
-    text: String,
     kind: Kind,
 }
 
@@ -59,8 +67,8 @@ struct Line {
 pub struct Sheet {
     lines: Vec<Line>,
     /// The unconditional facts, trimmed, and their lower-case forms (for `has_fact`).
-    plain: Vec<String>,
-    plain_lower: Vec<String>,
+    plain: Vec<Arc<str>>,
+    plain_lower: Vec<Box<str>>,
     self_facts: SelfFacts,
     /// Whether any line can turn responding on (`$respond` / `$respond true`).
     has_respond: bool,
@@ -84,7 +92,8 @@ pub struct Decision {
     /// When a `$retry` fired: evaluate again after this many ms (and do not respond now).
     pub retry_ms: Option<u64>,
     /// The facts that apply: plain lines and the text of conditional lines that fired.
-    pub facts: Vec<String>,
+    /// (Shared with the sheet: a decision copies no fact text.)
+    pub facts: Vec<Arc<str>>,
     /// Each line that fired, each random draw, each runtime error.
     pub trace: Vec<TraceEntry>,
     /// Every uniform draw taken, in order (what a replay needs).
@@ -121,8 +130,20 @@ impl Draws for Recording<'_> {
     }
 }
 
-fn respond_text(v: bool) -> Cow<'static, str> {
-    Cow::Borrowed(if v { "$respond true" } else { "$respond false" })
+fn respond_text(v: bool) -> &'static str {
+    if v { "$respond true" } else { "$respond false" }
+}
+
+/// The plain facts of `lines`: neither comments, blank nor directives.
+fn find_plain(lines: &[String]) -> Vec<Arc<str>> {
+    lines
+        .iter()
+        .filter(|raw| {
+            let t = raw.trim_start();
+            !raw.starts_with("$#") && !t.is_empty() && directive_word(t).is_none()
+        })
+        .map(|raw| Arc::from(raw.trim()))
+        .collect()
 }
 
 fn chars(s: &str, byte: usize) -> usize {
@@ -208,6 +229,14 @@ impl Sheet {
                 self_facts.insert(k.to_owned(), v);
             }
         }
+        let plain = find_plain(lines);
+        let plain_lower: Vec<Box<str>> = plain.iter().map(|f| f.to_lowercase().into()).collect();
+        let known = Facts {
+            plain: &plain,
+            plain_lower: &plain_lower,
+            fired: &[],
+        };
+        let mut next_plain = plain.iter();
         let mut out = Vec::with_capacity(lines.len());
         let mut has_respond = false;
         for (i, raw) in lines.iter().enumerate() {
@@ -226,7 +255,7 @@ impl Sheet {
                     "if" if t[3..].starts_with(|c: char| c.is_whitespace() || c == '(') => {
                         let src = &t[3..];
                         let base = indent + 3;
-                        let (condition, end) = compile_condition(src, &self_facts, regexes)
+                        let (condition, end) = compile_condition(src, &self_facts, known, regexes)
                             .map_err(|e| at(base + e.offset, e.message))?;
                         let action_src = &src[end..];
                         let action_at =
@@ -234,13 +263,27 @@ impl Sheet {
                         let action =
                             parse_action(action_src.trim()).map_err(|m| at(action_at, m))?;
                         has_respond |= matches!(action, Action::Respond(true));
-                        Kind::If { condition, action }
+                        let fired: Arc<str> = match &action {
+                            Action::Fact(f) => f.as_str().into(),
+                            Action::Respond(v) => respond_text(*v).into(),
+                            Action::Retry(ms) => format!("$retry {ms}").into(),
+                        };
+                        let fired_lower = match &action {
+                            Action::Fact(f) => f.to_lowercase().into(),
+                            _ => Box::default(),
+                        };
+                        Kind::If {
+                            condition,
+                            action,
+                            fired,
+                            fired_lower,
+                        }
                     }
                     "respond" => {
                         let v = parse_respond(t["$respond".len()..].trim())
                             .map_err(|m| at(indent, m))?;
                         has_respond |= v;
-                        Kind::Respond(v)
+                        Kind::Respond(v, respond_text(v).into())
                     }
                     "retry" => {
                         return Err(at(
@@ -257,20 +300,16 @@ impl Sheet {
                     other => return Err(at(indent, unknown_directive(other))),
                 }
             } else {
-                Kind::Fact
+                // The same lines, in the same order, as `find_plain` found.
+                Kind::Fact(
+                    next_plain
+                        .next()
+                        .cloned()
+                        .unwrap_or_else(|| t.trim().into()),
+                )
             };
-            out.push(Line {
-                number,
-                text: raw.clone(),
-                kind,
-            });
+            out.push(Line { number, kind });
         }
-        let plain: Vec<String> = out
-            .iter()
-            .filter(|l| matches!(l.kind, Kind::Fact))
-            .map(|l| l.text.trim().to_owned())
-            .collect();
-        let plain_lower = plain.iter().map(|f| f.to_lowercase()).collect();
         Ok(Sheet {
             lines: out,
             plain,
@@ -278,6 +317,11 @@ impl Sheet {
             self_facts,
             has_respond,
         })
+    }
+
+    /// The unconditional facts (prose and `key: value` lines), trimmed, in order.
+    pub fn plain_facts(&self) -> &[Arc<str>] {
+        &self.plain
     }
 
     /// The sheet's `self`: its unconditional `key: value` facts.
@@ -298,7 +342,8 @@ impl Sheet {
             inner: draws,
             drawn: Vec::new(),
         };
-        let mut fired: Vec<&str> = Vec::new();
+        // The conditional facts fired so far, with their lower-case forms (for `has_fact`).
+        let mut fired: Vec<(&str, &str)> = Vec::new();
         let mut facts = Vec::with_capacity(self.plain.len());
         let mut trace = Vec::new();
         let mut respond: Option<bool> = None;
@@ -306,17 +351,22 @@ impl Sheet {
         for line in &self.lines {
             match &line.kind {
                 Kind::Comment => {}
-                Kind::Fact => facts.push(line.text.trim().to_owned()),
-                Kind::Respond(v) => {
+                Kind::Fact(text) => facts.push(text.clone()),
+                Kind::Respond(v, text) => {
                     respond = Some(*v);
                     trace.push(TraceEntry {
                         line: line.number,
                         event: TraceEvent::Fired {
-                            action: respond_text(*v),
+                            action: text.clone(),
                         },
                     });
                 }
-                Kind::If { condition, action } => {
+                Kind::If {
+                    condition,
+                    action,
+                    fired: text,
+                    fired_lower,
+                } => {
                     let result = {
                         let facts = Facts {
                             plain: &self.plain,
@@ -328,7 +378,7 @@ impl Sheet {
                             &self.self_facts,
                             facts,
                             &mut rec,
-                            &mut trace,
+                            Some(&mut trace),
                             line.number,
                         );
                         ev.truthy(condition)
@@ -346,19 +396,16 @@ impl Sheet {
                     if !hit {
                         continue;
                     }
-                    let text = match action {
-                        Action::Fact(f) => Cow::Owned(f.clone()),
-                        Action::Respond(v) => respond_text(*v),
-                        Action::Retry(ms) => Cow::Owned(format!("$retry {ms}")),
-                    };
                     trace.push(TraceEntry {
                         line: line.number,
-                        event: TraceEvent::Fired { action: text },
+                        event: TraceEvent::Fired {
+                            action: text.clone(),
+                        },
                     });
                     match action {
-                        Action::Fact(f) => {
-                            facts.push(f.clone());
-                            fired.push(f);
+                        Action::Fact(_) => {
+                            facts.push(text.clone());
+                            fired.push((text, fired_lower));
                         }
                         Action::Respond(v) => respond = Some(*v),
                         Action::Retry(ms) => {

@@ -651,35 +651,42 @@ impl Store for RedbStore {
 
     fn last_seq(&self, branch: BranchId) -> Result<Option<Seq>> {
         let err = |e: &dyn fmt::Display| storage(&self.name, e);
+        let corrupt = |message: String| Error::Corrupt {
+            file: self.name.clone(),
+            location: format!("the log of branch {branch}"),
+            message,
+        };
         self.read(|txn| {
-            let Some(t) = missing_ok(txn.open_table(EVENTS)).map_err(|e| err(&e))? else {
-                return Ok(None);
-            };
-            let last = match t
-                .range((branch, 0)..=(branch, Seq::MAX))
-                .map_err(|e| err(&e))?
-                .next_back()
-            {
+            let last = match missing_ok(txn.open_table(EVENTS)).map_err(|e| err(&e))? {
                 None => None,
-                Some(row) => Some(row.map_err(|e| err(&e))?.0.value().1),
+                Some(t) => match t
+                    .range((branch, 0)..=(branch, Seq::MAX))
+                    .map_err(|e| err(&e))?
+                    .next_back()
+                {
+                    None => None,
+                    Some(row) => Some(row.map_err(|e| err(&e))?.0.value().1),
+                },
             };
+            // Every commit that writes events records the heads, so a save without them lost
+            // its table.
             let Some(heads) = missing_ok(txn.open_table(HEADS)).map_err(|e| err(&e))? else {
-                return Ok(last);
+                return match last {
+                    None => Ok(None),
+                    Some(_) => Err(corrupt(
+                        "the record of where each branch ends is missing".into(),
+                    )),
+                };
             };
-            // A branch without an entry: saves from before heads were kept, or a branch
-            // purged to nothing.
+            // A branch without an entry was purged to nothing.
             let written = heads.get(branch).map_err(|e| err(&e))?.map(|g| g.value());
-            if written.is_some() && written != last {
+            if written != last {
                 let say = |s: Option<Seq>| s.map_or("no events".to_owned(), |s| format!("seq {s}"));
-                return Err(Error::Corrupt {
-                    file: self.name.clone(),
-                    location: format!("the log of branch {branch}"),
-                    message: format!(
-                        "it was written up to {} but holds {}: events are missing",
-                        say(written),
-                        say(last)
-                    ),
-                });
+                return Err(corrupt(format!(
+                    "it was written up to {} but holds {}: events are missing",
+                    say(written),
+                    say(last)
+                )));
             }
             Ok(last)
         })
