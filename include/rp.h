@@ -62,6 +62,18 @@ typedef enum rp_result {
   RP_RESULT_FACT_SYNTAX = 15,
 } rp_result;
 
+// A compiled condition: the expression of a `$if` line, without `$if` and
+// without `: action` (`time.is_night && random() < 0.3`), compiled once and
+// tested as often as needed, for conditions of the host's own (a door that
+// opens at night, a quest step that waits for a word).
+//
+// Create one with `rp_condition_compile`; release it with
+// `rp_condition_free`. Compiled on its own, a condition's `self` has no keys
+// and `has_fact` finds nothing.
+//
+// Thread: any, like `rp_engine`.
+typedef struct rp_condition rp_condition;
+
 // A world and the save that keeps its event log: the handle a program
 // holds while a story runs.
 //
@@ -113,6 +125,83 @@ const char *rp_version(void);
 // Unless `expected` is `NULL`, it must point to `expected_len` readable
 // bytes.
 enum rp_result rp_check_version(const char *expected, size_t expected_len);
+
+// Compiles `source` (`source_len` bytes of UTF-8, borrowed for the call)
+// and writes the new condition to `*out_condition`.
+//
+// A condition that does not compile (bad syntax, anything outside the
+// language, a regex the engine cannot run exactly like JavaScript) returns
+// `RP_RESULT_FACT_SYNTAX`; `rp_last_error()` gives the line and column (in
+// characters) and what is wrong.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8` or `RP_RESULT_FACT_SYNTAX`.
+//
+// Thread: any.
+//
+// # Safety
+//
+// `source` points to `source_len` readable bytes; `out_condition` is
+// writable.
+enum rp_result rp_condition_compile(const char *source,
+                                    size_t source_len,
+                                    struct rp_condition **out_condition);
+
+// Releases a condition. `condition` may be `NULL`, which does nothing. A
+// handle freed already (or not from rp) is refused with
+// `RP_RESULT_INVALID_HANDLE`.
+//
+// Thread: any.
+//
+// # Safety
+//
+// None beyond the signature: any `condition` value is answered safely.
+enum rp_result rp_condition_free(struct rp_condition *condition);
+
+// Tests `condition` against a context: writes to `*out_holds` whether it
+// holds (JavaScript's truthiness of its value).
+//
+// `context_json` (`context_len` bytes of UTF-8) is a JSON object with any
+// of these fields (the variables of the fact language; see
+// `docs/facts.md`), unknown fields refused:
+//
+// ```text
+// {"name": "Aria", "content": "Hello, Aria", "author": "Wren",
+//  "mentioned": true, "response_ms": 60000, "retry_ms": 0,
+//  "unread_count": 1, "interaction_type": null,
+//  "present": ["Aria", "Wren"], "hour": 21}
+// ```
+//
+// `response_ms` absent or `null` means never; `hour` defaults to 12.
+// `random()` and `roll()` draw from the generator of `seed`, from its start,
+// so the same seed gives the same answer.
+//
+// A runtime type error (reading a property of `undefined`, say) makes the
+// condition false, as on a sheet line; it is not a failure of the call.
+// When `out_trace_json` is not `NULL`, the call writes there (a string the
+// caller releases with `rp_string_free`) what happened:
+//
+// ```text
+// {"holds": false, "trace": [{"kind": "random", "value": 0.42},
+//   {"kind": "error", "message": "cannot read `length` of undefined"}]}
+// ```
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE` or
+// `RP_RESULT_INVALID` (the context is not such a JSON object).
+//
+// Thread: any.
+//
+// # Safety
+//
+// `context_json` points to `context_len` readable bytes; `out_holds` is
+// writable; `out_trace_json` is `NULL` or writable.
+enum rp_result rp_condition_test(const struct rp_condition *condition,
+                                 const char *context_json,
+                                 size_t context_len,
+                                 uint64_t seed,
+                                 bool *out_holds,
+                                 char **out_trace_json);
 
 // Creates a new world named `name` in memory, with no save file.
 //

@@ -4,8 +4,9 @@
 //! Cases, each over 10 entities (10 contexts; a sheet per entity):
 //! - `expr_mentioned` / `expr_unmentioned`:
 //!   `mentioned && random() < 0.1 && content.match(/aria|merchant/i)` with `mentioned` true
-//!   (the whole expression runs) and false (it stops at once). rp runs it as the one-line sheet
-//!   `$if <expr>: $respond` through `Sheet::decide`, which is how conditions really run.
+//!   (the whole expression runs) and false (it stops at once). rp compiles it once per entity
+//!   as a `Condition` and evaluates it with `Condition::test` (the breakdown below also times
+//!   it as the one-line sheet `$if <expr>: $respond` through `Sheet::decide`).
 //! - `match_only` (no target): `content.match(/aria|merchant/i)` alone, to compare regex engines.
 //! - `sheet20`: a 20-line sheet (prose, `key: value`, a comment, 10 `$if` lines on mentioned,
 //!   content, response_ms, time, self, has_fact and random), one per entity.
@@ -35,7 +36,7 @@ use evalexpr::{
     ContextWithMutableFunctions, ContextWithMutableVariables, EvalexprError, Function,
     HashMapContext, Value,
 };
-use rp_core::facts::{Context, Draws, JsRegex, RegexCache, SeededDraws, Sheet};
+use rp_core::facts::{Condition, Context, Draws, JsRegex, RegexCache, SeededDraws, Sheet};
 use serde_json::json;
 use std::cell::RefCell;
 use std::hint::black_box;
@@ -537,13 +538,24 @@ impl EvxSheet {
 // answer a checksum.
 
 struct RpCase<'s> {
+    /// For a single expression: one compiled condition per entity.
+    conditions: Vec<Condition>,
     sheets: Vec<Sheet>,
     contexts: Vec<Context<'s>>,
 }
 
 impl RpCase<'_> {
-    /// One round with `draws`: responds + 1e6 × facts (node computes the same).
+    /// One round with `draws`: for an expression, how many were truthy; for a sheet, responds
+    /// + 1e6 × facts (node computes the same).
     fn round(&self, draws: &mut Cycle<'_>) -> u64 {
+        if !self.conditions.is_empty() {
+            return self
+                .conditions
+                .iter()
+                .zip(&self.contexts)
+                .map(|(c, ctx)| u64::from(c.test(ctx, draws).unwrap_or(false)))
+                .sum();
+        }
         let mut responds = 0;
         let mut facts = 0;
         for (sheet, ctx) in self.sheets.iter().zip(&self.contexts) {
@@ -598,14 +610,14 @@ fn expr_case<'s>(
     cache: &mut RegexCache,
     functions: &[(&str, Function)],
 ) -> Case<'s> {
-    let line = vec![format!("$if {expr}: $respond")];
     Case {
         name,
         rp: RpCase {
-            sheets: sits
+            conditions: sits
                 .iter()
-                .map(|_| Sheet::compile(&line, cache).expect("compiles"))
+                .map(|_| Condition::compile(expr, cache).expect("compiles"))
                 .collect(),
+            sheets: Vec::new(),
             contexts: sits.iter().map(Situation::context).collect(),
         },
         evx: EvxCase {
@@ -630,6 +642,7 @@ fn sheet_case<'s>(
     Case {
         name: "sheet20",
         rp: RpCase {
+            conditions: Vec::new(),
             sheets: sheets
                 .iter()
                 .map(|l| Sheet::compile(&rp_lines(l), cache).expect("compiles"))

@@ -35,6 +35,7 @@
 use std::ffi::{CStr, c_char};
 
 mod arg;
+mod condition;
 mod engine;
 mod error;
 mod handle;
@@ -42,6 +43,7 @@ mod panic;
 mod sheet;
 mod string;
 
+pub use condition::{rp_condition, rp_condition_compile, rp_condition_free, rp_condition_test};
 pub use engine::{
     rp_decision_explain, rp_engine, rp_engine_apply_world_file, rp_engine_create_from_world_file,
     rp_engine_decide, rp_engine_entity_id, rp_engine_export_world_file, rp_engine_free,

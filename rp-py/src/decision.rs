@@ -84,7 +84,10 @@ impl Decision {
 }
 
 /// A JSON value as the Python value `json.loads` would give.
-fn json_to_py<'py>(py: Python<'py>, value: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn json_to_py<'py>(
+    py: Python<'py>,
+    value: &serde_json::Value,
+) -> PyResult<Bound<'py, PyAny>> {
     use serde_json::Value;
     match value {
         Value::Null => Ok(py.None().into_bound(py)),

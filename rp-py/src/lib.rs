@@ -7,10 +7,12 @@
 //!
 //! - [`world`]: `World` (rp-core's `Engine`) and `check_sheet`;
 //! - [`decision`]: `Decision`, the outcome of response control;
+//! - [`condition`]: `Condition`, one condition of the fact language on its own;
 //! - [`errors`]: the exception hierarchy, one class per `rp_core::ErrorKind`.
 
 use pyo3::prelude::*;
 
+mod condition;
 mod decision;
 mod errors;
 mod world;
@@ -20,6 +22,8 @@ mod world;
 mod _rp {
     use pyo3::prelude::*;
 
+    #[pymodule_export]
+    use crate::condition::Condition;
     #[pymodule_export]
     use crate::decision::Decision;
     #[pymodule_export]

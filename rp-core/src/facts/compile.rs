@@ -209,6 +209,33 @@ impl Compiler<'_> {
         self.node(ast).map(Box::new)
     }
 
+    /// A chain of one logical operator (`a && b && c`, which parses as `(a && b) && c`),
+    /// compiled leaning right: `a && (b && c)` evaluates the same operands in the same order to
+    /// the same value (for `&&`, `||` and `??` alike), and lets evaluation walk the chain in a
+    /// loop. Iterative, so long chains cost neither time nor stack.
+    fn chain(&mut self, op: LogicOp, ast: &Ast<'_>) -> Result<Node, CompileError> {
+        let mut operands = Vec::new();
+        let mut left = ast;
+        while let Ast::Logic(o, a, b) = left {
+            if *o != op {
+                break;
+            }
+            operands.push(&**b);
+            left = a;
+        }
+        operands.push(left);
+        let mut nodes = operands
+            .iter()
+            .rev()
+            .map(|a| self.node(a))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut acc = nodes.pop().expect("a chain has operands");
+        while let Some(n) = nodes.pop() {
+            acc = Node::Logic(op, Box::new(n), Box::new(acc));
+        }
+        Ok(acc)
+    }
+
     fn node(&mut self, ast: &Ast<'_>) -> Result<Node, CompileError> {
         Ok(match ast {
             Ast::Num(n) => Node::Num(*n),
@@ -235,7 +262,7 @@ impl Compiler<'_> {
             Ast::Not(a) => Node::Not(self.boxed(a)?),
             Ast::Neg(a) => Node::Neg(self.boxed(a)?),
             Ast::Binary(op, a, b) => Node::Bin(*op, self.boxed(a)?, self.boxed(b)?),
-            Ast::Logic(op, a, b) => Node::Logic(*op, self.boxed(a)?, self.boxed(b)?),
+            Ast::Logic(op, _, _) => self.chain(*op, ast)?,
             Ast::Cond(t, y, n) => Node::Cond(self.boxed(t)?, self.boxed(y)?, self.boxed(n)?),
         })
     }

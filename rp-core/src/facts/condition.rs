@@ -2,7 +2,7 @@
 //! as often as needed (a door that opens only at night, a quest step that waits for a word).
 
 use super::compile::{Node, RegexSource, SelfFacts, compile_expression};
-use super::eval::{Context, Eval, Facts};
+use super::eval::{Context, Eval, Facts, Fault};
 use super::parser::SyntaxError;
 use super::{Draws, Sheet, TraceEntry, TraceEvent};
 use std::sync::Arc;
@@ -85,7 +85,9 @@ impl Condition {
     /// Whether the condition holds (JavaScript's ToBoolean of its value), drawing any
     /// randomness from `draws`. `Err` is a runtime type error.
     pub fn test(&self, ctx: &Context<'_>, draws: &mut dyn Draws) -> Result<bool, String> {
-        Eval::new(ctx, &self.self_facts, self.facts(), draws, None, 0).truthy(&self.node)
+        Eval::new(ctx, &self.self_facts, self.facts(), draws, None, 0)
+            .truthy(&self.node)
+            .map_err(Fault::into_message)
     }
 
     /// [`Condition::test`], also appending to `trace` what a sheet would trace: each random
@@ -108,8 +110,206 @@ impl Condition {
         .truthy(&self.node);
         trace.extend(entries.into_iter().map(|e| e.event));
         result.unwrap_or_else(|message| {
-            trace.push(TraceEvent::Error { message });
+            trace.push(TraceEvent::Error {
+                message: message.into_message(),
+            });
             false
         })
+    }
+}
+
+impl SyntaxError {
+    /// This error as an [`crate::Error::FactSyntax`] of `source` (the text it was found in),
+    /// placed by line and column (1-based, columns in characters) rather than byte offset.
+    pub fn to_error(&self, source: &str, owner: &str) -> crate::Error {
+        let mut end = self.offset.min(source.len());
+        while !source.is_char_boundary(end) {
+            end -= 1;
+        }
+        let before = &source[..end];
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        crate::Error::FactSyntax {
+            owner: owner.to_owned(),
+            line: before.matches('\n').count() + 1,
+            column: before[line_start..].chars().count() + 1,
+            message: self.message.clone(),
+        }
+    }
+}
+
+/// A [`Context`] that owns its strings: what a host fills in (or reads from JSON) to evaluate
+/// a [`Condition`] outside a world. Deserialises from a JSON object with these field names,
+/// every one optional; unknown fields are refused.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ContextData {
+    /// `name`.
+    pub name: String,
+    /// `content`.
+    pub content: String,
+    /// `author`.
+    pub author: String,
+    /// `mentioned`.
+    pub mentioned: bool,
+    /// `response_ms`; `None`: the entity never responded (infinite).
+    pub response_ms: Option<f64>,
+    /// `retry_ms`.
+    pub retry_ms: f64,
+    /// `unread_count`.
+    pub unread_count: f64,
+    /// `interaction_type`.
+    pub interaction_type: Option<String>,
+    /// `present`.
+    pub present: Vec<String>,
+    /// `time.hour` (default 12).
+    pub hour: f64,
+}
+
+impl Default for ContextData {
+    fn default() -> Self {
+        ContextData {
+            name: String::new(),
+            content: String::new(),
+            author: String::new(),
+            mentioned: false,
+            response_ms: None,
+            retry_ms: 0.0,
+            unread_count: 0.0,
+            interaction_type: None,
+            present: Vec::new(),
+            hour: 12.0,
+        }
+    }
+}
+
+impl ContextData {
+    /// Reads a context from a JSON object.
+    pub fn from_json(json: &str) -> crate::Result<ContextData> {
+        let value: serde_json::Value = serde_json::from_str(json)
+            .map_err(|e| crate::Error::invalid("context", format!("not JSON: {e}")))?;
+        if !value.is_object() {
+            return Err(crate::Error::invalid(
+                "context",
+                "a context is a JSON object",
+            ));
+        }
+        serde_json::from_value(value).map_err(|e| crate::Error::invalid("context", e.to_string()))
+    }
+
+    /// The context to evaluate against (borrowing these strings).
+    pub fn context(&self) -> Context<'_> {
+        Context {
+            name: &self.name,
+            content: &self.content,
+            author: &self.author,
+            mentioned: self.mentioned,
+            response_ms: self.response_ms.unwrap_or(f64::INFINITY),
+            retry_ms: self.retry_ms,
+            unread_count: self.unread_count,
+            interaction_type: self.interaction_type.as_deref(),
+            present: &self.present,
+            hour: self.hour,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::{RegexCache, ReplayDraws, SeededDraws, compile_sheet};
+
+    fn cond(src: &str) -> Condition {
+        Condition::compile(src, &mut RegexCache::default()).expect("compiles")
+    }
+
+    #[test]
+    fn a_condition_answers_like_the_same_line_of_a_sheet() {
+        let sheet = compile_sheet(&[
+            "mood: grim".into(),
+            "keeps a sea shanty in her head".into(),
+            "$if self.mood == \"grim\" && has_fact(\"SHANTY\") && random() < 0.5: $respond".into(),
+        ])
+        .expect("sheet");
+        let c = Condition::compile_for(
+            "self.mood == \"grim\" && has_fact(\"SHANTY\") && random() < 0.5",
+            &sheet,
+            &mut RegexCache::default(),
+        )
+        .expect("compiles");
+        for draw in [0.1, 0.9] {
+            let ctx = Context::default();
+            let by_sheet = sheet
+                .decide(&ctx, &mut ReplayDraws::new(vec![draw]))
+                .respond;
+            let by_condition = c.test(&ctx, &mut ReplayDraws::new(vec![draw]));
+            assert_eq!(by_condition, Ok(by_sheet), "draw {draw}");
+        }
+        // Compiled alone, `self` is empty and has_fact sees nothing.
+        let alone = cond("self.mood === undefined && !has_fact(\"shanty\")");
+        assert_eq!(
+            alone.test(&Context::default(), &mut SeededDraws::new(1, 0)),
+            Ok(true)
+        );
+    }
+
+    #[test]
+    fn a_runtime_error_is_an_err_and_a_traced_false() {
+        let c = cond("random() < 2 && interaction_type.length > 0");
+        let ctx = Context::default();
+        let e = c.test(&ctx, &mut SeededDraws::new(1, 0)).unwrap_err();
+        assert!(e.contains("length") && e.contains("undefined"), "{e}");
+        let mut trace = Vec::new();
+        assert!(!c.test_traced(&ctx, &mut SeededDraws::new(1, 0), &mut trace));
+        assert!(matches!(trace[0], TraceEvent::Random { .. }), "{trace:?}");
+        assert!(matches!(trace[1], TraceEvent::Error { .. }), "{trace:?}");
+    }
+
+    #[test]
+    fn a_syntax_error_is_placed_by_line_and_character() {
+        let src = "mentioned &&\n  \"é\" == ;";
+        let e = Condition::compile(src, &mut RegexCache::default()).unwrap_err();
+        match e.to_error(src, "condition") {
+            crate::Error::FactSyntax {
+                line,
+                column,
+                owner,
+                ..
+            } => {
+                assert_eq!((owner.as_str(), line), ("condition", 2));
+                assert!(column > 1, "column {column}");
+            }
+            other => panic!("{other}"),
+        }
+    }
+
+    #[test]
+    fn a_condition_is_an_expression_not_a_line() {
+        for bad in ["mentioned: $respond", "", "$if mentioned", "mentioned;"] {
+            assert!(
+                Condition::compile(bad, &mut RegexCache::default()).is_err(),
+                "{bad:?} compiled"
+            );
+        }
+    }
+
+    #[test]
+    fn context_data_reads_json_and_refuses_what_it_does_not_know() {
+        let d = ContextData::from_json(
+            r#"{"content": "Hello, Aria", "mentioned": true, "present": ["Aria", "Wren"]}"#,
+        )
+        .expect("reads");
+        assert_eq!(d.content, "Hello, Aria");
+        assert_eq!(d.hour, 12.0);
+        let ctx = d.context();
+        assert_eq!(ctx.response_ms, f64::INFINITY);
+        assert_eq!(
+            cond("mentioned && present.includes(\"Wren\") && time.is_day")
+                .test(&ctx, &mut SeededDraws::new(1, 0)),
+            Ok(true)
+        );
+        for bad in ["[]", "{\"mentioned\": 1}", "{\"colour\": \"red\"}", "nope"] {
+            let e = ContextData::from_json(bad).unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::Invalid, "{bad}: {e}");
+        }
     }
 }

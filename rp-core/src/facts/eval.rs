@@ -57,7 +57,25 @@ impl Default for Context<'_> {
     }
 }
 
-type R<T> = Result<T, String>;
+/// A runtime type error. Boxed so that a result stays two words and comes back in registers:
+/// evaluation is a deep chain of small calls, and errors are rare.
+#[derive(Debug)]
+pub(crate) struct Fault(Box<str>);
+
+impl Fault {
+    /// The message.
+    pub fn into_message(self) -> String {
+        self.0.into()
+    }
+}
+
+impl From<String> for Fault {
+    fn from(message: String) -> Fault {
+        Fault(message.into())
+    }
+}
+
+type R<T> = Result<T, Fault>;
 
 /// The fact lines `has_fact` searches: the sheet's unconditional facts (with their lower-case
 /// forms, computed once per sheet) and the conditional facts fired so far.
@@ -82,7 +100,7 @@ pub(crate) struct Eval<'a, 'r> {
 }
 
 fn type_error<T>(message: impl Into<String>) -> R<T> {
-    Err(message.into())
+    Err(Fault(message.into().into()))
 }
 
 fn fact_value<'a>(v: &'a FactValue) -> Value<'a> {
@@ -151,13 +169,33 @@ impl<'a, 'r> Eval<'a, 'r> {
     }
 
     /// ToBoolean of `n`, without building values where the answer is a boolean anyway.
-    pub fn truthy(&mut self, n: &'a Node) -> R<bool> {
+    pub fn truthy(&mut self, mut n: &'a Node) -> R<bool> {
+        // `&&` and `||` chains lean right (see `compile`): walk them here, recursing only
+        // into their operands.
+        loop {
+            match n {
+                Node::Logic(LogicOp::And, a, b) => {
+                    if !self.truthy(a)? {
+                        return Ok(false);
+                    }
+                    n = b;
+                }
+                Node::Logic(LogicOp::Or, a, b) => {
+                    if self.truthy(a)? {
+                        return Ok(true);
+                    }
+                    n = b;
+                }
+                _ => return self.truthy_leaf(n),
+            }
+        }
+    }
+
+    fn truthy_leaf(&mut self, n: &'a Node) -> R<bool> {
         Ok(match n {
             Node::Bool(b) => *b,
             Node::Var(Var::Mentioned) => self.ctx.mentioned,
             Node::Not(a) => !self.truthy(a)?,
-            Node::Logic(LogicOp::And, a, b) => self.truthy(a)? && self.truthy(b)?,
-            Node::Logic(LogicOp::Or, a, b) => self.truthy(a)? || self.truthy(b)?,
             Node::Cond(t, y, no) => {
                 if self.truthy(t)? {
                     self.truthy(y)?
@@ -166,10 +204,22 @@ impl<'a, 'r> Eval<'a, 'r> {
                 }
             }
             Node::Bin(op @ (BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge), a, b) => {
+                // Numbers on both sides (`random() < 0.1`, `response_ms > 60000`): compare
+                // them without building values. Left is evaluated before right either way.
+                if let Some(x) = self.number(a) {
+                    return Ok(match self.number(b) {
+                        Some(y) => compare_numbers(*op, x, y),
+                        None => compare(*op, &Value::Num(x), &self.value(b)?),
+                    });
+                }
                 let (x, y) = (self.value(a)?, self.value(b)?);
                 compare(*op, &x, &y)
             }
             Node::Match(recv, re) => {
+                // `content.match(...)`, the usual case, needs no value for its subject.
+                if let Node::Var(Var::Content) = **recv {
+                    return Ok(re.test(self.ctx.content)?);
+                }
                 let subject = self.value(recv)?;
                 let Value::Str(s) = subject else {
                     return type_error(format!(
@@ -226,11 +276,7 @@ impl<'a, 'r> Eval<'a, 'r> {
                     self.value(no)?
                 }
             }
-            Node::Random => {
-                let value = self.draws.draw();
-                self.traced(TraceEvent::Random { value });
-                Value::Num(value)
-            }
+            Node::Random => Value::Num(self.random()),
             Node::Chance(p) => {
                 let probability = self.value(p)?.to_number();
                 let value = self.draws.draw();
@@ -321,6 +367,34 @@ impl<'a, 'r> Eval<'a, 'r> {
                 Value::string(out)
             }
         })
+    }
+
+    /// `random()`: a draw, traced.
+    #[inline]
+    fn random(&mut self) -> f64 {
+        let value = self.draws.draw();
+        if let Some(trace) = self.trace.as_deref_mut() {
+            trace.push(TraceEntry {
+                line: self.line,
+                event: TraceEvent::Random { value },
+            });
+        }
+        value
+    }
+
+    /// The value of `n` when it is certainly a number that needs no [`Value`] (a literal, a
+    /// numeric context variable, `random()`), evaluating it; `None` (evaluating nothing)
+    /// otherwise.
+    #[inline]
+    fn number(&mut self, n: &'a Node) -> Option<f64> {
+        match n {
+            Node::Num(x) => Some(*x),
+            Node::Random => Some(self.random()),
+            Node::Var(Var::ResponseMs) => Some(self.ctx.response_ms),
+            Node::Var(Var::RetryMs) => Some(self.ctx.retry_ms),
+            Node::Var(Var::UnreadCount) => Some(self.ctx.unread_count),
+            _ => None,
+        }
     }
 
     fn var(&mut self, v: Var) -> Value<'a> {
@@ -498,6 +572,18 @@ fn compare(op: BinOp, x: &Value<'_>, y: &Value<'_>) -> bool {
         BinOp::Le => less_than(y, x) == Some(false),
         BinOp::Ge => less_than(x, y) == Some(false),
         _ => unreachable!("only relational operators reach compare"),
+    }
+}
+
+/// A relational operator on two numbers (any comparison with NaN is false, as in JavaScript).
+#[inline]
+fn compare_numbers(op: BinOp, x: f64, y: f64) -> bool {
+    match op {
+        BinOp::Lt => x < y,
+        BinOp::Gt => x > y,
+        BinOp::Le => x <= y,
+        BinOp::Ge => x >= y,
+        _ => unreachable!("only relational operators reach compare_numbers"),
     }
 }
 

@@ -33,7 +33,7 @@ mod sheet;
 mod value;
 
 pub use compile::{FactValue, MAX_EXPRESSION_BYTES, RegexSource, SelfFacts};
-pub use condition::Condition;
+pub use condition::{Condition, ContextData};
 pub use dice::{MAX_DICE, MAX_SIDES, Roll};
 pub use eval::{Context, MAX_STRING_BYTES};
 pub use parser::{MAX_NESTING, SyntaxError};
@@ -232,7 +232,10 @@ pub fn evaluate_to_string(
         &mut RegexCache::default(),
     )?;
     let mut ev = eval::Eval::new(ctx, self_facts, eval::Facts::default(), draws, None, 0);
-    Ok(ev.value(&node).map(|v| render(&v)))
+    Ok(ev
+        .value(&node)
+        .map(|v| render(&v))
+        .map_err(eval::Fault::into_message))
 }
 
 fn render(v: &value::Value<'_>) -> String {

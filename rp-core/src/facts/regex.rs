@@ -536,7 +536,8 @@ impl JsRegex {
     /// The text the crate matches: the subject, or a rewritten copy (astral characters as two
     /// surrogate stand-ins; line terminators as `\n`), with the offset map back.
     fn prepare<'s>(&self, subject: &'s str) -> Result<Prepared<'s>, String> {
-        let astral = self.needs_units && subject.bytes().any(|b| b >= 0xF0);
+        // `is_ascii` runs a word at a time: most messages skip the byte scan.
+        let astral = self.needs_units && !subject.is_ascii() && subject.bytes().any(|b| b >= 0xF0);
         let lines = self.multiline_anchors && subject.contains(['\r', '\u{2028}', '\u{2029}']);
         if lines && !self.lt_uniform {
             return Err(format!(

@@ -388,7 +388,9 @@ impl Sheet {
                         Err(message) => {
                             trace.push(TraceEntry {
                                 line: line.number,
-                                event: TraceEvent::Error { message },
+                                event: TraceEvent::Error {
+                                    message: message.into_message(),
+                                },
                             });
                             false
                         }

@@ -668,12 +668,15 @@ impl Store for RedbStore {
                     Some(row) => Some(row.map_err(|e| err(&e))?.0.value().1),
                 },
             };
-            // Every commit that writes events records the heads, so a save without them lost
-            // its table.
+            // The first commit of a save writes its first event, and every commit that writes
+            // events records the heads: a save (it has metadata) without them lost its table.
             let Some(heads) = missing_ok(txn.open_table(HEADS)).map_err(|e| err(&e))? else {
-                return match last {
-                    None => Ok(None),
-                    Some(_) => Err(corrupt(
+                let saved = missing_ok(txn.open_table(META))
+                    .map_err(|e| err(&e))?
+                    .is_some();
+                return match (last, saved) {
+                    (None, false) => Ok(None),
+                    _ => Err(corrupt(
                         "the record of where each branch ends is missing".into(),
                     )),
                 };

@@ -1,7 +1,7 @@
 /*
- * Tests of rp_engine (worlds, world files, response control), rp_sheet_check
- * and the ownership rules of the C ABI, linked against librp.a the way a C
- * program would.
+ * Tests of rp_engine (worlds, world files, response control), rp_sheet_check,
+ * rp_condition and the ownership rules of the C ABI, linked against librp.a the
+ * way a C program would.
  *
  * Build and run (scripts/test-all does this, then runs it under valgrind):
  *
@@ -289,6 +289,85 @@ static void test_sheet_check_places_errors(void) {
     rp_string_free(json);
 }
 
+static rp_result condition(const char *source, rp_condition **out) {
+    return rp_condition_compile(source, strlen(source), out);
+}
+
+static rp_result holds(const rp_condition *c, const char *context, uint64_t seed, bool *out,
+                       char **trace) {
+    return rp_condition_test(c, context, strlen(context), seed, out, trace);
+}
+
+static void test_a_condition_is_tested_against_a_context(void) {
+    rp_condition *night_door = NULL;
+    rp_condition *chatter = NULL;
+    bool yes = false;
+    bool first = false;
+    bool again = true;
+    char *trace = NULL;
+
+    CHECK(condition("time.is_night && !content.match(/knock/i)", &night_door) == RP_RESULT_OK);
+    CHECK(holds(night_door, "{\"hour\": 23, \"content\": \"Hello?\"}", 0, &yes, NULL) ==
+          RP_RESULT_OK);
+    CHECK(yes);
+    CHECK(holds(night_door, "{\"hour\": 23, \"content\": \"*Knock knock*\"}", 0, &yes,
+                NULL) == RP_RESULT_OK);
+    CHECK(!yes);
+    CHECK(holds(night_door, "{}", 0, &yes, NULL) == RP_RESULT_OK); /* noon */
+    CHECK(!yes);
+
+    /* The same seed draws the same numbers; the trace shows them. */
+    CHECK(condition("random() < 0.5", &chatter) == RP_RESULT_OK);
+    CHECK(holds(chatter, "{}", 42, &first, &trace) == RP_RESULT_OK);
+    CHECK(contains(trace, "\"kind\":\"random\""));
+    rp_string_free(trace);
+    CHECK(holds(chatter, "{}", 42, &again, NULL) == RP_RESULT_OK);
+    CHECK(first == again);
+
+    CHECK(rp_condition_free(night_door) == RP_RESULT_OK);
+    CHECK(rp_condition_free(chatter) == RP_RESULT_OK);
+}
+
+static void test_condition_errors(void) {
+    rp_condition *c = (rp_condition *)NULL;
+    rp_condition *untouched = (rp_condition *)(void *)&c;
+    bool yes = true;
+    char *trace = NULL;
+
+    /* Syntax: the code of fact sheets, placed by line and column. */
+    c = untouched;
+    CHECK(condition("mentioned &&", &c) == RP_RESULT_FACT_SYNTAX);
+    CHECK(contains(rp_last_error(), "line 1"));
+    CHECK(c == untouched);
+    CHECK(condition("eval(content)", &c) == RP_RESULT_FACT_SYNTAX);
+
+    CHECK(condition("random() < 2 && interaction_type.length > 0", &c) == RP_RESULT_OK);
+    /* A runtime error makes it false and is traced: not a failure. */
+    CHECK(holds(c, "{}", 1, &yes, &trace) == RP_RESULT_OK);
+    CHECK(!yes);
+    CHECK(contains(trace, "\"kind\":\"error\""));
+    rp_string_free(trace);
+    /* A bad context is refused and the answer left alone. */
+    yes = true;
+    CHECK(holds(c, "[1, 2]", 1, &yes, NULL) == RP_RESULT_INVALID);
+    CHECK(holds(c, "{\"colour\": \"red\"}", 1, &yes, NULL) == RP_RESULT_INVALID);
+    CHECK(holds(c, "{\"mentioned\": \"yes\"}", 1, &yes, NULL) == RP_RESULT_INVALID);
+    CHECK(yes);
+    CHECK(rp_condition_test(c, NULL, 0, 1, &yes, NULL) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_condition_test(c, "{}", 2, 1, NULL, NULL) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_condition_compile(NULL, 0, &c) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_condition_compile("true", 4, NULL) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_condition_compile("\xff", 1, &c) == RP_RESULT_INVALID_UTF8);
+
+    CHECK(rp_condition_free(c) == RP_RESULT_OK);
+    /* Freed, foreign and NULL handles. */
+    CHECK(holds(c, "{}", 1, &yes, NULL) == RP_RESULT_INVALID_HANDLE);
+    CHECK(rp_condition_free(c) == RP_RESULT_INVALID_HANDLE);
+    CHECK(holds(untouched, "{}", 1, &yes, NULL) == RP_RESULT_INVALID_HANDLE);
+    CHECK(holds(NULL, "{}", 1, &yes, NULL) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_condition_free(NULL) == RP_RESULT_OK);
+}
+
 static void test_world_file_errors_have_their_own_codes(void) {
     rp_engine *engine = tavern();
     size_t events = 99;
@@ -469,6 +548,8 @@ int main(int argc, char **argv) {
     test_null_arguments_are_refused();
     test_freed_and_foreign_handles_are_invalid();
     test_sheet_check_places_errors();
+    test_a_condition_is_tested_against_a_context();
+    test_condition_errors();
     test_world_file_errors_have_their_own_codes();
     test_an_exported_world_loads_into_another();
     test_a_save_file_keeps_the_world();

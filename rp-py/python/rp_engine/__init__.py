@@ -17,6 +17,7 @@ Errors are subclasses of ``RpError``, one per kind of engine error.
 
 from rp_engine._rp import (
     CapacityError,
+    Condition,
     Conflict,
     CorruptSave,
     Decision,
@@ -41,6 +42,7 @@ __all__ = [
     "version",
     "World",
     "Decision",
+    "Condition",
     "check_sheet",
     "RpError",
     "NotFound",

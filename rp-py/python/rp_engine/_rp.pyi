@@ -2,6 +2,7 @@
 
 import os
 from types import TracebackType
+from collections.abc import Sequence
 from typing import Any, Optional, Union, final
 
 __all__ = [
@@ -9,6 +10,7 @@ __all__ = [
     "version",
     "World",
     "Decision",
+    "Condition",
     "check_sheet",
     "RpError",
     "NotFound",
@@ -36,6 +38,47 @@ def check_sheet(text: str) -> None:
     Raises FactSyntaxError with ``.line`` and ``.column`` (1-based, every line of
     ``text`` counted, blank ones included; ``.owner`` is None).
     """
+
+@final
+class Condition:
+    """A compiled condition: the expression of a ``$if`` line on its own."""
+
+    def __new__(cls, source: str) -> "Condition": ...
+    @property
+    def source(self) -> str:
+        """The source it was compiled from."""
+    def test(
+        self,
+        *,
+        name: str = "",
+        content: str = "",
+        author: str = "",
+        mentioned: bool = False,
+        response_ms: Optional[float] = None,
+        retry_ms: float = 0.0,
+        unread_count: int = 0,
+        interaction_type: Optional[str] = None,
+        present: Optional[Sequence[str]] = None,
+        hour: float = 12.0,
+        seed: int = 0,
+    ) -> bool:
+        """Whether the condition holds in this context (draws from ``seed``)."""
+    def test_traced(
+        self,
+        *,
+        name: str = "",
+        content: str = "",
+        author: str = "",
+        mentioned: bool = False,
+        response_ms: Optional[float] = None,
+        retry_ms: float = 0.0,
+        unread_count: int = 0,
+        interaction_type: Optional[str] = None,
+        present: Optional[Sequence[str]] = None,
+        hour: float = 12.0,
+        seed: int = 0,
+    ) -> tuple[bool, list[dict[str, Any]]]:
+        """``test``, with a dict per random draw, dice roll and runtime error."""
 
 @final
 class Decision:
