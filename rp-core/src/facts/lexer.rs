@@ -417,10 +417,12 @@ impl<'s> Lexer<'s> {
             self.pos += 1;
             return Ok(Tok::Punct(P::Question));
         }
-        let first = rest.as_bytes()[0];
-        // Longest first; comparing the first byte before the rest keeps this cheap.
+        let bytes = rest.as_bytes();
+        // Longest first. Tokens are 1 to 4 bytes: compare them inline (a call to memcmp
+        // per entry would cost more than the comparison).
+        let starts = |t: &[u8]| bytes.len() >= t.len() && t.iter().zip(bytes).all(|(a, b)| a == b);
         for (text, p) in TABLE {
-            if text.as_bytes()[0] == first && rest.starts_with(text) {
+            if text.as_bytes()[0] == bytes[0] && starts(text.as_bytes()) {
                 self.pos += text.len();
                 return Ok(match p {
                     Some(p) => Tok::Punct(*p),

@@ -62,6 +62,10 @@ struct State {
 /// damaged, foreign or from a newer version is never modified by opening it.
 enum Handle {
     ReadOnly(ReadOnlyDatabase),
+    /// A file that a crash left needing repair, repaired in memory: read from there until
+    /// the first write, which repairs the file itself (so a file too damaged to repair, or
+    /// whose repaired content the engine rejects, is never modified).
+    Repaired(Database),
     Writable(Database),
 }
 
@@ -69,7 +73,7 @@ impl Handle {
     fn begin_read(&self) -> std::result::Result<ReadTransaction, redb::TransactionError> {
         match self {
             Handle::ReadOnly(db) => db.begin_read(),
-            Handle::Writable(db) => db.begin_read(),
+            Handle::Repaired(db) | Handle::Writable(db) => db.begin_read(),
         }
     }
 }
@@ -146,10 +150,7 @@ impl RedbStore {
         check_magic(path, &name)?;
         let db = contain(&name, || match Database::builder().open_read_only(path) {
             Ok(db) => Ok(Handle::ReadOnly(db)),
-            Err(DatabaseError::RepairAborted) => {
-                rehearse_repair(path, &name)?;
-                Ok(Handle::Writable(open_db(path, &name)?))
-            }
+            Err(DatabaseError::RepairAborted) => Ok(Handle::Repaired(repair_copy(path, &name)?)),
             Err(e) => Err(open_error(&name, e)),
         })?;
         Ok(RedbStore::new(
@@ -209,10 +210,22 @@ impl RedbStore {
 
     /// The database open for writing (reopening a read-only one).
     fn writable<'s>(&self, state: &'s mut State) -> Result<&'s Database> {
-        if matches!(state.db, Some(Handle::ReadOnly(_))) {
+        // Opening for writing marks the file as needing recovery until it is closed (one
+        // header byte). If the open then fails (redb finds damage that reading did not
+        // reach), that mark is taken back: a save refused while opening stays as it was.
+        let mut header = None;
+        if matches!(state.db, Some(Handle::ReadOnly(_) | Handle::Repaired(_))) {
             state.db = None; // releases the shared lock before taking the exclusive one
+            if let Source::Path(path) = &self.source {
+                header = read_header(path);
+            }
         }
-        self.ensure_open(state)?;
+        if let Err(e) = self.ensure_open(state) {
+            if let (Some(before), Source::Path(path)) = (header, &self.source) {
+                restore_recovery_mark(path, &before);
+            }
+            return Err(e);
+        }
         match &state.db {
             Some(Handle::Writable(db)) => Ok(db),
             _ => unreachable!("ensure_open opens for writing"),
@@ -520,9 +533,9 @@ fn open_error(name: &str, e: redb::DatabaseError) -> Error {
     }
 }
 
-/// Repairs a copy of the file in memory first: repairing writes to the file, and a file so
-/// damaged that the repair fails (or panics inside redb) must be left as it was.
-fn rehearse_repair(path: &Path, name: &str) -> Result<()> {
+/// A copy of the file in memory, repaired there: repairing writes, and a file so damaged
+/// that the repair fails (or panics inside redb) must be left as it was.
+fn repair_copy(path: &Path, name: &str) -> Result<Database> {
     let bytes = std::fs::read(path).map_err(|e| storage(name, e))?;
     let copy = redb::backends::InMemoryBackend::new();
     copy.set_len(bytes.len() as u64)
@@ -532,9 +545,40 @@ fn rehearse_repair(path: &Path, name: &str) -> Result<()> {
     contain(name, || {
         Database::builder()
             .create_with_backend(copy)
-            .map(drop)
             .map_err(|e| open_error(name, e))
     })
+}
+
+/// The size of redb's database header, and the offset of its flags byte (which holds the
+/// "recovery required" mark).
+const HEADER_BYTES: usize = 512;
+const HEADER_FLAGS: usize = 9;
+const RECOVERY_REQUIRED: u8 = 2;
+
+fn read_header(path: &Path) -> Option<Vec<u8>> {
+    let mut head = vec![0u8; HEADER_BYTES];
+    std::fs::File::open(path).ok()?.read_exact(&mut head).ok()?;
+    Some(head)
+}
+
+/// Puts back the header's flags byte as it was `before` a failed open for writing, if setting
+/// the recovery mark is all that changed (so nothing another process wrote meanwhile is
+/// touched).
+fn restore_recovery_mark(path: &Path, before: &[u8]) {
+    use std::io::{Seek, SeekFrom, Write};
+    let Some(now) = read_header(path) else {
+        return;
+    };
+    let only_flags = (0..HEADER_BYTES).all(|i| i == HEADER_FLAGS || now[i] == before[i]);
+    if !only_flags || now[HEADER_FLAGS] != before[HEADER_FLAGS] | RECOVERY_REQUIRED {
+        return;
+    }
+    if let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(path)
+        && f.seek(SeekFrom::Start(HEADER_FLAGS as u64)).is_ok()
+        && f.write_all(&before[HEADER_FLAGS..=HEADER_FLAGS]).is_ok()
+    {
+        let _ = f.sync_all();
+    }
 }
 
 fn open_db(path: &Path, name: &str) -> Result<Database> {
