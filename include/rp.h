@@ -501,6 +501,117 @@ enum rp_result rp_engine_export_world_file(const struct rp_engine *engine, char 
 // returns `NULL`.
 const char *rp_last_error(void);
 
+// Forms a memory in the world (one event) and writes its id to
+// `*out_memory_id`.
+//
+// `memory_json` (`memory_json_len` bytes of UTF-8) is a JSON object; only
+// `owner` and `text` are required, unknown fields are refused:
+//
+// ```text
+// {"owner": 2,               // whose memory (an entity id): its point of view
+//  "text": "Wren paid in silver",
+//  "witnesses": [3],         // who else saw it; the owner is always added
+//  "kind": "utterance",      // or "scene_summary", "event_gist", "reflection"
+//  "significance": 0.5,      // 0 to 1
+//  "created": 1000}          // host clock, ms; default: the world's clock
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match
+// (or an empty text, a significance outside 0–1); `RP_RESULT_NOT_FOUND` for
+// an owner or witness that does not exist; `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_STORAGE`.
+// On failure the world is unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `memory_json` points to `memory_json_len` readable bytes; `out_memory_id`
+// is writable.
+enum rp_result rp_engine_add_memory(struct rp_engine *engine,
+                                    const char *memory_json,
+                                    size_t memory_json_len,
+                                    uint64_t *out_memory_id);
+
+// Removes a memory from the world (one event).
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+// memory; `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_STORAGE`.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// None beyond the signature.
+enum rp_result rp_engine_remove_memory(struct rp_engine *engine, uint64_t memory_id);
+
+// The memories `speaker_id` recalls for `query` at `now` (host clock, ms),
+// best first, as a JSON array written to `*out_json` (a string the caller
+// releases with `rp_string_free`):
+//
+// ```text
+// [{"id": 7, "text": "Wren paid in silver", "kind": "utterance",
+//   "score": 2.1, "relevance": 1.0, "recency": 0.6, "significance": 0.5}]
+// ```
+//
+// Only the speaker's own memories (what it witnessed) can come back. The
+// score is `relevance` (BM25 of the query, divided by the best among the
+// candidates) + `recency` (halving every half-life since the memory was last
+// recalled or formed) + `significance`, each weighted. `query` is text, never
+// query syntax: quotes, colons, `AND` and the like are only characters. An
+// empty query ranks by recency and significance alone.
+//
+// `options_json` (`options_len` bytes; `NULL` with length 0 for the
+// defaults) is a JSON object with any of
+// `{"k": 10, "candidates": 8, "half_life_ms": 4.98e8,
+//   "weights": {"relevance": 1, "recency": 1, "significance": 1}}`.
+//
+// Recalling changes nothing; record what a turn used with
+// `rp_engine_mark_recalled`.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` for an unknown speaker;
+// `RP_RESULT_INVALID` for bad options; `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `query` points to `query_len` readable bytes; `options_json` is `NULL`
+// (with `options_len` 0) or points to `options_len` readable bytes;
+// `out_json` is writable.
+enum rp_result rp_engine_recall(struct rp_engine *engine,
+                                uint64_t speaker_id,
+                                const char *query,
+                                size_t query_len,
+                                int64_t now,
+                                const char *options_json,
+                                size_t options_len,
+                                char **out_json);
+
+// Records that the `count` memories of `memory_ids` were recalled at `at`
+// (one event): each one's last-accessed time becomes `at` and its access
+// count goes up by one, which recency reads. Writes the new head to
+// `*out_head`. `memory_ids` may be `NULL` when `count` is 0 (nothing is
+// recorded).
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` for a memory that does not
+// exist; `RP_RESULT_INVALID` for an id listed twice;
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_STORAGE`. On failure the world is unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `memory_ids` is `NULL` (with `count` 0) or points to `count` readable
+// `uint64_t`; `out_head` is writable.
+enum rp_result rp_engine_mark_recalled(struct rp_engine *engine,
+                                       const uint64_t *memory_ids,
+                                       size_t count,
+                                       int64_t at,
+                                       uint64_t *out_head);
+
 // Checks a fact sheet (the text of an entity's `facts`, one fact per line)
 // without a world: that every line parses and every `$if` condition
 // compiles.

@@ -17,6 +17,7 @@ mod error;
 pub mod facts;
 pub mod graph;
 pub mod log;
+pub mod memory;
 pub mod model;
 pub mod store;
 pub mod worldfile;

@@ -43,6 +43,32 @@ pub(crate) unsafe fn str_arg<'a>(
     })
 }
 
+/// Borrows the array argument `name` of `len` items. `ptr` may be `NULL` only
+/// when `len` is 0.
+///
+/// # Safety
+///
+/// Unless `ptr` is `NULL`, it must point to `len` initialised, aligned items
+/// that stay valid and unmodified for `'a`.
+pub(crate) unsafe fn slice_arg<'a, T>(
+    name: &str,
+    ptr: *const T,
+    len: usize,
+) -> Result<&'a [T], Error> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if ptr.is_null() {
+        return Err(Error::new(
+            rp_result::NullArgument,
+            format_args!("`{name}` is NULL but its length is {len}"),
+        ));
+    }
+    // SAFETY: `ptr` is not NULL, and the caller guarantees it points to `len`
+    // items that outlive 'a.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+}
+
 /// Checks the out-parameter `name` is not `NULL`.
 ///
 /// The caller writes through the result only once the call has succeeded.

@@ -41,7 +41,7 @@ fn new_handle(engine: Engine) -> *mut rp_engine {
 }
 
 /// Runs `body` on the engine of the handle argument `engine`.
-fn with_engine<R>(
+pub(crate) fn with_engine<R>(
     engine: *const rp_engine,
     body: impl FnOnce(&mut Engine) -> Result<R, Error>,
 ) -> Result<R, Error> {

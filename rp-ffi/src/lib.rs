@@ -39,6 +39,7 @@ mod condition;
 mod engine;
 mod error;
 mod handle;
+mod memory;
 mod panic;
 mod sheet;
 mod string;
@@ -50,6 +51,9 @@ pub use engine::{
     rp_engine_head, rp_engine_in_memory, rp_engine_load_world_file, rp_engine_open,
 };
 pub use error::{rp_last_error, rp_result};
+pub use memory::{
+    rp_engine_add_memory, rp_engine_mark_recalled, rp_engine_recall, rp_engine_remove_memory,
+};
 pub use sheet::rp_sheet_check;
 pub use string::rp_string_free;
 

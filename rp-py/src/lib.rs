@@ -8,6 +8,7 @@
 //! - [`world`]: `World` (rp-core's `Engine`) and `check_sheet`;
 //! - [`decision`]: `Decision`, the outcome of response control;
 //! - [`condition`]: `Condition`, one condition of the fact language on its own;
+//! - [`memory`]: `Recalled`, and the conversions of `World`'s memory methods;
 //! - [`errors`]: the exception hierarchy, one class per `rp_core::ErrorKind`.
 
 use pyo3::prelude::*;
@@ -15,6 +16,7 @@ use pyo3::prelude::*;
 mod condition;
 mod decision;
 mod errors;
+mod memory;
 mod world;
 
 /// The native half of `rp_engine`; import from `rp_engine` instead.
@@ -31,6 +33,8 @@ mod _rp {
         CapacityError, Conflict, CorruptSave, FactSyntaxError, InvalidInput, NotASave, NotFound,
         RpError, StorageError, UnsupportedVersion, WorldFileError,
     };
+    #[pymodule_export]
+    use crate::memory::Recalled;
     #[pymodule_export]
     use crate::world::{World, check_sheet};
 

@@ -215,6 +215,95 @@ impl World {
             .map(Decision)
     }
 
+    /// Forms a memory of ``owner`` (its point of view) and returns its id.
+    ///
+    /// ``witnesses`` are the others who saw it (the owner is always one);
+    /// ``kind`` is ``"utterance"``, ``"scene_summary"``, ``"event_gist"`` or
+    /// ``"reflection"``; ``significance`` is 0–1; ``created`` defaults to the
+    /// world's clock. Raises ``NotFound`` (owner or witness) or
+    /// ``InvalidInput`` (empty text, significance outside 0–1, unknown kind);
+    /// the world is then unchanged.
+    #[pyo3(signature = (owner, text, *, witnesses = None, kind = "utterance", significance = 0.5, created = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn add_memory(
+        &self,
+        py: Python<'_>,
+        owner: u64,
+        text: String,
+        witnesses: Option<Vec<u64>>,
+        kind: &str,
+        significance: f64,
+        created: Option<i64>,
+    ) -> PyResult<u64> {
+        let kind = crate::memory::kind(kind).map_err(|e| to_py_err(py, e))?;
+        let memory = rp_core::memory::NewMemory {
+            owner: EntityId(owner),
+            witnesses: witnesses
+                .unwrap_or_default()
+                .into_iter()
+                .map(EntityId)
+                .collect(),
+            text,
+            kind,
+            significance,
+            created,
+        };
+        self.with_engine(py, |engine| engine.add_memory(memory))
+            .map(|id| id.0)
+    }
+
+    /// Removes a memory. Raises ``NotFound``.
+    fn remove_memory(&self, py: Python<'_>, memory: u64) -> PyResult<()> {
+        self.with_engine(py, |engine| engine.remove_memory(rp_core::MemoryId(memory)))
+            .map(drop)
+    }
+
+    /// The memories ``speaker`` recalls for ``query`` at ``now`` (host
+    /// clock, ms), best first, as ``Recalled`` items.
+    ///
+    /// Only the speaker's own memories (what it witnessed) can come back.
+    /// ``query`` is text, never query syntax. ``k`` (1–1000) is how many;
+    /// ``candidates`` (1–100) how many BM25 candidates per item to rerank;
+    /// ``relevance``, ``recency`` and ``significance`` weigh the score;
+    /// ``half_life_ms`` is the recency half-life (default: 0.995 per game
+    /// hour). Raises ``NotFound`` (speaker) or ``InvalidInput`` (options).
+    /// Recalling changes nothing: record it with ``mark_recalled``.
+    #[pyo3(signature = (speaker, query, *, now, k = 10, candidates = 8, relevance = 1.0, recency = 1.0, significance = 1.0, half_life_ms = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn recall(
+        &self,
+        py: Python<'_>,
+        speaker: u64,
+        query: &str,
+        now: i64,
+        k: usize,
+        candidates: usize,
+        relevance: f64,
+        recency: f64,
+        significance: f64,
+        half_life_ms: Option<f64>,
+    ) -> PyResult<Vec<crate::memory::Recalled>> {
+        let options = crate::memory::options(
+            k,
+            candidates,
+            relevance,
+            recency,
+            significance,
+            half_life_ms,
+        );
+        self.with_engine(py, |engine| {
+            crate::memory::recall(engine, speaker, query, now, &options)
+        })
+    }
+
+    /// Records that ``memories`` were recalled at ``at`` (their last-access
+    /// time and access count, which recency reads); returns the new head.
+    /// Raises ``NotFound`` (a memory) or ``InvalidInput`` (an id twice).
+    fn mark_recalled(&self, py: Python<'_>, memories: Vec<u64>, at: i64) -> PyResult<u64> {
+        let ids: Vec<rp_core::MemoryId> = memories.into_iter().map(rp_core::MemoryId).collect();
+        self.with_engine(py, |engine| engine.mark_recalled(&ids, at))
+    }
+
     /// The current world in world-file form (TOML).
     fn export_world_file(&self, py: Python<'_>) -> PyResult<String> {
         self.with_engine(py, |engine| Ok(engine.export_world_file()))

@@ -236,6 +236,7 @@ impl Engine {
         self.commit_catalog(catalog, Vec::new())?;
         self.heads.insert(branch, head);
         self.world = world;
+        self.drop_memory_index();
         self.cost = cost;
         Ok(())
     }

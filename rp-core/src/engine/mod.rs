@@ -4,6 +4,7 @@
 
 mod branches;
 mod catalog;
+mod memories;
 
 pub use branches::{BranchInfo, RewindPreview};
 
@@ -76,6 +77,8 @@ pub struct Engine {
     unsynced: Vec<(BranchId, Seq, Vec<u8>)>,
     /// What reopening the current branch would cost now (decides when to snapshot).
     cost: LoadCost,
+    /// The memory index of the current world, once a recall needed it.
+    memory_index: Option<crate::memory::MemoryIndex>,
 }
 
 /// With eventual durability, every this many events a commit is made durable anyway, which
@@ -171,6 +174,7 @@ impl Engine {
             stale: false,
             unsynced: Vec::new(),
             cost: LoadCost::default(),
+            memory_index: None,
         };
         let created = Event::WorldCreated {
             name: name.to_owned(),
@@ -197,6 +201,7 @@ impl Engine {
             stale: false,
             unsynced: Vec::new(),
             cost,
+            memory_index: None,
         })
     }
 
@@ -338,6 +343,7 @@ impl Engine {
         self.world = next;
         self.cost = cost;
         self.heads.insert(branch, new_head);
+        self.index_events(events);
         Ok(new_head)
     }
 
@@ -418,6 +424,7 @@ impl Engine {
         self.catalog = catalog;
         self.heads = heads;
         self.world = world;
+        self.drop_memory_index();
         self.stale = false;
         match lost {
             // Commits made with Durability::Eventual that never reached the disk: the world

@@ -418,6 +418,28 @@ impl World {
                     return Err(Error::not_found("memory", id));
                 }
             }
+            Event::MemoriesRecalled { ids, at } => {
+                let mut seen = std::collections::BTreeSet::new();
+                for id in ids {
+                    if !seen.insert(*id) {
+                        return Err(Error::invalid(
+                            "memories recalled",
+                            format!("{id} is listed twice"),
+                        ));
+                    }
+                    if self.memories.get(id).is_none() {
+                        return Err(Error::not_found("memory", id));
+                    }
+                }
+                for id in ids {
+                    if let Some(m) = self.memories.get(id) {
+                        let mut m = m.clone();
+                        m.last_accessed = Some(m.last_accessed.map_or(*at, |t| t.max(*at)));
+                        m.access_count = m.access_count.saturating_add(1);
+                        self.memories.insert(m);
+                    }
+                }
+            }
             Event::TimeAdvanced { to } => {
                 if *to < self.now {
                     return Err(Error::invalid(

@@ -198,6 +198,14 @@ pub enum Event {
         /// Which memory.
         id: MemoryId,
     },
+    /// Memories were recalled (retrieved into a prompt) at `at`: each one's last-accessed time
+    /// becomes `at` and its access count goes up by one (reinforcement, seed 004).
+    MemoriesRecalled {
+        /// Which memories, each once.
+        ids: Vec<MemoryId>,
+        /// When (host clock).
+        at: Millis,
+    },
     /// The host clock moved forward.
     TimeAdvanced {
         /// The new time; never earlier than the current one.
@@ -250,6 +258,7 @@ impl Event {
             Event::AssistantTurn { .. } => "assistant_turn",
             Event::MemoryAdded { .. } => "memory_added",
             Event::MemoryRemoved { .. } => "memory_removed",
+            Event::MemoriesRecalled { .. } => "memories_recalled",
             Event::TimeAdvanced { .. } => "time_advanced",
             Event::WorldFileApplied { .. } => "world_file_applied",
             Event::ResponseDecided { .. } => "response_decided",
@@ -282,6 +291,7 @@ impl Event {
             }
             Event::MemoryAdded { memory } => t.memories.push(memory.id),
             Event::MemoryRemoved { id } => t.memories.push(*id),
+            Event::MemoriesRecalled { ids, .. } => t.memories.extend(ids.iter().copied()),
         }
         t
     }

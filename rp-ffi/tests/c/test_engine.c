@@ -368,6 +368,86 @@ static void test_condition_errors(void) {
     CHECK(rp_condition_free(NULL) == RP_RESULT_OK);
 }
 
+static rp_result add_memory(rp_engine *engine, const char *json, uint64_t *id) {
+    return rp_engine_add_memory(engine, json, strlen(json), id);
+}
+
+static rp_result recall(rp_engine *engine, uint64_t speaker, const char *query,
+                        const char *options, char **json) {
+    return rp_engine_recall(engine, speaker, query, strlen(query), 0, options,
+                            options == NULL ? 0 : strlen(options), json);
+}
+
+static void test_memories_are_recalled_by_their_owner_only(void) {
+    rp_engine *engine = tavern();
+    uint64_t mira = 0;
+    uint64_t wren = 0;
+    uint64_t ale = 0;
+    uint64_t secret = 0;
+    uint64_t head = 0;
+    uint64_t after = 0;
+    char memory[256];
+    char *json = NULL;
+
+    CHECK(engine != NULL);
+    CHECK(entity_id(engine, "Mira Holt", &mira) == RP_RESULT_OK);
+    CHECK(entity_id(engine, "Wren", &wren) == RP_RESULT_OK);
+    snprintf(memory, sizeof memory,
+             "{\"owner\": %llu, \"text\": \"Wren ordered the dark ale\", "
+             "\"witnesses\": [%llu], \"significance\": 0.7}",
+             (unsigned long long)mira, (unsigned long long)wren);
+    CHECK(add_memory(engine, memory, &ale) == RP_RESULT_OK);
+    snprintf(memory, sizeof memory,
+             "{\"owner\": %llu, \"text\": \"I hid the letter behind the dark ale casks\"}",
+             (unsigned long long)wren);
+    CHECK(add_memory(engine, memory, &secret) == RP_RESULT_OK);
+
+    /* Mira finds hers, never Wren's, even asked with its exact words. */
+    CHECK(recall(engine, mira, "dark ale", NULL, &json) == RP_RESULT_OK);
+    CHECK(contains(json, "Wren ordered the dark ale"));
+    CHECK(!contains(json, "letter"));
+    rp_string_free(json);
+    CHECK(recall(engine, mira, "I hid the letter behind the dark ale casks", "{\"k\": 5}",
+                 &json) == RP_RESULT_OK);
+    CHECK(!contains(json, "letter"));
+    rp_string_free(json);
+    /* Query syntax is only characters. */
+    CHECK(recall(engine, wren, "\"letter AND (casks:", NULL, &json) == RP_RESULT_OK);
+    CHECK(contains(json, "letter"));
+    rp_string_free(json);
+
+    /* Recall marks; bad ids change nothing. */
+    CHECK(rp_engine_head(engine, &head) == RP_RESULT_OK);
+    CHECK(rp_engine_mark_recalled(engine, &ale, 1, 5000, &after) == RP_RESULT_OK);
+    CHECK(after == head + 1);
+    {
+        uint64_t twice[2] = {ale, ale};
+        uint64_t missing = 999999;
+        CHECK(rp_engine_mark_recalled(engine, twice, 2, 0, &after) == RP_RESULT_INVALID);
+        CHECK(rp_engine_mark_recalled(engine, &missing, 1, 0, &after) == RP_RESULT_NOT_FOUND);
+        CHECK(rp_engine_mark_recalled(engine, NULL, 1, 0, &after) == RP_RESULT_NULL_ARGUMENT);
+        CHECK(rp_engine_mark_recalled(engine, NULL, 0, 0, &after) == RP_RESULT_OK);
+        CHECK(after == head + 1);
+    }
+
+    /* Errors. */
+    CHECK(recall(engine, 999999, "ale", NULL, &json) == RP_RESULT_NOT_FOUND);
+    CHECK(recall(engine, mira, "ale", "{\"k\": 0}", &json) == RP_RESULT_INVALID);
+    CHECK(recall(engine, mira, "ale", "[]", &json) == RP_RESULT_INVALID);
+    CHECK(add_memory(engine, "{\"owner\": 999999, \"text\": \"x\"}", &ale) ==
+          RP_RESULT_NOT_FOUND);
+    CHECK(add_memory(engine, "{\"text\": \"x\"}", &ale) == RP_RESULT_INVALID);
+    CHECK(rp_engine_remove_memory(engine, secret) == RP_RESULT_OK);
+    CHECK(rp_engine_remove_memory(engine, secret) == RP_RESULT_NOT_FOUND);
+    CHECK(recall(engine, wren, "letter", NULL, &json) == RP_RESULT_OK);
+    CHECK(strcmp(json, "[]") == 0);
+    rp_string_free(json);
+    CHECK(rp_engine_recall(engine, mira, NULL, 0, 0, NULL, 0, &json) ==
+          RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_engine_recall(engine, mira, "a", 1, 0, NULL, 0, NULL) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_engine_free(engine) == RP_RESULT_OK);
+}
+
 static void test_world_file_errors_have_their_own_codes(void) {
     rp_engine *engine = tavern();
     size_t events = 99;
@@ -550,6 +630,7 @@ int main(int argc, char **argv) {
     test_sheet_check_places_errors();
     test_a_condition_is_tested_against_a_context();
     test_condition_errors();
+    test_memories_are_recalled_by_their_owner_only();
     test_world_file_errors_have_their_own_codes();
     test_an_exported_world_loads_into_another();
     test_a_save_file_keeps_the_world();

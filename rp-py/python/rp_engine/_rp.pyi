@@ -11,6 +11,7 @@ __all__ = [
     "World",
     "Decision",
     "Condition",
+    "Recalled",
     "check_sheet",
     "RpError",
     "NotFound",
@@ -81,6 +82,27 @@ class Condition:
         """``test``, with a dict per random draw, dice roll and runtime error."""
 
 @final
+class Recalled:
+    """A memory a speaker recalled, and why it ranked where it did."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def relevance(self) -> float: ...
+    @property
+    def recency(self) -> float: ...
+    @property
+    def significance(self) -> float: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
+
+@final
 class Decision:
     """Whether a character responds to a message, and why (``World.decide``)."""
 
@@ -140,6 +162,35 @@ class World:
         hour: Optional[float] = None,
     ) -> Decision:
         """Decides whether ``entity`` responds to a message and records the decision."""
+    def add_memory(
+        self,
+        owner: int,
+        text: str,
+        *,
+        witnesses: Optional[Sequence[int]] = None,
+        kind: str = "utterance",
+        significance: float = 0.5,
+        created: Optional[int] = None,
+    ) -> int:
+        """Forms a memory of ``owner`` and returns its id."""
+    def remove_memory(self, memory: int) -> None:
+        """Removes a memory."""
+    def recall(
+        self,
+        speaker: int,
+        query: str,
+        *,
+        now: int,
+        k: int = 10,
+        candidates: int = 8,
+        relevance: float = 1.0,
+        recency: float = 1.0,
+        significance: float = 1.0,
+        half_life_ms: Optional[float] = None,
+    ) -> list[Recalled]:
+        """The memories ``speaker`` recalls for ``query`` at ``now``, best first."""
+    def mark_recalled(self, memories: Sequence[int], at: int) -> int:
+        """Records that ``memories`` were recalled at ``at``; returns the new head."""
     def export_world_file(self) -> str:
         """The current world in world-file form (TOML)."""
     def close(self) -> None:

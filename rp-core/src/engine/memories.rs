@@ -1,0 +1,95 @@
+//! Memories through the engine: forming, removing and recalling them, with the memory index
+//! kept in step with the world.
+
+use super::Engine;
+use crate::error::Result;
+use crate::log::Event;
+use crate::memory::{self, MemoryIndex, NewMemory, RecallOptions, Recalled};
+use crate::model::{EntityId, Memory, MemoryId, Millis, Seq, WitnessSet};
+
+impl Engine {
+    /// Forms a memory (one [`Event::MemoryAdded`]); returns its id. The owner and every
+    /// witness must exist; the text must not be empty; significance is 0–1.
+    pub fn add_memory(&mut self, new: NewMemory) -> Result<MemoryId> {
+        let id = MemoryId(self.world.next_id());
+        let mut witnesses: WitnessSet = new.witnesses.iter().copied().collect();
+        witnesses.0.insert(new.owner);
+        let memory = Memory {
+            id,
+            owner: new.owner,
+            witnesses,
+            text: new.text,
+            kind: new.kind,
+            significance: new.significance,
+            created: new.created.unwrap_or(self.world.now()),
+            last_accessed: None,
+            access_count: 0,
+            decay: Default::default(),
+        };
+        self.append(vec![Event::MemoryAdded { memory }])?;
+        Ok(id)
+    }
+
+    /// Removes a memory (one [`Event::MemoryRemoved`]); returns the new head.
+    pub fn remove_memory(&mut self, id: MemoryId) -> Result<Seq> {
+        self.append(vec![Event::MemoryRemoved { id }])
+    }
+
+    /// The memories `speaker` recalls for `query` at `now`: see [`memory::recall`]. Only
+    /// `speaker`'s own memories can come back, on the current branch as it is now. Reading
+    /// only: record what a turn used with [`Engine::mark_recalled`].
+    ///
+    /// The memory index lives in memory: built from the world on the first recall (and
+    /// after a rewind or a branch switch), then kept in step with every event appended.
+    pub fn recall(
+        &mut self,
+        speaker: EntityId,
+        query: &str,
+        now: Millis,
+        options: &RecallOptions,
+    ) -> Result<Vec<Recalled>> {
+        options.check()?;
+        let index = match &mut self.memory_index {
+            Some(index) => index,
+            None => self.memory_index.insert(MemoryIndex::build(&self.world)?),
+        };
+        memory::recall(&self.world, index, speaker, query, now, options)
+    }
+
+    /// Records that `ids` were recalled at `at` (one [`Event::MemoriesRecalled`]): each one's
+    /// last-accessed time and access count, which recency and decay read. Returns the new
+    /// head; an empty list records nothing.
+    pub fn mark_recalled(&mut self, ids: &[MemoryId], at: Millis) -> Result<Seq> {
+        if ids.is_empty() {
+            return Ok(self.head());
+        }
+        self.append(vec![Event::MemoriesRecalled {
+            ids: ids.to_vec(),
+            at,
+        }])
+    }
+
+    /// Keeps the memory index in step with `events`, just applied; drops it (to be rebuilt
+    /// from the world when next needed) if that fails.
+    pub(super) fn index_events(&mut self, events: &[Event]) {
+        let Some(index) = &mut self.memory_index else {
+            return;
+        };
+        let mut ok = true;
+        for e in events {
+            match e {
+                Event::MemoryAdded { memory } => ok &= index.add(memory).is_ok(),
+                Event::MemoryRemoved { id } => index.remove(*id),
+                _ => {}
+            }
+        }
+        if !ok {
+            self.memory_index = None;
+        }
+    }
+
+    /// Forgets the memory index: the world was replaced (rewind, branch switch, resync).
+    pub(super) fn drop_memory_index(&mut self) {
+        self.memory_index = None;
+    }
+}

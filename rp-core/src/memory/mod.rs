@@ -1,0 +1,71 @@
+//! Memory retrieval (DESIGN §7): a full-text index of memories, derived from the world, and
+//! recall scored by relevance (BM25), recency (exponential decay on the host clock) and
+//! significance, with the speaker's witness filter inside the query.
+//!
+//! Memories themselves are world state ([`crate::model::Memory`]), added, recalled and removed
+//! only through events; the index is rebuilt from the world whenever it cannot be caught up
+//! from the events just applied, so deleting it loses nothing.
+
+mod index;
+mod recall;
+
+pub use index::{MAX_QUERY_TERMS, MemoryIndex};
+pub use recall::{RecallOptions, RecallWeights, Recalled, recall};
+
+use crate::model::{EntityId, MemoryKind, Millis};
+
+/// A memory to form: what [`crate::Engine::add_memory`] turns into a
+/// [`crate::Event::MemoryAdded`] with a fresh id. Deserialises from JSON with these field
+/// names; only `owner` and `text` are required.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewMemory {
+    /// Whose memory (the point of view).
+    pub owner: EntityId,
+    /// Who else witnessed it (the owner is always added).
+    #[serde(default)]
+    pub witnesses: Vec<EntityId>,
+    /// The text, from the owner's point of view.
+    pub text: String,
+    /// What kind of memory it is (default: an utterance).
+    #[serde(default = "utterance")]
+    pub kind: MemoryKind,
+    /// How much it matters, 0–1 (default 0.5).
+    #[serde(default = "half")]
+    pub significance: f64,
+    /// When it formed (default: the world's clock).
+    #[serde(default)]
+    pub created: Option<Millis>,
+}
+
+fn utterance() -> MemoryKind {
+    MemoryKind::Utterance
+}
+
+fn half() -> f64 {
+    0.5
+}
+
+impl NewMemory {
+    /// A memory of `owner` with `text`, the other fields at their defaults.
+    pub fn new(owner: EntityId, text: impl Into<String>) -> NewMemory {
+        NewMemory {
+            owner,
+            witnesses: Vec::new(),
+            text: text.into(),
+            kind: MemoryKind::Utterance,
+            significance: 0.5,
+            created: None,
+        }
+    }
+
+    /// Reads one from a JSON object.
+    pub fn from_json(json: &str) -> crate::Result<NewMemory> {
+        let value: serde_json::Value = serde_json::from_str(json)
+            .map_err(|e| crate::Error::invalid("memory", format!("not JSON: {e}")))?;
+        if !value.is_object() {
+            return Err(crate::Error::invalid("memory", "a memory is a JSON object"));
+        }
+        serde_json::from_value(value).map_err(|e| crate::Error::invalid("memory", e.to_string()))
+    }
+}

@@ -1,0 +1,187 @@
+//! Retrieval: the memories a speaker recalls for a query, scored by relevance, recency and
+//! significance (DESIGN §7, seed 003).
+
+use super::index::MemoryIndex;
+use crate::error::{Error, Result};
+use crate::log::World;
+use crate::model::{EntityId, Memory, MemoryId, Millis};
+
+/// One game hour, in ms.
+const HOUR_MS: f64 = 3_600_000.0;
+
+/// How much each part of the score weighs.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RecallWeights {
+    /// Relevance: BM25 of the query, divided by the best BM25 among the candidates (0–1).
+    pub relevance: f64,
+    /// Recency: 0.5 per half-life since the memory was last recalled (or formed) (0–1).
+    pub recency: f64,
+    /// Significance: the memory's own, 0–1.
+    pub significance: f64,
+}
+
+impl Default for RecallWeights {
+    fn default() -> Self {
+        RecallWeights {
+            relevance: 1.0,
+            recency: 1.0,
+            significance: 1.0,
+        }
+    }
+}
+
+/// How to recall. Deserialises from JSON with these field names, every one optional.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RecallOptions {
+    /// How many memories to return (1–1000).
+    pub k: usize,
+    /// How many BM25 candidates to rerank, as a multiple of `k` (1–100): the relevance
+    /// pruning that keeps a common word from scoring every memory.
+    pub candidates: usize,
+    /// The weights of the score.
+    pub weights: RecallWeights,
+    /// The half-life of recency, in ms of the host clock. The default, about 138 game hours,
+    /// is Generative Agents' decay of 0.995 per hour.
+    pub half_life_ms: f64,
+}
+
+impl Default for RecallOptions {
+    fn default() -> Self {
+        RecallOptions {
+            k: 10,
+            candidates: 8,
+            weights: RecallWeights::default(),
+            half_life_ms: HOUR_MS * (0.5f64.ln() / 0.995f64.ln()),
+        }
+    }
+}
+
+impl RecallOptions {
+    /// Reads options from a JSON object.
+    pub fn from_json(json: &str) -> Result<RecallOptions> {
+        let value: serde_json::Value = serde_json::from_str(json)
+            .map_err(|e| Error::invalid("recall options", format!("not JSON: {e}")))?;
+        if !value.is_object() {
+            return Err(Error::invalid(
+                "recall options",
+                "recall options are a JSON object",
+            ));
+        }
+        let o: RecallOptions = serde_json::from_value(value)
+            .map_err(|e| Error::invalid("recall options", e.to_string()))?;
+        o.check()?;
+        Ok(o)
+    }
+
+    /// Refuses options that cannot be meant: a `k` or `candidates` out of range, a weight
+    /// that is negative or not finite, a half-life that is not positive.
+    pub fn check(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::invalid("recall options", m));
+        if !(1..=1000).contains(&self.k) {
+            return bad(format!("k must be 1 to 1000, not {}", self.k));
+        }
+        if !(1..=100).contains(&self.candidates) {
+            return bad(format!(
+                "candidates must be 1 to 100, not {}",
+                self.candidates
+            ));
+        }
+        let w = self.weights;
+        for (name, v) in [
+            ("relevance", w.relevance),
+            ("recency", w.recency),
+            ("significance", w.significance),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return bad(format!("the {name} weight must be a number ≥ 0, not {v}"));
+            }
+        }
+        if !(self.half_life_ms.is_finite() && self.half_life_ms > 0.0) {
+            return bad(format!(
+                "half_life_ms must be a positive number, not {}",
+                self.half_life_ms
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A recalled memory and why it ranked where it did.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Recalled {
+    /// The memory.
+    pub id: MemoryId,
+    /// The weighted sum of the three parts.
+    pub score: f64,
+    /// Relevance, 0–1 (0 for an empty query).
+    pub relevance: f64,
+    /// Recency, 0–1.
+    pub recency: f64,
+    /// Significance, 0–1.
+    pub significance: f64,
+}
+
+/// Recency of `m` at `now`: 1 when just recalled or formed, halving every `half_life_ms`.
+fn recency(m: &Memory, now: Millis, half_life_ms: f64) -> f64 {
+    let last = m.last_accessed.unwrap_or(m.created).max(m.created);
+    let age = (now.saturating_sub(last)).max(0) as f64;
+    0.5f64.powf(age / half_life_ms).clamp(0.0, 1.0)
+}
+
+/// The top `options.k` memories `speaker` recalls for `query` at `now`, best first (ties by
+/// id). Only `speaker`'s own memories (which it witnessed) can be returned. An empty query
+/// (or one without a word) ranks the speaker's memories by recency and significance alone.
+///
+/// `index` must hold exactly the memories of `world` ([`crate::Engine::recall`] keeps one
+/// so).
+pub fn recall(
+    world: &World,
+    index: &mut MemoryIndex,
+    speaker: EntityId,
+    query: &str,
+    now: Millis,
+    options: &RecallOptions,
+) -> Result<Vec<Recalled>> {
+    options.check()?;
+    if world.entity(speaker).is_none() {
+        return Err(Error::not_found("entity", speaker));
+    }
+    let words = index.words(query);
+    let w = options.weights;
+    let score = |m: &Memory, relevance: f64| {
+        let recency = recency(m, now, options.half_life_ms);
+        let significance = m.significance;
+        Recalled {
+            id: m.id,
+            score: w.relevance * relevance + w.recency * recency + w.significance * significance,
+            relevance,
+            recency,
+            significance,
+        }
+    };
+    let mut out: Vec<Recalled> = if words.is_empty() {
+        world.memories_of(speaker).map(|m| score(m, 0.0)).collect()
+    } else {
+        index.refresh()?;
+        let hits = index.search(speaker, &words, options.k * options.candidates)?;
+        let best = hits.iter().map(|(_, s)| *s).fold(0.0f32, f32::max);
+        hits.iter()
+            .filter_map(|(id, s)| {
+                // The index only returns the speaker's memories; checking again costs
+                // nothing and keeps a stale index from ever leaking another's.
+                let m = world.memory(*id).filter(|m| m.owner == speaker)?;
+                let relevance = if best > 0.0 {
+                    f64::from(*s / best)
+                } else {
+                    0.0
+                };
+                Some(score(m, relevance))
+            })
+            .collect()
+    };
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+    out.truncate(options.k);
+    Ok(out)
+}

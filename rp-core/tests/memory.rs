@@ -1,0 +1,410 @@
+//! Memories and retrieval: a speaker recalls only its own memories, the best first; new ones
+//! are found at once; rewinds and branch switches take them away and bring them back; what
+//! a player types is only ever words.
+
+use proptest::prelude::*;
+use rp_core::memory::{NewMemory, RecallOptions, RecallWeights, Recalled};
+use rp_core::{Engine, EntityId, ErrorKind, Event, MemoryId, MemoryKind};
+
+fn entity(engine: &mut Engine, name: &str) -> EntityId {
+    let id = EntityId(engine.world().next_id());
+    engine
+        .append(vec![Event::EntityCreated {
+            id,
+            key: None,
+            name: name.into(),
+            aliases: vec![],
+            facts: Default::default(),
+            host_controlled: false,
+            state: Default::default(),
+        }])
+        .expect("entity");
+    id
+}
+
+struct Tavern {
+    engine: Engine,
+    mira: EntityId,
+    wren: EntityId,
+    oskar: EntityId,
+}
+
+fn tavern() -> Tavern {
+    let mut engine = Engine::in_memory("The Crooked Lantern", 0).expect("engine");
+    let mira = entity(&mut engine, "Mira");
+    let wren = entity(&mut engine, "Wren");
+    let oskar = entity(&mut engine, "Oskar");
+    Tavern {
+        engine,
+        mira,
+        wren,
+        oskar,
+    }
+}
+
+fn remember(engine: &mut Engine, owner: EntityId, text: &str, significance: f64) -> MemoryId {
+    engine
+        .add_memory(NewMemory {
+            significance,
+            ..NewMemory::new(owner, text)
+        })
+        .expect("memory")
+}
+
+fn ids(found: &[Recalled]) -> Vec<MemoryId> {
+    found.iter().map(|r| r.id).collect()
+}
+
+fn relevance_only() -> RecallOptions {
+    RecallOptions {
+        weights: RecallWeights {
+            relevance: 1.0,
+            recency: 0.0,
+            significance: 0.0,
+        },
+        ..RecallOptions::default()
+    }
+}
+
+#[test]
+fn a_speaker_recalls_its_own_memories_best_first() {
+    let mut t = tavern();
+    let e = &mut t.engine;
+    let ale = remember(e, t.mira, "Wren ordered a pint of the dark ale", 0.3);
+    let ship = remember(e, t.mira, "A ship came in from the south", 0.3);
+    let ale_ale = remember(e, t.mira, "The ale ran out; more ale is coming", 0.3);
+    let wrens = remember(e, t.wren, "Mira poured me the dark ale", 0.9);
+
+    let found = e
+        .recall(t.mira, "dark ale", 0, &relevance_only())
+        .expect("recall");
+    assert_eq!(ids(&found), vec![ale, ale_ale], "{found:?}");
+    assert!(found[0].relevance == 1.0 && found[1].relevance < 1.0);
+    assert!(!ids(&found).contains(&ship) && !ids(&found).contains(&wrens));
+
+    // The exact text of a memory Mira does not hold finds nothing of it.
+    let found = e
+        .recall(
+            t.mira,
+            "Mira poured me the dark ale",
+            0,
+            &RecallOptions::default(),
+        )
+        .expect("recall");
+    assert!(!ids(&found).contains(&wrens), "{found:?}");
+    // Oskar holds no memories: whatever he asks, nothing.
+    for q in ["Mira poured me the dark ale", "ale", ""] {
+        assert!(
+            e.recall(t.oskar, q, 0, &RecallOptions::default())
+                .expect("recall")
+                .is_empty()
+        );
+    }
+}
+
+#[test]
+fn recency_and_significance_weigh_in() {
+    let mut t = tavern();
+    let e = &mut t.engine;
+    let hour = 3_600_000;
+    let old = e
+        .add_memory(NewMemory {
+            created: Some(0),
+            significance: 0.1,
+            ..NewMemory::new(t.mira, "the bard sang of the sea")
+        })
+        .expect("memory");
+    let new = e
+        .add_memory(NewMemory {
+            created: Some(500 * hour),
+            significance: 0.1,
+            ..NewMemory::new(t.mira, "the bard sang of the sea again")
+        })
+        .expect("memory");
+    let grave = e
+        .add_memory(NewMemory {
+            created: Some(0),
+            significance: 1.0,
+            ..NewMemory::new(t.mira, "the bard owes me forty silver")
+        })
+        .expect("memory");
+    let now = 500 * hour;
+    let recency_only = RecallOptions {
+        weights: RecallWeights {
+            relevance: 0.0,
+            recency: 1.0,
+            significance: 0.0,
+        },
+        ..RecallOptions::default()
+    };
+    let found = e
+        .recall(t.mira, "bard", now, &recency_only)
+        .expect("recall");
+    assert_eq!(found[0].id, new);
+    assert!((found[0].recency - 1.0).abs() < 1e-12);
+    // 500 hours at 0.995 per hour.
+    let expected = 0.995f64.powi(500);
+    let old_one = found.iter().find(|r| r.id == old).expect("old");
+    assert!((old_one.recency - expected).abs() < 1e-9, "{old_one:?}");
+
+    let significance_only = RecallOptions {
+        weights: RecallWeights {
+            relevance: 0.0,
+            recency: 0.0,
+            significance: 1.0,
+        },
+        ..RecallOptions::default()
+    };
+    let found = e
+        .recall(t.mira, "bard", now, &significance_only)
+        .expect("recall");
+    assert_eq!(found[0].id, grave);
+
+    // Recalling reinforces: the old memory, recalled now, is as recent as the new one.
+    e.mark_recalled(&[old], now).expect("mark");
+    let m = e.world().memory(old).expect("old");
+    assert_eq!((m.last_accessed, m.access_count), (Some(now), 1));
+    let found = e
+        .recall(t.mira, "bard sea", now, &recency_only)
+        .expect("recall");
+    let r = |id| found.iter().find(|r| r.id == id).expect("found").recency;
+    assert_eq!(r(old), r(new));
+}
+
+#[test]
+fn a_new_memory_is_found_at_once_and_a_removed_one_is_gone() {
+    let mut t = tavern();
+    let e = &mut t.engine;
+    remember(e, t.mira, "the cellar door sticks", 0.5);
+    assert_eq!(
+        e.recall(t.mira, "lantern", 0, &RecallOptions::default())
+            .unwrap()
+            .len(),
+        0
+    );
+    let lantern = remember(e, t.mira, "a blue lantern hangs by the door", 0.5);
+    let found = e
+        .recall(t.mira, "lantern", 0, &RecallOptions::default())
+        .unwrap();
+    assert_eq!(ids(&found), vec![lantern]);
+    e.remove_memory(lantern).expect("remove");
+    assert!(
+        e.recall(t.mira, "lantern", 0, &RecallOptions::default())
+            .unwrap()
+            .is_empty()
+    );
+    // Recall marks need memories that exist, each once.
+    assert_eq!(
+        e.mark_recalled(&[lantern], 0).unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
+    let door = remember(e, t.mira, "the door", 0.5);
+    assert_eq!(
+        e.mark_recalled(&[door, door], 0).unwrap_err().kind(),
+        ErrorKind::Invalid
+    );
+    let head = e.head();
+    assert_eq!(e.mark_recalled(&[], 0).unwrap(), head);
+}
+
+#[test]
+fn rewinding_takes_memories_away_and_switching_back_returns_them() {
+    let mut t = tavern();
+    let e = &mut t.engine;
+    remember(e, t.mira, "the harbour bell rang twice", 0.5);
+    let before = e.head();
+    let secret = remember(e, t.mira, "Wren hid a letter under the harbour stones", 0.5);
+    let q = "harbour letter";
+    assert!(ids(&e.recall(t.mira, q, 0, &RecallOptions::default()).unwrap()).contains(&secret));
+
+    let tail = e.rewind(before).expect("rewind").expect("a tail branch");
+    let found = e.recall(t.mira, q, 0, &RecallOptions::default()).unwrap();
+    assert!(!ids(&found).contains(&secret), "{found:?}");
+    assert_eq!(found.len(), 1);
+
+    // A new memory on the new timeline, with the id the abandoned one had.
+    let other = remember(e, t.mira, "the harbour was quiet", 0.5);
+    assert_eq!(other, secret, "ids are per timeline");
+    let found = e
+        .recall(t.mira, "letter", 0, &RecallOptions::default())
+        .unwrap();
+    assert!(found.is_empty(), "{found:?}");
+
+    e.switch_branch(&tail).expect("switch");
+    let found = e
+        .recall(t.mira, "letter", 0, &RecallOptions::default())
+        .unwrap();
+    assert_eq!(ids(&found), vec![secret]);
+    assert_eq!(
+        e.world().memory(secret).unwrap().text,
+        "Wren hid a letter under the harbour stones"
+    );
+}
+
+#[test]
+fn what_a_player_types_is_only_words() {
+    let mut t = tavern();
+    let e = &mut t.engine;
+    let m = remember(
+        e,
+        t.mira,
+        "AND then the \"Duke\" said: (nothing) OR maybe NOT",
+        0.5,
+    );
+    let huge = "ale ".repeat(256 * 1024) + "duke";
+    for q in [
+        "\"",
+        "\"duke",
+        "said:",
+        "title:duke",
+        "(nothing",
+        "AND",
+        "NOT duke",
+        "duke~2",
+        "du*",
+        "+duke -said",
+        "[a TO z]",
+        "\\",
+        "\u{0}",
+        "😀 duke",
+        "",
+        "   ",
+        huge.as_str(),
+    ] {
+        let found = e
+            .recall(t.mira, q, 0, &RecallOptions::default())
+            .unwrap_or_else(|err| panic!("{q:.40?}: {err}"));
+        assert!(found.iter().all(|r| r.id == m), "{q:.40?}");
+    }
+    // Words are matched as words, case aside.
+    let found = e.recall(t.mira, "DUKE", 0, &relevance_only()).unwrap();
+    assert_eq!(ids(&found), vec![m]);
+}
+
+#[test]
+fn bad_options_and_unknown_speakers_are_refused() {
+    let mut t = tavern();
+    let e = &mut t.engine;
+    for bad in [
+        RecallOptions {
+            k: 0,
+            ..RecallOptions::default()
+        },
+        RecallOptions {
+            candidates: 0,
+            ..RecallOptions::default()
+        },
+        RecallOptions {
+            half_life_ms: 0.0,
+            ..RecallOptions::default()
+        },
+        RecallOptions {
+            weights: RecallWeights {
+                recency: f64::NAN,
+                ..RecallWeights::default()
+            },
+            ..RecallOptions::default()
+        },
+    ] {
+        let err = e.recall(t.mira, "ale", 0, &bad).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Invalid, "{bad:?}");
+    }
+    let err = e
+        .recall(EntityId(999), "ale", 0, &RecallOptions::default())
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+    // Bad memories change nothing.
+    let head = e.head();
+    for bad in [
+        NewMemory::new(EntityId(999), "x"),
+        NewMemory::new(t.mira, "   "),
+        NewMemory {
+            significance: 1.5,
+            ..NewMemory::new(t.mira, "x")
+        },
+        NewMemory {
+            witnesses: vec![EntityId(999)],
+            ..NewMemory::new(t.mira, "x")
+        },
+    ] {
+        assert!(e.add_memory(bad).is_err());
+    }
+    assert_eq!(e.head(), head);
+    assert!(NewMemory::from_json(r#"{"owner": 1}"#).is_err());
+    assert!(NewMemory::from_json(r#"{"owner": 1, "text": "x", "colour": 2}"#).is_err());
+    let n = NewMemory::from_json(r#"{"owner": 1, "text": "x", "kind": "reflection"}"#).unwrap();
+    assert_eq!((n.kind, n.significance), (MemoryKind::Reflection, 0.5));
+    assert!(RecallOptions::from_json(r#"{"k": 0}"#).is_err());
+    assert_eq!(
+        RecallOptions::from_json("{}").unwrap(),
+        RecallOptions::default()
+    );
+}
+
+const WORDS: &[&str] = &[
+    "ale", "ship", "harbour", "letter", "bard", "silver", "duke", "door", "lantern", "rain", "the",
+    "a", "of",
+];
+
+fn text() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(WORDS), 1..6).prop_map(|w| w.join(" "))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// DESIGN §2.7 for retrieval: for random memories of random owners and random queries,
+    /// what a speaker recalls is exactly its own memories sharing a word with the query (with
+    /// room for all of them), never another's, and none of a memory it does not hold even when
+    /// queried with that memory's exact text. After a rewind, the memories of the abandoned
+    /// tail are gone.
+    #[test]
+    fn retrieval_is_witness_safe(
+        memories in prop::collection::vec((0usize..4, text()), 1..40),
+        queries in prop::collection::vec((0usize..4, text()), 1..8),
+        cut in 0usize..40,
+    ) {
+        let mut engine = Engine::in_memory("w", 0).unwrap();
+        let people: Vec<EntityId> =
+            ["A", "B", "C", "D"].iter().map(|n| entity(&mut engine, n)).collect();
+        let mut made = Vec::new();
+        let mut head_at_cut = engine.head();
+        for (i, (owner, text)) in memories.iter().enumerate() {
+            if i == cut {
+                head_at_cut = engine.head();
+            }
+            let id = remember(&mut engine, people[*owner], text, 0.5);
+            made.push((id, people[*owner], text.clone()));
+        }
+        let all = RecallOptions { k: 1000, candidates: 1, ..RecallOptions::default() };
+        let check = |engine: &mut Engine, made: &[(MemoryId, EntityId, String)]| {
+            for (who, q) in &queries {
+                let speaker = people[*who];
+                let found = engine.recall(speaker, q, 0, &all).unwrap();
+                let mut got = ids(&found);
+                got.sort();
+                let words: Vec<&str> = q.split(' ').collect();
+                let mut want: Vec<MemoryId> = made
+                    .iter()
+                    .filter(|(_, o, t)| *o == speaker && t.split(' ').any(|w| words.contains(&w)))
+                    .map(|(id, _, _)| *id)
+                    .collect();
+                want.sort();
+                prop_assert_eq!(&got, &want, "speaker {:?}, query {:?}", speaker, q);
+                // Another's memory, queried by its exact text: never returned.
+                for (id, owner, t) in made {
+                    if *owner != speaker {
+                        let found = engine.recall(speaker, t, 0, &all).unwrap();
+                        prop_assert!(!ids(&found).contains(id));
+                    }
+                }
+            }
+            Ok(())
+        };
+        check(&mut engine, &made)?;
+        if cut < made.len() {
+            engine.rewind(head_at_cut).unwrap();
+            check(&mut engine, &made[..cut])?;
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! Memories of an engine's world: forming, removing and recalling them
+//! (rp-core's `Engine::add_memory`, `remove_memory`, `recall`,
+//! `mark_recalled`).
+
+use std::ffi::c_char;
+
+use rp_core::memory::{NewMemory, RecallOptions};
+use rp_core::{EntityId, MemoryId};
+
+use crate::arg::{out_arg, slice_arg, str_arg};
+use crate::engine::{rp_engine, with_engine};
+use crate::error::{ffi_result, rp_result};
+use crate::string::owned_string;
+
+/// Forms a memory in the world (one event) and writes its id to
+/// `*out_memory_id`.
+///
+/// `memory_json` (`memory_json_len` bytes of UTF-8) is a JSON object; only
+/// `owner` and `text` are required, unknown fields are refused:
+///
+/// ```text
+/// {"owner": 2,               // whose memory (an entity id): its point of view
+///  "text": "Wren paid in silver",
+///  "witnesses": [3],         // who else saw it; the owner is always added
+///  "kind": "utterance",      // or "scene_summary", "event_gist", "reflection"
+///  "significance": 0.5,      // 0 to 1
+///  "created": 1000}          // host clock, ms; default: the world's clock
+/// ```
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match
+/// (or an empty text, a significance outside 0–1); `RP_RESULT_NOT_FOUND` for
+/// an owner or witness that does not exist; `RP_RESULT_NULL_ARGUMENT`,
+/// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_STORAGE`.
+/// On failure the world is unchanged.
+///
+/// Thread: any (see `rp_engine`).
+///
+/// # Safety
+///
+/// `memory_json` points to `memory_json_len` readable bytes; `out_memory_id`
+/// is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_engine_add_memory(
+    engine: *mut rp_engine,
+    memory_json: *const c_char,
+    memory_json_len: usize,
+    out_memory_id: *mut u64,
+) -> rp_result {
+    ffi_result(|| {
+        // SAFETY: the caller guarantees `memory_json` points to `memory_json_len` bytes.
+        let json = unsafe { str_arg("memory_json", memory_json, memory_json_len) }?;
+        let out = out_arg("out_memory_id", out_memory_id)?;
+        let memory = NewMemory::from_json(json)?;
+        let id = with_engine(engine, |engine| Ok(engine.add_memory(memory)?))?;
+        // SAFETY: `out` is a non-NULL pointer the caller made writable.
+        unsafe { out.write(id.0) };
+        Ok(())
+    })
+}
+
+/// Removes a memory from the world (one event).
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+/// memory; `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_STORAGE`.
+///
+/// Thread: any (see `rp_engine`).
+///
+/// # Safety
+///
+/// None beyond the signature.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_engine_remove_memory(
+    engine: *mut rp_engine,
+    memory_id: u64,
+) -> rp_result {
+    ffi_result(|| {
+        with_engine(engine, |engine| {
+            Ok(engine.remove_memory(MemoryId(memory_id))?)
+        })?;
+        Ok(())
+    })
+}
+
+/// The memories `speaker_id` recalls for `query` at `now` (host clock, ms),
+/// best first, as a JSON array written to `*out_json` (a string the caller
+/// releases with `rp_string_free`):
+///
+/// ```text
+/// [{"id": 7, "text": "Wren paid in silver", "kind": "utterance",
+///   "score": 2.1, "relevance": 1.0, "recency": 0.6, "significance": 0.5}]
+/// ```
+///
+/// Only the speaker's own memories (what it witnessed) can come back. The
+/// score is `relevance` (BM25 of the query, divided by the best among the
+/// candidates) + `recency` (halving every half-life since the memory was last
+/// recalled or formed) + `significance`, each weighted. `query` is text, never
+/// query syntax: quotes, colons, `AND` and the like are only characters. An
+/// empty query ranks by recency and significance alone.
+///
+/// `options_json` (`options_len` bytes; `NULL` with length 0 for the
+/// defaults) is a JSON object with any of
+/// `{"k": 10, "candidates": 8, "half_life_ms": 4.98e8,
+///   "weights": {"relevance": 1, "recency": 1, "significance": 1}}`.
+///
+/// Recalling changes nothing; record what a turn used with
+/// `rp_engine_mark_recalled`.
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` for an unknown speaker;
+/// `RP_RESULT_INVALID` for bad options; `RP_RESULT_NULL_ARGUMENT`,
+/// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`.
+///
+/// Thread: any (see `rp_engine`).
+///
+/// # Safety
+///
+/// `query` points to `query_len` readable bytes; `options_json` is `NULL`
+/// (with `options_len` 0) or points to `options_len` readable bytes;
+/// `out_json` is writable.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn rp_engine_recall(
+    engine: *mut rp_engine,
+    speaker_id: u64,
+    query: *const c_char,
+    query_len: usize,
+    now: i64,
+    options_json: *const c_char,
+    options_len: usize,
+    out_json: *mut *mut c_char,
+) -> rp_result {
+    ffi_result(|| {
+        // SAFETY: the caller guarantees `query` points to `query_len` bytes.
+        let query = unsafe { str_arg("query", query, query_len) }?;
+        let options = if options_json.is_null() && options_len == 0 {
+            RecallOptions::default()
+        } else {
+            // SAFETY: the caller guarantees `options_json` points to `options_len` bytes.
+            RecallOptions::from_json(unsafe {
+                str_arg("options_json", options_json, options_len)
+            }?)?
+        };
+        let out = out_arg("out_json", out_json)?;
+        let json = with_engine(engine, |engine| {
+            let found = engine.recall(EntityId(speaker_id), query, now, &options)?;
+            let items: Vec<serde_json::Value> = found
+                .iter()
+                .filter_map(|r| {
+                    let m = engine.world().memory(r.id)?;
+                    Some(serde_json::json!({
+                        "id": r.id.0,
+                        "text": m.text,
+                        "kind": m.kind,
+                        "score": r.score,
+                        "relevance": r.relevance,
+                        "recency": r.recency,
+                        "significance": r.significance,
+                    }))
+                })
+                .collect();
+            Ok(serde_json::Value::Array(items).to_string())
+        })?;
+        let json = owned_string("the recall JSON", json)?;
+        // SAFETY: `out` is a non-NULL pointer the caller made writable.
+        unsafe { out.write(json) };
+        Ok(())
+    })
+}
+
+/// Records that the `count` memories of `memory_ids` were recalled at `at`
+/// (one event): each one's last-accessed time becomes `at` and its access
+/// count goes up by one, which recency reads. Writes the new head to
+/// `*out_head`. `memory_ids` may be `NULL` when `count` is 0 (nothing is
+/// recorded).
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` for a memory that does not
+/// exist; `RP_RESULT_INVALID` for an id listed twice;
+/// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+/// `RP_RESULT_STORAGE`. On failure the world is unchanged.
+///
+/// Thread: any (see `rp_engine`).
+///
+/// # Safety
+///
+/// `memory_ids` is `NULL` (with `count` 0) or points to `count` readable
+/// `uint64_t`; `out_head` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_engine_mark_recalled(
+    engine: *mut rp_engine,
+    memory_ids: *const u64,
+    count: usize,
+    at: i64,
+    out_head: *mut u64,
+) -> rp_result {
+    ffi_result(|| {
+        // SAFETY: the caller guarantees `memory_ids` points to `count` items.
+        let ids = unsafe { slice_arg("memory_ids", memory_ids, count) }?;
+        let out = out_arg("out_head", out_head)?;
+        let ids: Vec<MemoryId> = ids.iter().copied().map(MemoryId).collect();
+        let head = with_engine(engine, |engine| Ok(engine.mark_recalled(&ids, at)?))?;
+        // SAFETY: `out` is a non-NULL pointer the caller made writable.
+        unsafe { out.write(head) };
+        Ok(())
+    })
+}

@@ -1,0 +1,85 @@
+"""Memories: formed, recalled by their owner only, reinforced, removed."""
+
+from pathlib import Path
+
+import pytest
+
+from rp_engine import InvalidInput, NotFound, Recalled, World
+
+HOUR = 3_600_000
+TAVERN = Path(__file__).resolve().parents[2] / "examples" / "tavern.toml"
+
+
+@pytest.fixture
+def world() -> World:
+    w = World.in_memory("The Crooked Lantern")
+    w.load_world_file(str(TAVERN))
+    return w
+
+
+def test_a_speaker_recalls_its_own_memories_best_first(world: World) -> None:
+    mira = world.entity_id("Mira Holt")
+    wren = world.entity_id("Wren")
+    ale = world.add_memory(mira, "Wren ordered the dark ale", witnesses=[wren])
+    world.add_memory(mira, "A ship came in from the south")
+    more = world.add_memory(mira, "The ale ran out; more ale is coming", significance=0.1)
+    secret = world.add_memory(wren, "I hid the letter behind the dark ale casks")
+
+    found = world.recall(mira, "dark ale", now=0)
+    assert [r.id for r in found] == [ale, more]
+    assert all(isinstance(r, Recalled) for r in found)
+    assert found[0].text == "Wren ordered the dark ale"
+    assert found[0].kind == "utterance"
+    assert found[0].relevance == 1.0
+    assert found[0].score == pytest.approx(
+        found[0].relevance + found[0].recency + found[0].significance
+    )
+    # Never another's memory, even asked with its exact words.
+    asked = world.recall(mira, "I hid the letter behind the dark ale casks", now=0, k=50)
+    assert secret not in [r.id for r in asked]
+    # Words, not query syntax.
+    assert [r.id for r in world.recall(wren, '"letter AND (casks:', now=0)] == [secret]
+
+
+def test_recency_and_reinforcement(world: World) -> None:
+    mira = world.entity_id("Mira Holt")
+    old = world.add_memory(mira, "the bard sang of the sea", created=0)
+    new = world.add_memory(mira, "the bard sang again", created=500 * HOUR)
+    recency_only = dict(relevance=0.0, significance=0.0)
+    found = world.recall(mira, "bard", now=500 * HOUR, **recency_only)  # type: ignore[arg-type]
+    assert [r.id for r in found] == [new, old]
+    assert found[1].recency == pytest.approx(0.995**500)
+    head = world.head
+    assert world.mark_recalled([old], 500 * HOUR) == head + 1
+    found = world.recall(mira, "bard", now=500 * HOUR, **recency_only)  # type: ignore[arg-type]
+    assert found[0].recency == found[1].recency == pytest.approx(1.0)
+
+
+def test_removed_memories_and_bad_input(world: World) -> None:
+    mira = world.entity_id("Mira Holt")
+    lantern = world.add_memory(mira, "a blue lantern hangs by the door")
+    assert [r.id for r in world.recall(mira, "lantern", now=0)] == [lantern]
+    world.remove_memory(lantern)
+    assert world.recall(mira, "lantern", now=0) == []
+    head = world.head
+    with pytest.raises(NotFound):
+        world.remove_memory(lantern)
+    with pytest.raises(NotFound):
+        world.add_memory(999_999, "x")
+    with pytest.raises(InvalidInput):
+        world.add_memory(mira, "   ")
+    with pytest.raises(InvalidInput):
+        world.add_memory(mira, "x", significance=2.0)
+    with pytest.raises(InvalidInput):
+        world.add_memory(mira, "x", kind="dream")
+    with pytest.raises(InvalidInput):
+        world.recall(mira, "x", now=0, k=0)
+    with pytest.raises(InvalidInput):
+        world.recall(mira, "x", now=0, half_life_ms=-1.0)
+    with pytest.raises(NotFound):
+        world.recall(999_999, "x", now=0)
+    with pytest.raises(NotFound):
+        world.mark_recalled([lantern], 0)
+    assert world.head == head
+    assert world.recall(mira, "", now=0) == []
+    assert world.recall(mira, "x" * 1_000_000, now=0) == []
