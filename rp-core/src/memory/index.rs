@@ -1,17 +1,44 @@
 //! The tantivy index of memories: derived from the world, rebuilt or caught up from it, never
 //! the truth.
+//!
+//! Every indexed word is scoped to its memory's owner: the term for "ale" in a memory of
+//! entity 12 is `12:ale`. A speaker's query is made of the speaker's own terms, so another
+//! owner's memory cannot match at all (the witness filter is the vocabulary itself, not a
+//! clause or a post-filter), and each term's postings hold one owner's memories only, which
+//! keeps a query on a word every memory contains as cheap as one on a rare word. BM25's
+//! document frequencies are thereby counted within the owner's memories (relevance within a
+//! point of view); the document count and average length are the whole index's.
 
 use crate::error::{Error, Result};
 use crate::log::World;
 use crate::model::{EntityId, Memory, MemoryId};
 use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
-use tantivy::schema::{FAST, Field, INDEXED, IndexRecordOption, STORED, Schema, TEXT};
-use tantivy::tokenizer::TextAnalyzer;
+use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, STORED, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::tokenizer::{PreTokenizedString, TextAnalyzer, Token};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 /// The writer's memory budget: tantivy flushes a segment when it is used up.
 const WRITER_BUDGET: usize = 32 * 1024 * 1024;
+
+/// Memories added since the last commit are searched from a delta in memory; the index
+/// commits (a new segment, the costly part) once this many have gathered, so most turns
+/// never commit.
+pub const COMMIT_EVERY: usize = 1024;
+
+/// BM25's parameters, as tantivy uses them.
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+
+/// A memory added since the last commit: its words and their counts.
+struct Pending {
+    id: MemoryId,
+    owner: EntityId,
+    words: Vec<(String, u32)>,
+    len: u32,
+}
 
 /// Query words kept from one query: enough for any sentence a player types; the rest of a
 /// pasted page adds cost and no meaning.
@@ -29,11 +56,13 @@ pub struct MemoryIndex {
     writer: IndexWriter,
     reader: IndexReader,
     id: Field,
-    owner: Field,
+    /// The owner-scoped words (`owner:word`).
     text: Field,
     analyzer: TextAnalyzer,
-    /// Changes written but not yet visible to searches.
-    dirty: bool,
+    /// Memories added since the last commit (searched here until it).
+    pending: Vec<Pending>,
+    /// Removals not yet committed (their documents still match in the committed index).
+    removed: std::collections::HashSet<MemoryId>,
     docs: u64,
 }
 
@@ -50,8 +79,11 @@ impl MemoryIndex {
     pub fn new() -> Result<MemoryIndex> {
         let mut schema = Schema::builder();
         let id = schema.add_u64_field("id", INDEXED | FAST | STORED);
-        let owner = schema.add_u64_field("owner", INDEXED | FAST);
-        let text = schema.add_text_field("text", TEXT);
+        let words = TextFieldIndexing::default()
+            .set_tokenizer("raw")
+            .set_index_option(IndexRecordOption::WithFreqs);
+        let text =
+            schema.add_text_field("words", TextOptions::default().set_indexing_options(words));
         let index = Index::create_in_ram(schema.build());
         let writer = index
             .writer_with_num_threads(1, WRITER_BUDGET)
@@ -61,15 +93,20 @@ impl MemoryIndex {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(index_error)?;
-        let analyzer = index.tokenizer_for_field(text).map_err(index_error)?;
+        // Words as tantivy's default analyzer splits them: on what is not a letter or digit,
+        // lower-cased, very long ones dropped.
+        let analyzer = index
+            .tokenizers()
+            .get("default")
+            .ok_or_else(|| index_error("no default tokenizer"))?;
         Ok(MemoryIndex {
             writer,
             reader,
             id,
-            owner,
             text,
             analyzer,
-            dirty: false,
+            pending: Vec::new(),
+            removed: Default::default(),
             docs: 0,
         })
     }
@@ -80,7 +117,7 @@ impl MemoryIndex {
         for m in world.all_memories() {
             index.add(m)?;
         }
-        index.refresh()?;
+        index.commit()?;
         Ok(index)
     }
 
@@ -94,32 +131,75 @@ impl MemoryIndex {
         self.docs == 0
     }
 
-    /// Adds a memory (visible to searches after [`MemoryIndex::refresh`]).
+    /// The term of `word` in memories of `owner`.
+    fn term(&self, owner: EntityId, word: &str) -> Term {
+        Term::from_field_text(self.text, &format!("{}:{word}", owner.0))
+    }
+
+    /// Adds a memory; searches see it at once.
     pub fn add(&mut self, m: &Memory) -> Result<()> {
+        let mut words: Vec<(String, u32)> = Vec::new();
+        let mut tokens = Vec::new();
+        let mut stream = self.analyzer.token_stream(&m.text);
+        while stream.advance() {
+            let t = stream.token();
+            tokens.push(Token {
+                text: format!("{}:{}", m.owner.0, t.text),
+                position: tokens.len(),
+                ..t.clone()
+            });
+            match words.iter_mut().find(|(w, _)| *w == t.text) {
+                Some((_, n)) => *n += 1,
+                None => words.push((t.text.clone(), 1)),
+            }
+        }
+        let len = tokens.len() as u32;
         let mut doc = TantivyDocument::default();
         doc.add_u64(self.id, m.id.0);
-        doc.add_u64(self.owner, m.owner.0);
-        doc.add_text(self.text, &m.text);
+        doc.add_pre_tokenized_text(
+            self.text,
+            PreTokenizedString {
+                text: String::new(),
+                tokens,
+            },
+        );
         self.writer.add_document(doc).map_err(index_error)?;
-        self.dirty = true;
+        self.pending.push(Pending {
+            id: m.id,
+            owner: m.owner,
+            words,
+            len,
+        });
         self.docs += 1;
         Ok(())
     }
 
-    /// Removes a memory (from searches after [`MemoryIndex::refresh`]).
+    /// Removes a memory; searches stop returning it at once.
     pub fn remove(&mut self, id: MemoryId) {
         self.writer.delete_term(Term::from_field_u64(self.id, id.0));
-        self.dirty = true;
+        let before = self.pending.len();
+        self.pending.retain(|p| p.id != id);
+        if self.pending.len() == before {
+            self.removed.insert(id);
+        }
         self.docs = self.docs.saturating_sub(1);
     }
 
-    /// Makes every change so far visible to searches.
+    /// Commits once [`COMMIT_EVERY`] memories have gathered since the last commit (searches
+    /// see every change either way).
     pub fn refresh(&mut self) -> Result<()> {
-        if self.dirty {
-            self.writer.commit().map_err(index_error)?;
-            self.reader.reload().map_err(index_error)?;
-            self.dirty = false;
+        if self.pending.len() >= COMMIT_EVERY || self.removed.len() >= COMMIT_EVERY {
+            self.commit()?;
         }
+        Ok(())
+    }
+
+    /// Writes every change into the index's segments now.
+    pub fn commit(&mut self) -> Result<()> {
+        self.writer.commit().map_err(index_error)?;
+        self.reader.reload().map_err(index_error)?;
+        self.pending.clear();
+        self.removed.clear();
         Ok(())
     }
 
@@ -139,9 +219,7 @@ impl MemoryIndex {
     }
 
     /// The `limit` memories of `owner` most relevant to `words` (BM25), best first, with their
-    /// scores. Only `owner`'s memories can match: the owner is a required clause of the
-    /// query, so another's memory is never scored, let alone returned or counted against
-    /// the limit.
+    /// scores. Only `owner`'s memories can match: the query is made of `owner`'s terms.
     pub fn search(
         &self,
         owner: EntityId,
@@ -151,30 +229,25 @@ impl MemoryIndex {
         if words.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
-        let text: Vec<(Occur, Box<dyn Query>)> = words
-            .iter()
-            .map(|w| {
-                let q: Box<dyn Query> = Box::new(TermQuery::new(
-                    Term::from_field_text(self.text, w),
-                    IndexRecordOption::WithFreqs,
-                ));
-                (Occur::Should, q)
-            })
-            .collect();
-        let owner_only: Box<dyn Query> = Box::new(ConstScoreQuery::new(
-            Box::new(TermQuery::new(
-                Term::from_field_u64(self.owner, owner.0),
-                IndexRecordOption::Basic,
-            )),
-            0.0,
-        ));
-        let query = BooleanQuery::new(vec![
-            (Occur::Must, owner_only),
-            (Occur::Must, Box::new(BooleanQuery::new(text))),
-        ]);
+        let query = BooleanQuery::new(
+            words
+                .iter()
+                .map(|w| {
+                    let q: Box<dyn Query> = Box::new(TermQuery::new(
+                        self.term(owner, w),
+                        IndexRecordOption::WithFreqs,
+                    ));
+                    (Occur::Should, q)
+                })
+                .collect(),
+        );
         let searcher = self.reader.searcher();
+        // Removed but not yet committed documents still match: ask for enough more.
         let top = searcher
-            .search(&query, &TopDocs::with_limit(limit).order_by_score())
+            .search(
+                &query,
+                &TopDocs::with_limit(limit + self.removed.len()).order_by_score(),
+            )
             .map_err(index_error)?;
         let mut out = Vec::with_capacity(top.len());
         for (score, addr) in top {
@@ -183,10 +256,185 @@ impl MemoryIndex {
                 .fast_fields()
                 .u64("id")
                 .map_err(index_error)?;
-            if let Some(id) = ids.first(addr.doc_id) {
-                out.push((MemoryId(id), score));
+            if let Some(id) = ids.first(addr.doc_id).map(MemoryId)
+                && !self.removed.contains(&id)
+            {
+                out.push((id, score));
             }
         }
+        self.search_pending(&searcher, owner, words, &mut out)?;
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        out.truncate(limit);
         Ok(out)
+    }
+
+    /// Scores the memories added since the last commit with BM25 as tantivy does, over the
+    /// committed statistics plus theirs, and adds `owner`'s matches to `out`.
+    fn search_pending(
+        &self,
+        searcher: &tantivy::Searcher,
+        owner: EntityId,
+        words: &[String],
+        out: &mut Vec<(MemoryId, f32)>,
+    ) -> Result<()> {
+        use tantivy::query::Bm25StatisticsProvider;
+        if !self.pending.iter().any(|p| p.owner == owner) {
+            return Ok(());
+        }
+        let docs = searcher.total_num_docs().map_err(index_error)? + self.pending.len() as u64;
+        let tokens = searcher.total_num_tokens(self.text).map_err(index_error)?
+            + self.pending.iter().map(|p| u64::from(p.len)).sum::<u64>();
+        let average = tokens as f32 / docs.max(1) as f32;
+        let mut idf = Vec::with_capacity(words.len());
+        for w in words {
+            let committed = searcher
+                .doc_freq(&self.term(owner, w))
+                .map_err(index_error)?;
+            let pending = self
+                .pending
+                .iter()
+                .filter(|p| p.owner == owner && p.words.iter().any(|(x, _)| x == w))
+                .count() as u64;
+            let n = (committed + pending) as f32;
+            idf.push((1.0 + (docs as f32 - n + 0.5) / (n + 0.5)).ln());
+        }
+        for p in self.pending.iter().filter(|p| p.owner == owner) {
+            let norm = K1 * (1.0 - B + B * p.len as f32 / average.max(f32::MIN_POSITIVE));
+            let score: f32 = words
+                .iter()
+                .zip(&idf)
+                .filter_map(|(w, idf)| {
+                    let tf = p.words.iter().find(|(x, _)| x == w)?.1 as f32;
+                    Some(idf * tf * (K1 + 1.0) / (tf + norm))
+                })
+                .sum();
+            if score > 0.0 {
+                out.push((p.id, score));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{MemoryKind, WitnessSet};
+
+    fn memory(id: u64, owner: u64, text: &str) -> Memory {
+        Memory {
+            id: MemoryId(id),
+            owner: EntityId(owner),
+            witnesses: WitnessSet::from_iter([EntityId(owner)]),
+            text: text.into(),
+            kind: MemoryKind::Utterance,
+            significance: 0.5,
+            created: 0,
+            last_accessed: None,
+            access_count: 0,
+            decay: Default::default(),
+        }
+    }
+
+    const WORDS: &[&str] = &["ale", "ship", "bard", "silver", "rain", "the"];
+
+    fn corpus() -> Vec<Memory> {
+        (0..300u64)
+            .map(|i| {
+                let text: Vec<&str> = (0..1 + i % 5)
+                    .map(|k| WORDS[((i * 7 + k * 3) % WORDS.len() as u64) as usize])
+                    .collect();
+                memory(i + 1, 1 + i % 3, &text.join(" "))
+            })
+            .collect()
+    }
+
+    fn ids(index: &mut MemoryIndex, owner: u64, query: &str) -> Vec<MemoryId> {
+        let words = index.words(query);
+        let mut found: Vec<MemoryId> = index
+            .search(EntityId(owner), &words, 5000)
+            .expect("search")
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        found.sort();
+        found
+    }
+
+    #[test]
+    fn committed_and_pending_memories_are_found_alike() {
+        let all = corpus();
+        let mut committed = MemoryIndex::new().expect("index");
+        let mut mixed = MemoryIndex::new().expect("index");
+        for m in &all {
+            committed.add(m).expect("add");
+        }
+        committed.commit().expect("commit");
+        for (i, m) in all.iter().enumerate() {
+            mixed.add(m).expect("add");
+            if i == all.len() / 2 {
+                mixed.commit().expect("commit");
+            }
+        }
+        for owner in 1..=3 {
+            for q in ["ale", "ship bard", "silver rain the", "nothing"] {
+                let want: Vec<MemoryId> = all
+                    .iter()
+                    .filter(|m| {
+                        m.owner.0 == owner
+                            && q.split(' ').any(|w| m.text.split(' ').any(|x| x == w))
+                    })
+                    .map(|m| m.id)
+                    .collect();
+                assert_eq!(ids(&mut committed, owner, q), want, "{owner} {q}");
+                assert_eq!(ids(&mut mixed, owner, q), want, "{owner} {q}");
+            }
+        }
+        // The same memory scores nearly the same pending or committed.
+        let words = mixed.words("ale ship");
+        let a = committed.search(EntityId(1), &words, 5).expect("search");
+        let b = mixed.search(EntityId(1), &words, 5).expect("search");
+        for ((_, x), (_, y)) in a.iter().zip(&b) {
+            assert!((x - y).abs() / x < 0.25, "{a:?} vs {b:?}");
+        }
+    }
+
+    #[test]
+    fn removals_count_at_once_committed_or_not() {
+        let all = corpus();
+        let mut index = MemoryIndex::new().expect("index");
+        for m in &all[..100] {
+            index.add(m).expect("add");
+        }
+        index.commit().expect("commit");
+        for m in &all[100..] {
+            index.add(m).expect("add");
+        }
+        let before = ids(&mut index, 1, "ale ship bard silver rain the");
+        let (old, new) = (before[0], *before.last().expect("some"));
+        assert!(old.0 <= 100 && new.0 > 100);
+        index.remove(old);
+        index.remove(new);
+        let after = ids(&mut index, 1, "ale ship bard silver rain the");
+        assert_eq!(after.len(), before.len() - 2);
+        assert!(!after.contains(&old) && !after.contains(&new));
+        index.commit().expect("commit");
+        assert_eq!(ids(&mut index, 1, "ale ship bard silver rain the"), after);
+    }
+
+    #[test]
+    fn the_index_commits_once_enough_has_gathered() {
+        let mut index = MemoryIndex::new().expect("index");
+        for i in 0..COMMIT_EVERY as u64 - 1 {
+            index.add(&memory(i + 1, 1, "ale")).expect("add");
+            index.refresh().expect("refresh");
+        }
+        assert_eq!(index.pending.len(), COMMIT_EVERY - 1);
+        index
+            .add(&memory(COMMIT_EVERY as u64, 1, "ale"))
+            .expect("add");
+        index.refresh().expect("refresh");
+        assert!(index.pending.is_empty());
+        assert_eq!(ids(&mut index, 1, "ale").len(), COMMIT_EVERY);
     }
 }

@@ -9,7 +9,7 @@
 mod index;
 mod recall;
 
-pub use index::{MAX_QUERY_TERMS, MemoryIndex};
+pub use index::{COMMIT_EVERY, MAX_QUERY_TERMS, MemoryIndex};
 pub use recall::{RecallOptions, RecallWeights, Recalled, recall};
 
 use crate::model::{EntityId, MemoryKind, Millis};

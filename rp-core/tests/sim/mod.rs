@@ -64,6 +64,10 @@ pub enum Op {
         who: u8,
         significance: u8,
     },
+    Recall {
+        which: u8,
+        more: u8,
+    },
     Forget {
         which: u8,
     },
@@ -101,6 +105,7 @@ pub fn op() -> impl Strategy<Value = Op> {
         3 => (any::<u8>(), any::<u8>()).prop_map(|(who, text)| Op::Say { who, text }),
         2 => (any::<u8>(), any::<u8>()).prop_map(|(who, significance)| Op::Remember { who, significance }),
         1 => any::<u8>().prop_map(|which| Op::Forget { which }),
+        1 => (any::<u8>(), any::<u8>()).prop_map(|(which, more)| Op::Recall { which, more }),
         1 => (any::<u8>(), any::<u8>(), any::<u8>()).prop_map(|(a, b, c)| Op::Group { a, b, c }),
         1 => any::<u16>().prop_map(|by| Op::Time { by }),
         1 => any::<u8>().prop_map(|who| Op::RemoveEntity { who }),
@@ -304,6 +309,20 @@ pub fn event(w: &World, op: &Op) -> Option<Event> {
                     decay: DecayStage::Full,
                 },
             }
+        }
+        Op::Recall { which, more } => {
+            let count = w.all_memories().count();
+            if count == 0 {
+                return None;
+            }
+            let start = *which as usize % count;
+            let ids = w
+                .all_memories()
+                .skip(start)
+                .take(1 + *more as usize % 3)
+                .map(|m| m.id)
+                .collect();
+            Event::MemoriesRecalled { ids, at: w.now() }
         }
         Op::Forget { which } => {
             let count = w.all_memories().count();
