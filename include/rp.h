@@ -612,6 +612,33 @@ enum rp_result rp_engine_mark_recalled(struct rp_engine *engine,
                                        int64_t at,
                                        uint64_t *out_head);
 
+// The `k` entities (1–1000) whose names, aliases or fact lines best match
+// `query`, best first, as a JSON array written to `*out_json` (a string the
+// caller releases with `rp_string_free`):
+//
+// ```text
+// [{"id": 2, "name": "Mira Holt", "score": 3.1}]
+// ```
+//
+// A word of a name or alias counts three times a word of the facts.
+// `query` is words, never query syntax. This searches the whole world (the
+// host's view), not what any character knows.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for a `k` out of range;
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `query` points to `query_len` readable bytes; `out_json` is writable.
+enum rp_result rp_engine_search_entities(struct rp_engine *engine,
+                                         const char *query,
+                                         size_t query_len,
+                                         size_t k,
+                                         char **out_json);
+
 // Checks a fact sheet (the text of an entity's `facts`, one fact per line)
 // without a world: that every line parses and every `$if` condition
 // compiles.

@@ -408,3 +408,60 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn entities_are_found_by_name_alias_and_facts() {
+    let world_file = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/tavern.toml");
+    let mut engine = Engine::in_memory("The Crooked Lantern", 0).expect("engine");
+    engine.load_world_file(world_file).expect("tavern");
+    let mira = engine.world().entity_by_name("Mira Holt").expect("Mira").id;
+    let wren = engine.world().entity_by_name("Wren").expect("Wren").id;
+
+    let found = engine.search_entities("mira", 5).expect("search");
+    assert_eq!(found[0].0, mira, "{found:?}");
+    let found = engine.search_entities("wren", 5).expect("search");
+    assert_eq!(found[0].0, wren, "{found:?}");
+    // Query syntax is only words (another's facts mention Mira: she still comes first).
+    for q in ["\"mira", "names:mira", "(mira AND", "mira~1"] {
+        let found = engine.search_entities(q, 5).expect("search");
+        assert_eq!(found.first().map(|f| f.0), Some(mira), "{q}: {found:?}");
+    }
+    assert!(engine.search_entities("", 5).unwrap().is_empty());
+    assert!(engine.search_entities("zzyzx", 5).unwrap().is_empty());
+
+    // Edits and new entities are seen at once; removals too.
+    let mut facts = engine.world().entity(wren).unwrap().facts.clone();
+    facts = rp_core::FactSheet::from_text(&format!(
+        "{}\ncollects brass astrolabes",
+        facts.lines().join("\n")
+    ));
+    engine
+        .append(vec![Event::EntityEdited {
+            id: wren,
+            name: None,
+            aliases: Some(vec!["the Sparrow".into()]),
+            facts: Some(facts),
+            host_controlled: None,
+        }])
+        .expect("edit");
+    assert_eq!(engine.search_entities("astrolabes", 5).unwrap()[0].0, wren);
+    assert_eq!(engine.search_entities("sparrow", 5).unwrap()[0].0, wren);
+    let oskar = entity(&mut engine, "Oskar the Brass");
+    let found = engine.search_entities("brass", 5).unwrap();
+    assert_eq!(
+        found[0].0, oskar,
+        "a name weighs more than a fact: {found:?}"
+    );
+    engine
+        .append(vec![Event::EntityRemoved { id: oskar }])
+        .expect("remove");
+    let found = engine.search_entities("brass", 5).unwrap();
+    assert_eq!(
+        found.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+        vec![wren]
+    );
+    assert_eq!(
+        engine.search_entities("brass", 0).unwrap_err().kind(),
+        ErrorKind::Invalid
+    );
+}

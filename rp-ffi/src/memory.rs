@@ -202,3 +202,54 @@ pub unsafe extern "C" fn rp_engine_mark_recalled(
         Ok(())
     })
 }
+
+/// The `k` entities (1–1000) whose names, aliases or fact lines best match
+/// `query`, best first, as a JSON array written to `*out_json` (a string the
+/// caller releases with `rp_string_free`):
+///
+/// ```text
+/// [{"id": 2, "name": "Mira Holt", "score": 3.1}]
+/// ```
+///
+/// A word of a name or alias counts three times a word of the facts.
+/// `query` is words, never query syntax. This searches the whole world (the
+/// host's view), not what any character knows.
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for a `k` out of range;
+/// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+/// `RP_RESULT_INVALID_HANDLE`.
+///
+/// Thread: any (see `rp_engine`).
+///
+/// # Safety
+///
+/// `query` points to `query_len` readable bytes; `out_json` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_engine_search_entities(
+    engine: *mut rp_engine,
+    query: *const c_char,
+    query_len: usize,
+    k: usize,
+    out_json: *mut *mut c_char,
+) -> rp_result {
+    ffi_result(|| {
+        // SAFETY: the caller guarantees `query` points to `query_len` bytes.
+        let query = unsafe { str_arg("query", query, query_len) }?;
+        let out = out_arg("out_json", out_json)?;
+        let json = with_engine(engine, |engine| {
+            let found = engine.search_entities(query, k)?;
+            let items: Vec<serde_json::Value> = found
+                .iter()
+                .filter_map(|(id, score)| {
+                    let e = engine.world().entity(*id)?;
+                    Some(serde_json::json!({"id": id.0, "name": e.name, "score": score}))
+                })
+                .collect();
+            Ok(serde_json::Value::Array(items).to_string())
+        })?;
+        let json = owned_string("the search JSON", json)?;
+        // SAFETY: `out` is a non-NULL pointer the caller made writable.
+        unsafe { out.write(json) };
+        Ok(())
+    })
+}

@@ -304,6 +304,30 @@ impl World {
         self.with_engine(py, |engine| engine.mark_recalled(&ids, at))
     }
 
+    /// The ``k`` entities (1–1000) whose names, aliases or fact lines best
+    /// match ``query``, best first, as ``(id, name, score)``. A word of a
+    /// name or alias counts three times a word of the facts; ``query`` is
+    /// words, never query syntax. The host's view of the whole world, not
+    /// what any character knows. Raises ``InvalidInput`` for ``k``.
+    #[pyo3(signature = (query, k = 10))]
+    fn search_entities(
+        &self,
+        py: Python<'_>,
+        query: &str,
+        k: usize,
+    ) -> PyResult<Vec<(u64, String, f32)>> {
+        self.with_engine(py, |engine| {
+            let found = engine.search_entities(query, k)?;
+            Ok(found
+                .iter()
+                .filter_map(|(id, score)| {
+                    let e = engine.world().entity(*id)?;
+                    Some((id.0, e.name.clone(), *score))
+                })
+                .collect())
+        })
+    }
+
     /// The current world in world-file form (TOML).
     fn export_world_file(&self, py: Python<'_>) -> PyResult<String> {
         self.with_engine(py, |engine| Ok(engine.export_world_file()))

@@ -83,3 +83,15 @@ def test_removed_memories_and_bad_input(world: World) -> None:
     assert world.head == head
     assert world.recall(mira, "", now=0) == []
     assert world.recall(mira, "x" * 1_000_000, now=0) == []
+
+
+def test_entities_are_found_by_name(world: World) -> None:
+    mira = world.entity_id("Mira Holt")
+    found = world.search_entities("holt")
+    assert found[0][0] == mira
+    assert found[0][1] == "Mira Holt"
+    assert found[0][2] > 0
+    assert world.search_entities('"(holt:')[0][0] == mira
+    assert world.search_entities("zzyzx") == []
+    with pytest.raises(InvalidInput):
+        world.search_entities("holt", k=0)

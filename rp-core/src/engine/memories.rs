@@ -4,7 +4,7 @@
 use super::Engine;
 use crate::error::Result;
 use crate::log::Event;
-use crate::memory::{self, MemoryIndex, NewMemory, RecallOptions, Recalled};
+use crate::memory::{self, EntityIndex, MemoryIndex, NewMemory, RecallOptions, Recalled};
 use crate::model::{EntityId, Memory, MemoryId, Millis, Seq, WitnessSet};
 
 impl Engine {
@@ -69,27 +69,65 @@ impl Engine {
         }])
     }
 
-    /// Keeps the memory index in step with `events`, just applied; drops it (to be rebuilt
-    /// from the world when next needed) if that fails.
-    pub(super) fn index_events(&mut self, events: &[Event]) {
-        let Some(index) = &mut self.memory_index else {
-            return;
+    /// The `k` entities (1–1000) whose names, aliases or facts best match `query`, best
+    /// first, with their scores; a word of a name or alias counts three times a word of the
+    /// facts. `query` is words, never query syntax. This is the host's search over the whole
+    /// world, not any character's knowledge.
+    pub fn search_entities(&mut self, query: &str, k: usize) -> Result<Vec<(EntityId, f32)>> {
+        if !(1..=1000).contains(&k) {
+            return Err(crate::Error::invalid(
+                "entity search",
+                format!("k must be 1 to 1000, not {k}"),
+            ));
+        }
+        let index = match &mut self.entity_index {
+            Some(index) => index,
+            None => self.entity_index.insert(EntityIndex::build(&self.world)?),
         };
-        let mut ok = true;
-        for e in events {
-            match e {
-                Event::MemoryAdded { memory } => ok &= index.add(memory).is_ok(),
-                Event::MemoryRemoved { id } => index.remove(*id),
-                _ => {}
+        index.search(query, k)
+    }
+
+    /// Keeps the indexes in step with `events`, just applied to the world; drops one (to be
+    /// rebuilt from the world when next needed) if that fails or cannot be done from the
+    /// events alone (removing an entity removes its memories without events of their own).
+    pub(super) fn index_events(&mut self, events: &[Event]) {
+        if let Some(index) = &mut self.memory_index {
+            let mut ok = true;
+            for e in events {
+                match e {
+                    Event::MemoryAdded { memory } => ok &= index.add(memory).is_ok(),
+                    Event::MemoryRemoved { id } => index.remove(*id),
+                    Event::EntityRemoved { .. } => ok = false,
+                    _ => {}
+                }
+            }
+            if !ok {
+                self.memory_index = None;
             }
         }
-        if !ok {
-            self.memory_index = None;
+        if let Some(index) = &mut self.entity_index {
+            let mut ok = true;
+            for e in events {
+                match e {
+                    Event::EntityCreated { id, .. } | Event::EntityEdited { id, .. } => {
+                        match self.world.entity(*id) {
+                            Some(entity) => ok &= index.put(entity).is_ok(),
+                            None => index.remove(*id),
+                        }
+                    }
+                    Event::EntityRemoved { id } => index.remove(*id),
+                    _ => {}
+                }
+            }
+            if !ok {
+                self.entity_index = None;
+            }
         }
     }
 
-    /// Forgets the memory index: the world was replaced (rewind, branch switch, resync).
+    /// Forgets the indexes: the world was replaced (rewind, branch switch, resync).
     pub(super) fn drop_memory_index(&mut self) {
         self.memory_index = None;
+        self.entity_index = None;
     }
 }

@@ -79,6 +79,8 @@ pub struct Engine {
     cost: LoadCost,
     /// The memory index of the current world, once a recall needed it.
     memory_index: Option<crate::memory::MemoryIndex>,
+    /// The entity index of the current world, once a search needed it.
+    entity_index: Option<crate::memory::EntityIndex>,
 }
 
 /// With eventual durability, every this many events a commit is made durable anyway, which
@@ -175,6 +177,7 @@ impl Engine {
             unsynced: Vec::new(),
             cost: LoadCost::default(),
             memory_index: None,
+            entity_index: None,
         };
         let created = Event::WorldCreated {
             name: name.to_owned(),
@@ -202,6 +205,7 @@ impl Engine {
             unsynced: Vec::new(),
             cost,
             memory_index: None,
+            entity_index: None,
         })
     }
 

@@ -22,6 +22,10 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Te
 
 /// The writer's memory budget: tantivy flushes a segment when it is used up.
 const WRITER_BUDGET: usize = 32 * 1024 * 1024;
+/// Building a whole index uses a larger budget (fewer segments to merge) and up to this many
+/// threads, then hands over to the small single-threaded writer.
+const BUILD_BUDGET_PER_THREAD: usize = 96 * 1024 * 1024;
+const BUILD_THREADS: usize = 4;
 
 /// Memories added since the last commit are searched from a delta in memory; the index
 /// commits (a new segment, the costly part) once this many have gathered, so most turns
@@ -31,6 +35,77 @@ pub const COMMIT_EVERY: usize = 1024;
 /// BM25's parameters, as tantivy uses them.
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
+
+/// An empty in-memory index: the schema, the memory id and the owner-scoped words.
+fn empty_index() -> (Index, Field, Field) {
+    let mut schema = Schema::builder();
+    let id = schema.add_u64_field("id", INDEXED | FAST | STORED);
+    let words = TextFieldIndexing::default()
+        .set_tokenizer("raw")
+        .set_index_option(IndexRecordOption::WithFreqs);
+    let text = schema.add_text_field("words", TextOptions::default().set_indexing_options(words));
+    (Index::create_in_ram(schema.build()), id, text)
+}
+
+/// Words as tantivy's default analyzer splits them: on what is not a letter or digit,
+/// lower-cased, very long ones dropped.
+fn analyzer(index: &Index) -> Result<TextAnalyzer> {
+    index
+        .tokenizers()
+        .get("default")
+        .ok_or_else(|| index_error("no default tokenizer"))
+}
+
+/// The document of `m` (its id and owner-scoped words), and (if `count_words`) its words with
+/// their counts.
+fn document(
+    analyzer: &mut TextAnalyzer,
+    id: Field,
+    text: Field,
+    m: &Memory,
+    count_words: bool,
+) -> (TantivyDocument, Pending) {
+    let mut words: Vec<(String, u32)> = Vec::new();
+    let mut tokens = Vec::new();
+    let prefix = format!("{}:", m.owner.0);
+    let mut stream = analyzer.token_stream(&m.text);
+    while stream.advance() {
+        let t = stream.token();
+        let mut scoped = String::with_capacity(prefix.len() + t.text.len());
+        scoped.push_str(&prefix);
+        scoped.push_str(&t.text);
+        tokens.push(Token {
+            offset_from: t.offset_from,
+            offset_to: t.offset_to,
+            position: tokens.len(),
+            text: scoped,
+            position_length: 1,
+        });
+        if count_words {
+            match words.iter_mut().find(|(w, _)| *w == t.text) {
+                Some((_, n)) => *n += 1,
+                None => words.push((t.text.clone(), 1)),
+            }
+        }
+    }
+    let len = tokens.len() as u32;
+    let mut doc = TantivyDocument::default();
+    doc.add_u64(id, m.id.0);
+    doc.add_pre_tokenized_text(
+        text,
+        PreTokenizedString {
+            text: String::new(),
+            tokens,
+        },
+    );
+    let pending = Pending {
+        id: m.id,
+        owner: m.owner,
+        words,
+        len,
+    };
+    (doc, pending)
+}
 
 /// A memory added since the last commit: its words and their counts.
 struct Pending {
@@ -77,14 +152,12 @@ impl std::fmt::Debug for MemoryIndex {
 impl MemoryIndex {
     /// An empty index, in memory.
     pub fn new() -> Result<MemoryIndex> {
-        let mut schema = Schema::builder();
-        let id = schema.add_u64_field("id", INDEXED | FAST | STORED);
-        let words = TextFieldIndexing::default()
-            .set_tokenizer("raw")
-            .set_index_option(IndexRecordOption::WithFreqs);
-        let text =
-            schema.add_text_field("words", TextOptions::default().set_indexing_options(words));
-        let index = Index::create_in_ram(schema.build());
+        let (index, id, text) = empty_index();
+        MemoryIndex::over(index, id, text, 0)
+    }
+
+    /// The index of `index`, with the small single-threaded writer used between builds.
+    fn over(index: Index, id: Field, text: Field, docs: u64) -> Result<MemoryIndex> {
         let writer = index
             .writer_with_num_threads(1, WRITER_BUDGET)
             .map_err(index_error)?;
@@ -93,32 +166,43 @@ impl MemoryIndex {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(index_error)?;
-        // Words as tantivy's default analyzer splits them: on what is not a letter or digit,
-        // lower-cased, very long ones dropped.
-        let analyzer = index
-            .tokenizers()
-            .get("default")
-            .ok_or_else(|| index_error("no default tokenizer"))?;
         Ok(MemoryIndex {
             writer,
             reader,
             id,
             text,
-            analyzer,
+            analyzer: analyzer(&index)?,
             pending: Vec::new(),
             removed: Default::default(),
-            docs: 0,
+            docs,
         })
     }
 
-    /// An index of every memory of `world`, searchable at once.
+    /// An index of every memory of `world`, searchable at once. Built with a larger budget
+    /// and up to [`BUILD_THREADS`] threads, which it then gives back.
     pub fn build(world: &World) -> Result<MemoryIndex> {
-        let mut index = MemoryIndex::new()?;
+        let (index, id, text) = empty_index();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, BUILD_THREADS);
+        let mut bulk: IndexWriter = index
+            .writer_with_num_threads(threads, threads * BUILD_BUDGET_PER_THREAD)
+            .map_err(index_error)?;
+        // Segments as large as the budget makes them, unmerged: merging a million memories
+        // costs more time than the few extra term look-ups per query it saves.
+        bulk.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+        let mut analyzer = analyzer(&index)?;
+        let mut docs = 0;
         for m in world.all_memories() {
-            index.add(m)?;
+            let (doc, _) = document(&mut analyzer, id, text, m, false);
+            bulk.add_document(doc).map_err(index_error)?;
+            docs += 1;
         }
-        index.commit()?;
-        Ok(index)
+        bulk.commit().map_err(index_error)?;
+        bulk.wait_merging_threads().map_err(index_error)?;
+        let built = MemoryIndex::over(index, id, text, docs)?;
+        built.reader.reload().map_err(index_error)?;
+        Ok(built)
     }
 
     /// How many memories it holds (counting changes not yet refreshed).
@@ -138,38 +222,9 @@ impl MemoryIndex {
 
     /// Adds a memory; searches see it at once.
     pub fn add(&mut self, m: &Memory) -> Result<()> {
-        let mut words: Vec<(String, u32)> = Vec::new();
-        let mut tokens = Vec::new();
-        let mut stream = self.analyzer.token_stream(&m.text);
-        while stream.advance() {
-            let t = stream.token();
-            tokens.push(Token {
-                text: format!("{}:{}", m.owner.0, t.text),
-                position: tokens.len(),
-                ..t.clone()
-            });
-            match words.iter_mut().find(|(w, _)| *w == t.text) {
-                Some((_, n)) => *n += 1,
-                None => words.push((t.text.clone(), 1)),
-            }
-        }
-        let len = tokens.len() as u32;
-        let mut doc = TantivyDocument::default();
-        doc.add_u64(self.id, m.id.0);
-        doc.add_pre_tokenized_text(
-            self.text,
-            PreTokenizedString {
-                text: String::new(),
-                tokens,
-            },
-        );
+        let (doc, pending) = document(&mut self.analyzer, self.id, self.text, m, true);
         self.writer.add_document(doc).map_err(index_error)?;
-        self.pending.push(Pending {
-            id: m.id,
-            owner: m.owner,
-            words,
-            len,
-        });
+        self.pending.push(pending);
         self.docs += 1;
         Ok(())
     }
@@ -250,12 +305,21 @@ impl MemoryIndex {
             )
             .map_err(index_error)?;
         let mut out = Vec::with_capacity(top.len());
+        // Each segment's id column, opened once (opening one is a lookup by name).
+        let mut columns: Vec<Option<tantivy::columnar::Column<u64>>> =
+            vec![None; searcher.segment_readers().len()];
         for (score, addr) in top {
-            let ids = searcher
-                .segment_reader(addr.segment_ord)
-                .fast_fields()
-                .u64("id")
-                .map_err(index_error)?;
+            let slot = &mut columns[addr.segment_ord as usize];
+            if slot.is_none() {
+                *slot = Some(
+                    searcher
+                        .segment_reader(addr.segment_ord)
+                        .fast_fields()
+                        .u64("id")
+                        .map_err(index_error)?,
+                );
+            }
+            let ids = slot.as_ref().expect("opened above");
             if let Some(id) = ids.first(addr.doc_id).map(MemoryId)
                 && !self.removed.contains(&id)
             {

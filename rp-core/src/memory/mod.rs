@@ -1,14 +1,17 @@
-//! Memory retrieval (DESIGN §7): a full-text index of memories, derived from the world, and
-//! recall scored by relevance (BM25), recency (exponential decay on the host clock) and
-//! significance, with the speaker's witness filter inside the query.
+//! Retrieval (DESIGN §7): a full-text index of memories, derived from the world, and recall
+//! scored by relevance (BM25), recency (exponential decay on the host clock) and
+//! significance, with the speaker's witness filter inside the query; and an index of entities
+//! (names, aliases, facts) for finding one by what a player calls it.
 //!
 //! Memories themselves are world state ([`crate::model::Memory`]), added, recalled and removed
 //! only through events; the index is rebuilt from the world whenever it cannot be caught up
 //! from the events just applied, so deleting it loses nothing.
 
+mod entities;
 mod index;
 mod recall;
 
+pub use entities::EntityIndex;
 pub use index::{COMMIT_EVERY, MAX_QUERY_TERMS, MemoryIndex};
 pub use recall::{RecallOptions, RecallWeights, Recalled, recall};
 

@@ -445,6 +445,16 @@ static void test_memories_are_recalled_by_their_owner_only(void) {
     CHECK(rp_engine_recall(engine, mira, NULL, 0, 0, NULL, 0, &json) ==
           RP_RESULT_NULL_ARGUMENT);
     CHECK(rp_engine_recall(engine, mira, "a", 1, 0, NULL, 0, NULL) == RP_RESULT_NULL_ARGUMENT);
+
+    /* Entity search: by name, never query syntax. */
+    CHECK(rp_engine_search_entities(engine, "holt", 4, 3, &json) == RP_RESULT_OK);
+    CHECK(starts_with(json, "[{\"id\":"));
+    CHECK(contains(json, "\"name\":\"Mira Holt\""));
+    rp_string_free(json);
+    CHECK(rp_engine_search_entities(engine, "\"(holt:", 7, 3, &json) == RP_RESULT_OK);
+    CHECK(contains(json, "Mira Holt"));
+    rp_string_free(json);
+    CHECK(rp_engine_search_entities(engine, "holt", 4, 0, &json) == RP_RESULT_INVALID);
     CHECK(rp_engine_free(engine) == RP_RESULT_OK);
 }
 

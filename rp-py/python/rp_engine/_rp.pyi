@@ -191,6 +191,8 @@ class World:
         """The memories ``speaker`` recalls for ``query`` at ``now``, best first."""
     def mark_recalled(self, memories: Sequence[int], at: int) -> int:
         """Records that ``memories`` were recalled at ``at``; returns the new head."""
+    def search_entities(self, query: str, k: int = 10) -> list[tuple[int, str, float]]:
+        """The entities whose names, aliases or facts best match ``query``."""
     def export_world_file(self) -> str:
         """The current world in world-file form (TOML)."""
     def close(self) -> None:
