@@ -4,7 +4,7 @@
 //! This index is the host's view (every entity of the world). Nothing a character knows is
 //! in it: fact sheets are the world's description, not anyone's memory.
 
-use super::index::MAX_QUERY_TERMS;
+use super::index::{MAX_QUERY_TERMS, ids_of};
 use crate::error::{Error, Result};
 use crate::log::World;
 use crate::model::{Entity, EntityId};
@@ -145,26 +145,10 @@ impl EntityIndex {
                 &TopDocs::with_limit(k).order_by_score(),
             )
             .map_err(index_error)?;
-        let mut out = Vec::with_capacity(top.len());
-        // Each segment's id column, opened once (opening one is a lookup by name).
-        let mut columns: Vec<Option<tantivy::columnar::Column<u64>>> =
-            vec![None; searcher.segment_readers().len()];
-        for (score, addr) in top {
-            let slot = &mut columns[addr.segment_ord as usize];
-            if slot.is_none() {
-                *slot = Some(
-                    searcher
-                        .segment_reader(addr.segment_ord)
-                        .fast_fields()
-                        .u64("id")
-                        .map_err(index_error)?,
-                );
-            }
-            let ids = slot.as_ref().expect("opened above");
-            if let Some(id) = ids.first(addr.doc_id) {
-                out.push((EntityId(id), score));
-            }
-        }
-        Ok(out)
+        Ok(ids_of(&searcher, top)
+            .map_err(index_error)?
+            .into_iter()
+            .map(|(id, score)| (EntityId(id), score))
+            .collect())
     }
 }

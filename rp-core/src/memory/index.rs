@@ -107,6 +107,33 @@ fn document(
     (doc, pending)
 }
 
+/// The `id` fast field of each hit, with its score, in order. Each segment's column is
+/// opened once: opening one is a look-up by name, which per hit would cost more than the
+/// query.
+pub(super) fn ids_of(
+    searcher: &tantivy::Searcher,
+    hits: Vec<(f32, tantivy::DocAddress)>,
+) -> tantivy::Result<Vec<(u64, f32)>> {
+    let mut columns: Vec<Option<tantivy::columnar::Column<u64>>> =
+        vec![None; searcher.segment_readers().len()];
+    let mut out = Vec::with_capacity(hits.len());
+    for (score, addr) in hits {
+        let slot = &mut columns[addr.segment_ord as usize];
+        if slot.is_none() {
+            *slot = Some(
+                searcher
+                    .segment_reader(addr.segment_ord)
+                    .fast_fields()
+                    .u64("id")?,
+            );
+        }
+        if let Some(id) = slot.as_ref().and_then(|c| c.first(addr.doc_id)) {
+            out.push((id, score));
+        }
+    }
+    Ok(out)
+}
+
 /// A memory added since the last commit: its words and their counts.
 struct Pending {
     id: MemoryId,
@@ -305,24 +332,9 @@ impl MemoryIndex {
             )
             .map_err(index_error)?;
         let mut out = Vec::with_capacity(top.len());
-        // Each segment's id column, opened once (opening one is a lookup by name).
-        let mut columns: Vec<Option<tantivy::columnar::Column<u64>>> =
-            vec![None; searcher.segment_readers().len()];
-        for (score, addr) in top {
-            let slot = &mut columns[addr.segment_ord as usize];
-            if slot.is_none() {
-                *slot = Some(
-                    searcher
-                        .segment_reader(addr.segment_ord)
-                        .fast_fields()
-                        .u64("id")
-                        .map_err(index_error)?,
-                );
-            }
-            let ids = slot.as_ref().expect("opened above");
-            if let Some(id) = ids.first(addr.doc_id).map(MemoryId)
-                && !self.removed.contains(&id)
-            {
+        for (id, score) in ids_of(&searcher, top).map_err(index_error)? {
+            let id = MemoryId(id);
+            if !self.removed.contains(&id) {
                 out.push((id, score));
             }
         }
