@@ -513,7 +513,9 @@ const char *rp_last_error(void);
 //  "witnesses": [3],         // who else saw it; the owner is always added
 //  "kind": "utterance",      // or "scene_summary", "event_gist", "reflection"
 //  "significance": 0.5,      // 0 to 1
-//  "created": 1000}          // host clock, ms; default: the world's clock
+//  "created": 1000,          // host clock, ms; default: the world's clock
+//  "pinned": false}          // always in the owner's prompt (see
+//                            // rp_engine_always_loaded)
 // ```
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match
@@ -638,6 +640,29 @@ enum rp_result rp_engine_search_entities(struct rp_engine *engine,
                                          size_t query_len,
                                          size_t k,
                                          char **out_json);
+
+// The memories always in `speaker_id`'s prompt, outside retrieval: its
+// pinned memories (oldest first), then its `recent_scenes` most recent scene
+// summaries (newest first), as a JSON array written to `*out_json` (a string
+// the caller releases with `rp_string_free`):
+//
+// ```text
+// [{"id": 4, "text": "I swore to find my brother", "kind": "reflection",
+//   "pinned": true}]
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` for an unknown speaker;
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_always_loaded(struct rp_engine *engine,
+                                       uint64_t speaker_id,
+                                       size_t recent_scenes,
+                                       char **out_json);
 
 // Checks a fact sheet (the text of an entity's `facts`, one fact per line)
 // without a world: that every line parses and every `$if` condition

@@ -163,6 +163,7 @@ fn rp_world(c: &Corpus) -> (Engine, Vec<EntityId>, Duration) {
                             last_accessed: None,
                             access_count: 0,
                             decay: Default::default(),
+                            pinned: false,
                         },
                     },
                 )
@@ -334,6 +335,7 @@ fn main() {
                         last_accessed: None,
                         access_count: 0,
                         decay: Default::default(),
+                        pinned: false,
                     },
                 }
             })

@@ -450,6 +450,7 @@ impl Synth {
             last_accessed: None,
             access_count: 0,
             decay: Default::default(),
+            pinned: false,
         }
     }
 

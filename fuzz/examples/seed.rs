@@ -177,6 +177,7 @@ fn play(world: &mut World) -> Vec<Event> {
                 last_accessed: Some(61_000),
                 access_count: 1,
                 decay: DecayStage::Full,
+                pinned: false,
             },
         },
         Event::WorldFileApplied {

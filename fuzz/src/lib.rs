@@ -664,6 +664,7 @@ impl<'w> Gen<'w> {
                             2 => DecayStage::Residue,
                             _ => DecayStage::Forgotten,
                         },
+                        pinned: s.bool(),
                     },
                 }
             }

@@ -396,6 +396,7 @@ fn removing_an_entity_takes_its_edges_groups_and_memories_with_it() {
                 last_accessed: None,
                 access_count: 0,
                 decay: DecayStage::Full,
+                pinned: false,
             },
         },
         Event::ActivityChanged {

@@ -488,3 +488,53 @@ fn entities_are_found_by_name_alias_and_facts() {
         ErrorKind::Invalid
     );
 }
+
+#[test]
+fn pinned_memories_and_recent_scenes_are_always_loaded() {
+    let mut t = tavern();
+    let e = &mut t.engine;
+    let vow = e
+        .add_memory(NewMemory {
+            pinned: true,
+            created: Some(5),
+            ..NewMemory::new(t.mira, "I swore to keep the lantern lit")
+        })
+        .unwrap();
+    let name = e
+        .add_memory(NewMemory {
+            pinned: true,
+            created: Some(1),
+            ..NewMemory::new(t.mira, "my mother's name was Ilse")
+        })
+        .unwrap();
+    let scenes: Vec<MemoryId> = (0..4)
+        .map(|i| {
+            e.add_memory(NewMemory {
+                kind: MemoryKind::SceneSummary,
+                created: Some(100 + i),
+                ..NewMemory::new(t.mira, format!("scene {i}"))
+            })
+            .unwrap()
+        })
+        .collect();
+    remember(e, t.mira, "an ordinary memory", 0.5);
+    e.add_memory(NewMemory {
+        pinned: true,
+        ..NewMemory::new(t.wren, "Wren's own vow")
+    })
+    .unwrap();
+
+    let loaded = e.always_loaded(t.mira, 2).unwrap();
+    assert_eq!(loaded, vec![name, vow, scenes[3], scenes[2]]);
+    assert_eq!(e.always_loaded(t.mira, 0).unwrap(), vec![name, vow]);
+    assert!(e.always_loaded(t.oskar, 5).unwrap().is_empty());
+    assert_eq!(
+        e.always_loaded(EntityId(999), 1).unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
+    assert!(
+        NewMemory::from_json(r#"{"owner": 1, "text": "x", "pinned": true}"#)
+            .unwrap()
+            .pinned
+    );
+}

@@ -52,8 +52,8 @@ pub use engine::{
 };
 pub use error::{rp_last_error, rp_result};
 pub use memory::{
-    rp_engine_add_memory, rp_engine_mark_recalled, rp_engine_recall, rp_engine_remove_memory,
-    rp_engine_search_entities,
+    rp_engine_add_memory, rp_engine_always_loaded, rp_engine_mark_recalled, rp_engine_recall,
+    rp_engine_remove_memory, rp_engine_search_entities,
 };
 pub use sheet::rp_sheet_check;
 pub use string::rp_string_free;

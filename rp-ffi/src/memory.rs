@@ -24,7 +24,9 @@ use crate::string::owned_string;
 ///  "witnesses": [3],         // who else saw it; the owner is always added
 ///  "kind": "utterance",      // or "scene_summary", "event_gist", "reflection"
 ///  "significance": 0.5,      // 0 to 1
-///  "created": 1000}          // host clock, ms; default: the world's clock
+///  "created": 1000,          // host clock, ms; default: the world's clock
+///  "pinned": false}          // always in the owner's prompt (see
+///                            // rp_engine_always_loaded)
 /// ```
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match
@@ -248,6 +250,53 @@ pub unsafe extern "C" fn rp_engine_search_entities(
             Ok(serde_json::Value::Array(items).to_string())
         })?;
         let json = owned_string("the search JSON", json)?;
+        // SAFETY: `out` is a non-NULL pointer the caller made writable.
+        unsafe { out.write(json) };
+        Ok(())
+    })
+}
+
+/// The memories always in `speaker_id`'s prompt, outside retrieval: its
+/// pinned memories (oldest first), then its `recent_scenes` most recent scene
+/// summaries (newest first), as a JSON array written to `*out_json` (a string
+/// the caller releases with `rp_string_free`):
+///
+/// ```text
+/// [{"id": 4, "text": "I swore to find my brother", "kind": "reflection",
+///   "pinned": true}]
+/// ```
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` for an unknown speaker;
+/// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`.
+///
+/// Thread: any (see `rp_engine`).
+///
+/// # Safety
+///
+/// `out_json` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_engine_always_loaded(
+    engine: *mut rp_engine,
+    speaker_id: u64,
+    recent_scenes: usize,
+    out_json: *mut *mut c_char,
+) -> rp_result {
+    ffi_result(|| {
+        let out = out_arg("out_json", out_json)?;
+        let json = with_engine(engine, |engine| {
+            let ids = engine.always_loaded(EntityId(speaker_id), recent_scenes)?;
+            let items: Vec<serde_json::Value> = ids
+                .iter()
+                .filter_map(|id| {
+                    let m = engine.world().memory(*id)?;
+                    Some(serde_json::json!({
+                        "id": id.0, "text": m.text, "kind": m.kind, "pinned": m.pinned,
+                    }))
+                })
+                .collect();
+            Ok(serde_json::Value::Array(items).to_string())
+        })?;
+        let json = owned_string("the memories JSON", json)?;
         // SAFETY: `out` is a non-NULL pointer the caller made writable.
         unsafe { out.write(json) };
         Ok(())

@@ -220,10 +220,11 @@ impl World {
     /// ``witnesses`` are the others who saw it (the owner is always one);
     /// ``kind`` is ``"utterance"``, ``"scene_summary"``, ``"event_gist"`` or
     /// ``"reflection"``; ``significance`` is 0–1; ``created`` defaults to the
-    /// world's clock. Raises ``NotFound`` (owner or witness) or
+    /// world's clock; a ``pinned`` memory is always in the owner's prompt
+    /// (``always_loaded``). Raises ``NotFound`` (owner or witness) or
     /// ``InvalidInput`` (empty text, significance outside 0–1, unknown kind);
     /// the world is then unchanged.
-    #[pyo3(signature = (owner, text, *, witnesses = None, kind = "utterance", significance = 0.5, created = None))]
+    #[pyo3(signature = (owner, text, *, witnesses = None, kind = "utterance", significance = 0.5, created = None, pinned = false))]
     #[allow(clippy::too_many_arguments)]
     fn add_memory(
         &self,
@@ -234,6 +235,7 @@ impl World {
         kind: &str,
         significance: f64,
         created: Option<i64>,
+        pinned: bool,
     ) -> PyResult<u64> {
         let kind = crate::memory::kind(kind).map_err(|e| to_py_err(py, e))?;
         let memory = rp_core::memory::NewMemory {
@@ -247,9 +249,29 @@ impl World {
             kind,
             significance,
             created,
+            pinned,
         };
         self.with_engine(py, |engine| engine.add_memory(memory))
             .map(|id| id.0)
+    }
+
+    /// The memories always in ``speaker``'s prompt, outside retrieval, as
+    /// ids: its pinned memories (oldest first), then its ``recent_scenes``
+    /// most recent scene summaries (newest first). Raises ``NotFound``.
+    #[pyo3(signature = (speaker, recent_scenes = 3))]
+    fn always_loaded(
+        &self,
+        py: Python<'_>,
+        speaker: u64,
+        recent_scenes: usize,
+    ) -> PyResult<Vec<u64>> {
+        self.with_engine(py, |engine| {
+            Ok(engine
+                .always_loaded(EntityId(speaker), recent_scenes)?
+                .into_iter()
+                .map(|id| id.0)
+                .collect())
+        })
     }
 
     /// Removes a memory. Raises ``NotFound``.

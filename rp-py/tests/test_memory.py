@@ -95,3 +95,14 @@ def test_entities_are_found_by_name(world: World) -> None:
     assert world.search_entities("zzyzx") == []
     with pytest.raises(InvalidInput):
         world.search_entities("holt", k=0)
+
+
+def test_pinned_memories_are_always_loaded(world: World) -> None:
+    mira = world.entity_id("Mira Holt")
+    vow = world.add_memory(mira, "I swore to keep the lantern lit", pinned=True)
+    world.add_memory(mira, "an ordinary memory")
+    scene = world.add_memory(mira, "the fight in the cellar", kind="scene_summary", created=9)
+    assert world.always_loaded(mira) == [vow, scene]
+    assert world.always_loaded(mira, recent_scenes=0) == [vow]
+    with pytest.raises(NotFound):
+        world.always_loaded(999_999)

@@ -25,9 +25,33 @@ impl Engine {
             last_accessed: None,
             access_count: 0,
             decay: Default::default(),
+            pinned: new.pinned,
         };
         self.append(vec![Event::MemoryAdded { memory }])?;
         Ok(id)
+    }
+
+    /// The memories always in `speaker`'s prompt, outside retrieval: its pinned memories
+    /// (oldest first), then its `recent_scenes` most recent scene summaries (newest first).
+    /// Like recall, only the speaker's own memories; unlike recall, no query.
+    pub fn always_loaded(&self, speaker: EntityId, recent_scenes: usize) -> Result<Vec<MemoryId>> {
+        if self.world.entity(speaker).is_none() {
+            return Err(crate::Error::not_found("entity", speaker));
+        }
+        let mut pinned: Vec<&Memory> = self
+            .world
+            .memories_of(speaker)
+            .filter(|m| m.pinned)
+            .collect();
+        pinned.sort_by_key(|m| (m.created, m.id));
+        let mut scenes: Vec<&Memory> = self
+            .world
+            .memories_of(speaker)
+            .filter(|m| !m.pinned && m.kind == crate::MemoryKind::SceneSummary)
+            .collect();
+        scenes.sort_by_key(|m| std::cmp::Reverse((m.created, m.id)));
+        scenes.truncate(recent_scenes);
+        Ok(pinned.iter().chain(&scenes).map(|m| m.id).collect())
     }
 
     /// Removes a memory (one [`Event::MemoryRemoved`]); returns the new head.

@@ -409,6 +409,7 @@ mod tests {
             last_accessed: None,
             access_count: 0,
             decay: Default::default(),
+            pinned: false,
         }
     }
 

@@ -39,6 +39,9 @@ pub struct NewMemory {
     /// When it formed (default: the world's clock).
     #[serde(default)]
     pub created: Option<Millis>,
+    /// Always in the owner's prompt, whatever the query (default false).
+    #[serde(default)]
+    pub pinned: bool,
 }
 
 fn utterance() -> MemoryKind {
@@ -59,6 +62,7 @@ impl NewMemory {
             kind: MemoryKind::Utterance,
             significance: 0.5,
             created: None,
+            pinned: false,
         }
     }
 

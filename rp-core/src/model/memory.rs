@@ -92,4 +92,8 @@ pub struct Memory {
     /// How far it has faded.
     #[serde(default)]
     pub decay: DecayStage,
+    /// Always in the owner's prompt (a vow, a name, a wound), whatever the query: served by
+    /// [`crate::Engine::always_loaded`], not by retrieval.
+    #[serde(default)]
+    pub pinned: bool,
 }

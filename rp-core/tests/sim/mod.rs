@@ -307,6 +307,7 @@ pub fn event(w: &World, op: &Op) -> Option<Event> {
                     last_accessed: None,
                     access_count: 0,
                     decay: DecayStage::Full,
+                    pinned: false,
                 },
             }
         }

@@ -446,6 +446,20 @@ static void test_memories_are_recalled_by_their_owner_only(void) {
           RP_RESULT_NULL_ARGUMENT);
     CHECK(rp_engine_recall(engine, mira, "a", 1, 0, NULL, 0, NULL) == RP_RESULT_NULL_ARGUMENT);
 
+    /* Pinned memories are always loaded, whatever the query. */
+    snprintf(memory, sizeof memory,
+             "{\"owner\": %llu, \"text\": \"I swore to keep the lantern lit\", "
+             "\"pinned\": true}",
+             (unsigned long long)mira);
+    CHECK(add_memory(engine, memory, &ale) == RP_RESULT_OK);
+    CHECK(rp_engine_always_loaded(engine, mira, 3, &json) == RP_RESULT_OK);
+    CHECK(contains(json, "I swore to keep the lantern lit"));
+    CHECK(contains(json, "\"pinned\":true"));
+    CHECK(!contains(json, "dark ale"));
+    rp_string_free(json);
+    CHECK(rp_engine_always_loaded(engine, 999999, 3, &json) == RP_RESULT_NOT_FOUND);
+    CHECK(rp_engine_always_loaded(engine, mira, 3, NULL) == RP_RESULT_NULL_ARGUMENT);
+
     /* Entity search: by name, never query syntax. */
     CHECK(rp_engine_search_entities(engine, "holt", 4, 3, &json) == RP_RESULT_OK);
     CHECK(starts_with(json, "[{\"id\":"));

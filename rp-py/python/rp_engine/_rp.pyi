@@ -171,8 +171,11 @@ class World:
         kind: str = "utterance",
         significance: float = 0.5,
         created: Optional[int] = None,
+        pinned: bool = False,
     ) -> int:
         """Forms a memory of ``owner`` and returns its id."""
+    def always_loaded(self, speaker: int, recent_scenes: int = 3) -> list[int]:
+        """Pinned memories, then the most recent scene summaries, of ``speaker``."""
     def remove_memory(self, memory: int) -> None:
         """Removes a memory."""
     def recall(
