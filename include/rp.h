@@ -514,8 +514,10 @@ const char *rp_last_error(void);
 //  "kind": "utterance",      // or "scene_summary", "event_gist", "reflection"
 //  "significance": 0.5,      // 0 to 1
 //  "created": 1000,          // host clock, ms; default: the world's clock
-//  "pinned": false}          // always in the owner's prompt (see
+//  "pinned": false,          // always in the owner's prompt (see
 //                            // rp_engine_always_loaded)
+//  "embedding": [0.1, -0.3]} // the host's vector for the text (semantic
+//                            // recall), 1 to 4096 numbers, stored with it
 // ```
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match
@@ -566,7 +568,11 @@ enum rp_result rp_engine_remove_memory(struct rp_engine *engine, uint64_t memory
 // `options_json` (`options_len` bytes; `NULL` with length 0 for the
 // defaults) is a JSON object with any of
 // `{"k": 10, "candidates": 8, "half_life_ms": 4.98e8,
-//   "weights": {"relevance": 1, "recency": 1, "significance": 1}}`.
+//   "weights": {"relevance": 1, "recency": 1, "significance": 1},
+//   "query_embedding": [0.1, -0.3], "semantic": 0.5}`.
+// With `query_embedding` (the host's vector for the query), memories that
+// have a vector are also found by cosine similarity, and `semantic` (0–1)
+// is the share of relevance it takes from BM25.
 //
 // Recalling changes nothing; record what a turn used with
 // `rp_engine_mark_recalled`.

@@ -164,6 +164,7 @@ fn rp_world(c: &Corpus) -> (Engine, Vec<EntityId>, Duration) {
                             access_count: 0,
                             decay: Default::default(),
                             pinned: false,
+                            embedding: None,
                         },
                     },
                 )
@@ -336,6 +337,7 @@ fn main() {
                         access_count: 0,
                         decay: Default::default(),
                         pinned: false,
+                        embedding: None,
                     },
                 }
             })

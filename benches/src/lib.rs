@@ -451,6 +451,7 @@ impl Synth {
             access_count: 0,
             decay: Default::default(),
             pinned: false,
+            embedding: None,
         }
     }
 

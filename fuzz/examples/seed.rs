@@ -178,6 +178,7 @@ fn play(world: &mut World) -> Vec<Event> {
                 access_count: 1,
                 decay: DecayStage::Full,
                 pinned: false,
+                embedding: None,
             },
         },
         Event::WorldFileApplied {

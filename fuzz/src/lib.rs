@@ -665,6 +665,9 @@ impl<'w> Gen<'w> {
                             _ => DecayStage::Forgotten,
                         },
                         pinned: s.bool(),
+                        embedding: s
+                            .bool()
+                            .then(|| (0..s.u8() % 8).map(|_| self.float(s) as f32).collect()),
                     },
                 }
             }

@@ -397,6 +397,7 @@ fn removing_an_entity_takes_its_edges_groups_and_memories_with_it() {
                 access_count: 0,
                 decay: DecayStage::Full,
                 pinned: false,
+                embedding: None,
             },
         },
         Event::ActivityChanged {

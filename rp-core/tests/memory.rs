@@ -538,3 +538,99 @@ fn pinned_memories_and_recent_scenes_are_always_loaded() {
             .pinned
     );
 }
+
+/// A deterministic stand-in for a sentence-embedding model: words of one concept share a
+/// dimension (so "beer" and "ale" point the same way), other words get one of their own.
+fn embed(text: &str) -> Vec<f32> {
+    const CONCEPTS: &[&[&str]] = &[
+        &["ale", "beer", "cider", "drink", "pint"],
+        &["ship", "boat", "harbour", "sail"],
+        &["silver", "coin", "gold", "money"],
+    ];
+    let mut v = vec![0.0f32; 16];
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let w = word.to_lowercase();
+        let dim = CONCEPTS
+            .iter()
+            .position(|c| c.contains(&w.as_str()))
+            .unwrap_or_else(|| 3 + w.bytes().map(usize::from).sum::<usize>() % 13);
+        v[dim] += 1.0;
+    }
+    v
+}
+
+#[test]
+fn with_vectors_beer_finds_the_memory_about_ale() {
+    let mut t = tavern();
+    let e = &mut t.engine;
+    let with_vector = |owner, text: &str| NewMemory {
+        embedding: Some(embed(text)),
+        ..NewMemory::new(owner, text)
+    };
+    let ale = e
+        .add_memory(with_vector(t.mira, "Wren ordered the dark ale"))
+        .unwrap();
+    let ship = e.add_memory(with_vector(t.mira, "a ship came in")).unwrap();
+    let wrens = e.add_memory(with_vector(t.wren, "I drank a beer")).unwrap();
+    remember(e, t.mira, "no vector here: beer", 0.5);
+
+    // Words alone: "beer" finds only the memory with the word.
+    let words = e.recall(t.mira, "beer", 0, &relevance_only()).unwrap();
+    assert!(!ids(&words).contains(&ale));
+    // With the query's vector, the memory about ale comes first; never Wren's.
+    let options = RecallOptions {
+        query_embedding: Some(embed("beer")),
+        semantic: 1.0,
+        ..relevance_only()
+    };
+    let found = e.recall(t.mira, "beer", 0, &options).unwrap();
+    assert_eq!(found[0].id, ale, "{found:?}");
+    assert!(!ids(&found).contains(&wrens));
+    let ship_rank = found
+        .iter()
+        .find(|r| r.id == ship)
+        .map_or(0.0, |r| r.relevance);
+    assert!(ship_rank < found[0].relevance);
+
+    // Vectors are recorded with the memory: replay and reopening never embed again.
+    assert_eq!(
+        e.world().memory(ale).unwrap().embedding,
+        Some(embed("Wren ordered the dark ale"))
+    );
+
+    // Bad vectors change nothing.
+    let head = e.head();
+    for bad in [vec![], vec![0.0; 4], vec![f32::NAN, 1.0]] {
+        let err = e
+            .add_memory(NewMemory {
+                embedding: Some(bad.clone()),
+                ..NewMemory::new(t.mira, "x")
+            })
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Invalid, "{bad:?}");
+        let err = e
+            .recall(
+                t.mira,
+                "x",
+                0,
+                &RecallOptions {
+                    query_embedding: Some(bad),
+                    ..RecallOptions::default()
+                },
+            )
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Invalid);
+    }
+    assert_eq!(e.head(), head);
+    let bad_blend = RecallOptions {
+        semantic: 1.5,
+        ..RecallOptions::default()
+    };
+    assert_eq!(
+        e.recall(t.mira, "x", 0, &bad_blend).unwrap_err().kind(),
+        ErrorKind::Invalid
+    );
+}

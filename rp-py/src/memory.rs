@@ -69,6 +69,7 @@ fn kind_name(kind: MemoryKind) -> String {
 }
 
 /// Recall options from keyword arguments.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn options(
     k: usize,
     candidates: usize,
@@ -76,6 +77,8 @@ pub(crate) fn options(
     recency: f64,
     significance: f64,
     half_life_ms: Option<f64>,
+    query_embedding: Option<Vec<f32>>,
+    semantic: f64,
 ) -> RecallOptions {
     let defaults = RecallOptions::default();
     RecallOptions {
@@ -87,6 +90,8 @@ pub(crate) fn options(
             significance,
         },
         half_life_ms: half_life_ms.unwrap_or(defaults.half_life_ms),
+        query_embedding,
+        semantic,
     }
 }
 

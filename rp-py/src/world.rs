@@ -221,10 +221,12 @@ impl World {
     /// ``kind`` is ``"utterance"``, ``"scene_summary"``, ``"event_gist"`` or
     /// ``"reflection"``; ``significance`` is 0–1; ``created`` defaults to the
     /// world's clock; a ``pinned`` memory is always in the owner's prompt
-    /// (``always_loaded``). Raises ``NotFound`` (owner or witness) or
+    /// (``always_loaded``); ``embedding`` is the host's vector for the text
+    /// (semantic recall), stored with it. Raises ``NotFound`` (owner or
+    /// witness) or
     /// ``InvalidInput`` (empty text, significance outside 0–1, unknown kind);
     /// the world is then unchanged.
-    #[pyo3(signature = (owner, text, *, witnesses = None, kind = "utterance", significance = 0.5, created = None, pinned = false))]
+    #[pyo3(signature = (owner, text, *, witnesses = None, kind = "utterance", significance = 0.5, created = None, pinned = false, embedding = None))]
     #[allow(clippy::too_many_arguments)]
     fn add_memory(
         &self,
@@ -236,6 +238,7 @@ impl World {
         significance: f64,
         created: Option<i64>,
         pinned: bool,
+        embedding: Option<Vec<f32>>,
     ) -> PyResult<u64> {
         let kind = crate::memory::kind(kind).map_err(|e| to_py_err(py, e))?;
         let memory = rp_core::memory::NewMemory {
@@ -250,6 +253,7 @@ impl World {
             significance,
             created,
             pinned,
+            embedding,
         };
         self.with_engine(py, |engine| engine.add_memory(memory))
             .map(|id| id.0)
@@ -288,9 +292,12 @@ impl World {
     /// ``candidates`` (1–100) how many BM25 candidates per item to rerank;
     /// ``relevance``, ``recency`` and ``significance`` weigh the score;
     /// ``half_life_ms`` is the recency half-life (default: 0.995 per game
-    /// hour). Raises ``NotFound`` (speaker) or ``InvalidInput`` (options).
+    /// hour). With ``query_embedding`` (the host's vector for the query),
+    /// memories that have a vector are also found by cosine similarity, and
+    /// ``semantic`` (0–1) is the share of relevance it takes from BM25.
+    /// Raises ``NotFound`` (speaker) or ``InvalidInput`` (options).
     /// Recalling changes nothing: record it with ``mark_recalled``.
-    #[pyo3(signature = (speaker, query, *, now, k = 10, candidates = 8, relevance = 1.0, recency = 1.0, significance = 1.0, half_life_ms = None))]
+    #[pyo3(signature = (speaker, query, *, now, k = 10, candidates = 8, relevance = 1.0, recency = 1.0, significance = 1.0, half_life_ms = None, query_embedding = None, semantic = 0.5))]
     #[allow(clippy::too_many_arguments)]
     fn recall(
         &self,
@@ -304,6 +311,8 @@ impl World {
         recency: f64,
         significance: f64,
         half_life_ms: Option<f64>,
+        query_embedding: Option<Vec<f32>>,
+        semantic: f64,
     ) -> PyResult<Vec<crate::memory::Recalled>> {
         let options = crate::memory::options(
             k,
@@ -312,6 +321,8 @@ impl World {
             recency,
             significance,
             half_life_ms,
+            query_embedding,
+            semantic,
         );
         self.with_engine(py, |engine| {
             crate::memory::recall(engine, speaker, query, now, &options)

@@ -106,3 +106,16 @@ def test_pinned_memories_are_always_loaded(world: World) -> None:
     assert world.always_loaded(mira, recent_scenes=0) == [vow]
     with pytest.raises(NotFound):
         world.always_loaded(999_999)
+
+
+def test_vectors_find_what_words_miss(world: World) -> None:
+    mira = world.entity_id("Mira Holt")
+    hops = world.add_memory(mira, "the cellar smells of hops", embedding=[1.0, 0.0, 0.0])
+    world.add_memory(mira, "a ship came in", embedding=[0.0, 1.0, 0.0])
+    assert world.recall(mira, "beer", now=0) == []
+    found = world.recall(mira, "beer", now=0, query_embedding=[0.9, 0.1, 0.0], semantic=1.0)
+    assert found[0].id == hops
+    with pytest.raises(InvalidInput):
+        world.recall(mira, "beer", now=0, query_embedding=[])
+    with pytest.raises(InvalidInput):
+        world.add_memory(mira, "x", embedding=[float("nan")])

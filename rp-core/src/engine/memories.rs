@@ -26,6 +26,7 @@ impl Engine {
             access_count: 0,
             decay: Default::default(),
             pinned: new.pinned,
+            embedding: new.embedding,
         };
         self.append(vec![Event::MemoryAdded { memory }])?;
         Ok(id)

@@ -410,6 +410,9 @@ impl World {
                 }
                 check_text("memory", &memory.text)?;
                 check_unit("memory", "significance", memory.significance, 0.0)?;
+                if let Some(v) = &memory.embedding {
+                    crate::memory::check_embedding(v).map_err(|m| Error::invalid("memory", m))?;
+                }
                 self.take_id(memory.id.0);
                 self.memories.insert(memory.clone());
             }

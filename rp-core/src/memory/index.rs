@@ -165,6 +165,8 @@ pub struct MemoryIndex {
     pending: Vec<Pending>,
     /// Removals not yet committed (their documents still match in the committed index).
     removed: std::collections::HashSet<MemoryId>,
+    /// Each owner's memories that have a vector (semantic recall scans them exactly).
+    embedded: std::collections::HashMap<EntityId, Vec<MemoryId>>,
     docs: u64,
 }
 
@@ -201,6 +203,7 @@ impl MemoryIndex {
             analyzer: analyzer(&index)?,
             pending: Vec::new(),
             removed: Default::default(),
+            embedded: Default::default(),
             docs,
         })
     }
@@ -220,14 +223,19 @@ impl MemoryIndex {
         bulk.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
         let mut analyzer = analyzer(&index)?;
         let mut docs = 0;
+        let mut embedded: std::collections::HashMap<EntityId, Vec<MemoryId>> = Default::default();
         for m in world.all_memories() {
             let (doc, _) = document(&mut analyzer, id, text, m, false);
             bulk.add_document(doc).map_err(index_error)?;
             docs += 1;
+            if m.embedding.is_some() {
+                embedded.entry(m.owner).or_default().push(m.id);
+            }
         }
         bulk.commit().map_err(index_error)?;
         bulk.wait_merging_threads().map_err(index_error)?;
-        let built = MemoryIndex::over(index, id, text, docs)?;
+        let mut built = MemoryIndex::over(index, id, text, docs)?;
+        built.embedded = embedded;
         built.reader.reload().map_err(index_error)?;
         Ok(built)
     }
@@ -252,6 +260,9 @@ impl MemoryIndex {
         let (doc, pending) = document(&mut self.analyzer, self.id, self.text, m, true);
         self.writer.add_document(doc).map_err(index_error)?;
         self.pending.push(pending);
+        if m.embedding.is_some() {
+            self.embedded.entry(m.owner).or_default().push(m.id);
+        }
         self.docs += 1;
         Ok(())
     }
@@ -264,6 +275,8 @@ impl MemoryIndex {
         if self.pending.len() == before {
             self.removed.insert(id);
         }
+        // `embedded` keeps the id: recall looks every listed memory up in the world, where it
+        // is gone, and the next rebuild drops it.
         self.docs = self.docs.saturating_sub(1);
     }
 
@@ -283,6 +296,11 @@ impl MemoryIndex {
         self.pending.clear();
         self.removed.clear();
         Ok(())
+    }
+
+    /// The memories of `owner` that have a vector.
+    pub fn embedded(&self, owner: EntityId) -> &[MemoryId] {
+        self.embedded.get(&owner).map_or(&[], Vec::as_slice)
     }
 
     /// The words of `text` as the index sees them (lower-cased, split on what is not a letter
@@ -410,6 +428,7 @@ mod tests {
             access_count: 0,
             decay: Default::default(),
             pinned: false,
+            embedding: None,
         }
     }
 

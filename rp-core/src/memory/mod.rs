@@ -10,10 +10,12 @@
 mod entities;
 mod index;
 mod recall;
+mod semantic;
 
 pub use entities::EntityIndex;
 pub use index::{COMMIT_EVERY, MAX_QUERY_TERMS, MemoryIndex};
 pub use recall::{RecallOptions, RecallWeights, Recalled, recall};
+pub use semantic::{MAX_EMBEDDING_DIMENSIONS, check_embedding, cosine};
 
 use crate::model::{EntityId, MemoryKind, Millis};
 
@@ -42,6 +44,9 @@ pub struct NewMemory {
     /// Always in the owner's prompt, whatever the query (default false).
     #[serde(default)]
     pub pinned: bool,
+    /// The host's vector for the text, for semantic recall (default none).
+    #[serde(default)]
+    pub embedding: Option<Vec<f32>>,
 }
 
 fn utterance() -> MemoryKind {
@@ -63,6 +68,7 @@ impl NewMemory {
             significance: 0.5,
             created: None,
             pinned: false,
+            embedding: None,
         }
     }
 

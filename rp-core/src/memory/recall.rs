@@ -32,7 +32,7 @@ impl Default for RecallWeights {
 }
 
 /// How to recall. Deserialises from JSON with these field names, every one optional.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RecallOptions {
     /// How many memories to return (1–1000).
@@ -45,6 +45,13 @@ pub struct RecallOptions {
     /// The half-life of recency, in ms of the host clock. The default, about 138 game hours,
     /// is Generative Agents' decay of 0.995 per hour.
     pub half_life_ms: f64,
+    /// The host's vector for the query (semantic recall): memories with a vector are then
+    /// also found by cosine similarity, so "beer" finds the memory about "ale".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query_embedding: Option<Vec<f32>>,
+    /// With a query vector, how much of relevance is cosine similarity (the rest is BM25),
+    /// 0–1.
+    pub semantic: f64,
 }
 
 impl Default for RecallOptions {
@@ -54,6 +61,8 @@ impl Default for RecallOptions {
             candidates: 8,
             weights: RecallWeights::default(),
             half_life_ms: HOUR_MS * (0.5f64.ln() / 0.995f64.ln()),
+            query_embedding: None,
+            semantic: 0.5,
         }
     }
 }
@@ -98,6 +107,12 @@ impl RecallOptions {
                 return bad(format!("the {name} weight must be a number ≥ 0, not {v}"));
             }
         }
+        if !(0.0..=1.0).contains(&self.semantic) {
+            return bad(format!("semantic must be 0 to 1, not {}", self.semantic));
+        }
+        if let Some(v) = &self.query_embedding {
+            super::check_embedding(v).map_err(|m| Error::invalid("recall options", m))?;
+        }
         if !(self.half_life_ms.is_finite() && self.half_life_ms > 0.0) {
             return bad(format!(
                 "half_life_ms must be a positive number, not {}",
@@ -115,7 +130,8 @@ pub struct Recalled {
     pub id: MemoryId,
     /// The weighted sum of the three parts.
     pub score: f64,
-    /// Relevance, 0–1 (0 for an empty query).
+    /// Relevance, 0–1: BM25 divided by the best among the candidates (0 for an empty
+    /// query), blended with cosine similarity when the query has a vector.
     pub relevance: f64,
     /// Recency, 0–1.
     pub recency: f64,
@@ -161,25 +177,61 @@ pub fn recall(
             significance,
         }
     };
-    let mut out: Vec<Recalled> = if words.is_empty() {
-        world.memories_of(speaker).map(|m| score(m, 0.0)).collect()
-    } else {
+    let limit = options.k * options.candidates;
+    // BM25 of the words, divided by the best: (memory, 0–1).
+    let mut lexical: Vec<(MemoryId, f64)> = Vec::new();
+    if !words.is_empty() {
         index.refresh()?;
-        let hits = index.search(speaker, &words, options.k * options.candidates)?;
+        let hits = index.search(speaker, &words, limit)?;
         let best = hits.iter().map(|(_, s)| *s).fold(0.0f32, f32::max);
-        hits.iter()
-            .filter_map(|(id, s)| {
+        lexical = hits
+            .into_iter()
+            .map(|(id, s)| (id, if best > 0.0 { f64::from(s / best) } else { 0.0 }))
+            .collect();
+    }
+    let mut out: Vec<Recalled> = match &options.query_embedding {
+        None if words.is_empty() => world.memories_of(speaker).map(|m| score(m, 0.0)).collect(),
+        None => lexical
+            .iter()
+            .filter_map(|(id, r)| {
                 // The index only returns the speaker's memories; checking again costs
                 // nothing and keeps a stale index from ever leaking another's.
                 let m = world.memory(*id).filter(|m| m.owner == speaker)?;
-                let relevance = if best > 0.0 {
-                    f64::from(*s / best)
-                } else {
-                    0.0
-                };
-                Some(score(m, relevance))
+                Some(score(m, *r))
             })
-            .collect()
+            .collect(),
+        Some(q) => {
+            // Exact: every vector among the speaker's memories (the index lists them).
+            let mut by_vector: Vec<(MemoryId, f64)> = index
+                .embedded(speaker)
+                .iter()
+                .filter_map(|id| {
+                    let m = world.memory(*id).filter(|m| m.owner == speaker)?;
+                    Some((*id, super::cosine(q, m.embedding.as_deref()?).max(0.0)))
+                })
+                .collect();
+            by_vector.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            by_vector.truncate(limit);
+            let mut ids: Vec<MemoryId> = lexical
+                .iter()
+                .map(|(id, _)| *id)
+                .chain(by_vector.iter().map(|(id, _)| *id))
+                .collect();
+            ids.sort();
+            ids.dedup();
+            let s = options.semantic;
+            ids.iter()
+                .filter_map(|id| {
+                    let m = world.memory(*id).filter(|m| m.owner == speaker)?;
+                    let bm25 = lexical.iter().find(|(x, _)| x == id).map_or(0.0, |p| p.1);
+                    let cos = m
+                        .embedding
+                        .as_deref()
+                        .map_or(0.0, |v| super::cosine(q, v).max(0.0));
+                    Some(score(m, (1.0 - s) * bm25 + s * cos))
+                })
+                .collect()
+        }
     };
     out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
     out.truncate(options.k);

@@ -96,4 +96,8 @@ pub struct Memory {
     /// [`crate::Engine::always_loaded`], not by retrieval.
     #[serde(default)]
     pub pinned: bool,
+    /// A vector the host computed for the text (semantic recall), recorded so that replay
+    /// never embeds again. `None`: recalled by its words only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedding: Option<Vec<f32>>,
 }

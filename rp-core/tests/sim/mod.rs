@@ -308,6 +308,7 @@ pub fn event(w: &World, op: &Op) -> Option<Event> {
                     access_count: 0,
                     decay: DecayStage::Full,
                     pinned: false,
+                    embedding: None,
                 },
             }
         }

@@ -446,6 +446,22 @@ static void test_memories_are_recalled_by_their_owner_only(void) {
           RP_RESULT_NULL_ARGUMENT);
     CHECK(rp_engine_recall(engine, mira, "a", 1, 0, NULL, 0, NULL) == RP_RESULT_NULL_ARGUMENT);
 
+    /* Semantic recall: the host's vectors, stored with the memory. */
+    snprintf(memory, sizeof memory,
+             "{\"owner\": %llu, \"text\": \"the cellar smells of hops\", "
+             "\"embedding\": [1.0, 0.0, 0.0]}",
+             (unsigned long long)mira);
+    CHECK(add_memory(engine, memory, &ale) == RP_RESULT_OK);
+    CHECK(recall(engine, mira, "beer", "{\"query_embedding\": [0.9, 0.1, 0.0], \"semantic\": 1}",
+                 &json) == RP_RESULT_OK);
+    CHECK(contains(json, "the cellar smells of hops"));
+    rp_string_free(json);
+    CHECK(recall(engine, mira, "beer", "{\"query_embedding\": []}", &json) == RP_RESULT_INVALID);
+    snprintf(memory, sizeof memory,
+             "{\"owner\": %llu, \"text\": \"x\", \"embedding\": [0, 0]}",
+             (unsigned long long)mira);
+    CHECK(add_memory(engine, memory, &ale) == RP_RESULT_INVALID);
+
     /* Pinned memories are always loaded, whatever the query. */
     snprintf(memory, sizeof memory,
              "{\"owner\": %llu, \"text\": \"I swore to keep the lantern lit\", "

@@ -172,6 +172,7 @@ class World:
         significance: float = 0.5,
         created: Optional[int] = None,
         pinned: bool = False,
+        embedding: Optional[Sequence[float]] = None,
     ) -> int:
         """Forms a memory of ``owner`` and returns its id."""
     def always_loaded(self, speaker: int, recent_scenes: int = 3) -> list[int]:
@@ -190,6 +191,8 @@ class World:
         recency: float = 1.0,
         significance: float = 1.0,
         half_life_ms: Optional[float] = None,
+        query_embedding: Optional[Sequence[float]] = None,
+        semantic: float = 0.5,
     ) -> list[Recalled]:
         """The memories ``speaker`` recalls for ``query`` at ``now``, best first."""
     def mark_recalled(self, memories: Sequence[int], at: int) -> int:

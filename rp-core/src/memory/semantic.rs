@@ -1,0 +1,63 @@
+//! Semantic recall: vectors the host computes for memories and queries (no model runs in the
+//! core), compared by cosine similarity.
+
+/// The longest vector accepted.
+pub const MAX_EMBEDDING_DIMENSIONS: usize = 4096;
+
+/// Refuses a vector that is empty, too long, not finite or all zeros.
+pub fn check_embedding(v: &[f32]) -> Result<(), String> {
+    if v.is_empty() || v.len() > MAX_EMBEDDING_DIMENSIONS {
+        return Err(format!(
+            "an embedding has 1 to {MAX_EMBEDDING_DIMENSIONS} dimensions, not {}",
+            v.len()
+        ));
+    }
+    if let Some(x) = v.iter().find(|x| !x.is_finite()) {
+        return Err(format!("an embedding holds numbers only, not {x}"));
+    }
+    if v.iter().all(|x| *x == 0.0) {
+        return Err("an embedding of zeros has no direction".into());
+    }
+    Ok(())
+}
+
+/// Cosine similarity of two vectors, in [-1, 1]; 0 when their lengths differ (vectors from
+/// different models are not comparable).
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    if a.len() != b.len() || a.is_empty() {
+        return 0.0;
+    }
+    let (mut dot, mut na, mut nb) = (0.0f64, 0.0f64, 0.0f64);
+    for (x, y) in a.iter().zip(b) {
+        let (x, y) = (f64::from(*x), f64::from(*y));
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 {
+        return 0.0;
+    }
+    (dot / (na.sqrt() * nb.sqrt())).clamp(-1.0, 1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cosine_of_known_vectors() {
+        assert!((cosine(&[1.0, 0.0], &[1.0, 0.0]) - 1.0).abs() < 1e-12);
+        assert!(cosine(&[1.0, 0.0], &[0.0, 2.0]).abs() < 1e-12);
+        assert!((cosine(&[1.0, 1.0], &[-1.0, -1.0]) + 1.0).abs() < 1e-12);
+        assert_eq!(cosine(&[1.0], &[1.0, 0.0]), 0.0);
+    }
+
+    #[test]
+    fn bad_vectors_are_refused() {
+        assert!(check_embedding(&[]).is_err());
+        assert!(check_embedding(&[0.0, 0.0]).is_err());
+        assert!(check_embedding(&[1.0, f32::NAN]).is_err());
+        assert!(check_embedding(&vec![1.0; MAX_EMBEDDING_DIMENSIONS + 1]).is_err());
+        assert!(check_embedding(&[0.5, -0.5]).is_ok());
+    }
+}
