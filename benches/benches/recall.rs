@@ -229,6 +229,79 @@ fn fts5_query(db: &Connection, owner: usize, words: &[String], now: i64, half_li
     rows.count()
 }
 
+/// Semantic recall: exact cosine over the speaker's memories (no vector index). A world of
+/// owners holding 1,000 memories each (as in the main corpus) with 384-dimension vectors;
+/// recall with a query vector, p50/p99.
+fn semantic(c: &Corpus) {
+    const DIMS: usize = 384;
+    let owners = scaled(20, 4);
+    let per_owner = scaled(1000, 100);
+    let mut rng = Rng::new(0x5e3a);
+    let vector = |rng: &mut Rng| -> Vec<f32> { (0..DIMS).map(|_| rng.signed() as f32).collect() };
+    let mut engine = Engine::in_memory("semantic", 0).expect("engine");
+    let ids: Vec<EntityId> = (0..owners)
+        .map(|i| EntityId(engine.world().next_id() + i as u64))
+        .collect();
+    engine
+        .append(
+            ids.iter()
+                .enumerate()
+                .map(|(i, id)| Event::EntityCreated {
+                    id: *id,
+                    key: None,
+                    name: format!("owner {i}"),
+                    aliases: vec![],
+                    facts: Default::default(),
+                    host_controlled: false,
+                    state: Default::default(),
+                })
+                .collect(),
+        )
+        .expect("owners");
+    for (o, owner) in ids.iter().enumerate() {
+        let first = engine.world().next_id();
+        let events = (0..per_owner)
+            .map(|i| Event::MemoryAdded {
+                memory: Memory {
+                    id: MemoryId(first + i as u64),
+                    owner: *owner,
+                    witnesses: WitnessSet::from_iter([*owner]),
+                    text: c.memories[(o * per_owner + i) % c.memories.len()].1.clone(),
+                    kind: MemoryKind::Utterance,
+                    significance: 0.5,
+                    created: 0,
+                    last_accessed: None,
+                    access_count: 0,
+                    decay: Default::default(),
+                    pinned: false,
+                    embedding: Some(vector(&mut rng)),
+                },
+            })
+            .collect();
+        engine.append(events).expect("memories");
+    }
+    let mut options = RecallOptions {
+        k: K,
+        ..RecallOptions::default()
+    };
+    engine.recall(ids[0], "warm", 0, &options).expect("warm");
+    let mut times = Vec::new();
+    for q in 0..scaled(200, 20) {
+        options.query_embedding = Some(vector(&mut rng));
+        let owner = ids[q % ids.len()];
+        let text = format!("{} {}", c.words[0], c.words[q % c.words.len()]);
+        let (found, t) = time(|| engine.recall(owner, &text, 0, &options).expect("recall"));
+        assert_eq!(found.len(), K);
+        times.push(t);
+    }
+    let l = Latency::of(&times);
+    report(format!(
+        "semantic recall, exact cosine over {per_owner} memories of {DIMS} dimensions per speaker: p50 {} ms p99 {} ms",
+        ms(l.p50),
+        ms(l.p99)
+    ));
+}
+
 fn main() {
     let n = scaled(1_000_000, 20_000);
     let owners = scaled(1000, 100);
@@ -308,6 +381,8 @@ fn main() {
             sq_found
         ));
     }
+
+    semantic(&c);
 
     // A turn's cost: 50 new memories, then the next recall sees them.
     let mut rng = Rng::new(7);
