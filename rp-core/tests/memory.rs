@@ -357,7 +357,7 @@ proptest! {
     /// what a speaker recalls is exactly its own memories sharing a word with the query (with
     /// room for all of them), never another's, and none of a memory it does not hold even when
     /// queried with that memory's exact text. After a rewind, the memories of the abandoned
-    /// tail are gone.
+    /// tail are gone, and switching to that branch brings them back.
     #[test]
     fn retrieval_is_witness_safe(
         memories in prop::collection::vec((0usize..4, text()), 1..40),
@@ -426,8 +426,11 @@ proptest! {
             prop_assert_eq!(a, b);
         }
         if cut < first_made {
-            engine.rewind(head_at_cut).unwrap();
+            let tail = engine.rewind(head_at_cut).unwrap().expect("a tail branch");
             check(&mut engine, &made[..cut])?;
+            // Switching to the abandoned branch brings them all back.
+            engine.switch_branch(&tail).unwrap();
+            check(&mut engine, &made)?;
         }
     }
 }
