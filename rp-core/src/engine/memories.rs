@@ -126,6 +126,9 @@ impl Engine {
                     _ => {}
                 }
             }
+            // Commits once enough has gathered, so the in-memory delta stays small even
+            // when nothing recalls for a while.
+            ok = ok && index.refresh().is_ok();
             if !ok {
                 self.memory_index = None;
             }
