@@ -125,12 +125,12 @@ fn queries(c: &Corpus, n: usize, common_only: bool, seed: u64) -> Vec<(usize, Ve
         .collect()
 }
 
-fn rp_world(c: &Corpus) -> (Engine, Vec<EntityId>, Duration) {
-    let mut engine = Engine::in_memory("recall bench", 0).expect("engine");
-    let owners: Vec<EntityId> = (0..c.owners)
-        .map(|i| EntityId(engine.world().next_id() + i as u64))
-        .collect();
-    let created: Vec<Event> = owners
+/// A world in memory holding `n` entities, the owners of the memories to come.
+fn world_of_owners(name: &str, n: usize) -> (Engine, Vec<EntityId>) {
+    let mut engine = Engine::in_memory(name, 0).expect("engine");
+    let first = engine.world().next_id();
+    let owners: Vec<EntityId> = (0..n as u64).map(|i| EntityId(first + i)).collect();
+    let created = owners
         .iter()
         .enumerate()
         .map(|(i, id)| Event::EntityCreated {
@@ -144,6 +144,11 @@ fn rp_world(c: &Corpus) -> (Engine, Vec<EntityId>, Duration) {
         })
         .collect();
     engine.append(created).expect("owners");
+    (engine, owners)
+}
+
+fn rp_world(c: &Corpus) -> (Engine, Vec<EntityId>, Duration) {
+    let (mut engine, owners) = world_of_owners("recall bench", c.owners);
     let (_, took) = time(|| {
         for chunk in c.memories.chunks(1000) {
             let first = engine.world().next_id();
@@ -238,26 +243,7 @@ fn semantic(c: &Corpus) {
     let per_owner = scaled(1000, 100);
     let mut rng = Rng::new(0x5e3a);
     let vector = |rng: &mut Rng| -> Vec<f32> { (0..DIMS).map(|_| rng.signed() as f32).collect() };
-    let mut engine = Engine::in_memory("semantic", 0).expect("engine");
-    let ids: Vec<EntityId> = (0..owners)
-        .map(|i| EntityId(engine.world().next_id() + i as u64))
-        .collect();
-    engine
-        .append(
-            ids.iter()
-                .enumerate()
-                .map(|(i, id)| Event::EntityCreated {
-                    id: *id,
-                    key: None,
-                    name: format!("owner {i}"),
-                    aliases: vec![],
-                    facts: Default::default(),
-                    host_controlled: false,
-                    state: Default::default(),
-                })
-                .collect(),
-        )
-        .expect("owners");
+    let (mut engine, ids) = world_of_owners("semantic", owners);
     for (o, owner) in ids.iter().enumerate() {
         let first = engine.world().next_id();
         let events = (0..per_owner)
