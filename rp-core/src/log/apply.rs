@@ -414,12 +414,15 @@ impl World {
                     crate::memory::check_embedding(v).map_err(|m| Error::invalid("memory", m))?;
                 }
                 self.take_id(memory.id.0);
+                self.index.own_memory(memory.owner, memory.id, true);
                 self.memories.insert(memory.clone());
             }
             Event::MemoryRemoved { id } => {
-                if self.memories.remove(id).is_none() {
+                let Some(owner) = self.memories.get(id).map(|m| m.owner) else {
                     return Err(Error::not_found("memory", id));
-                }
+                };
+                self.memories.remove(id);
+                self.index.own_memory(owner, *id, false);
             }
             Event::MemoriesRecalled { ids, at } => {
                 let mut seen = std::collections::BTreeSet::new();
@@ -766,6 +769,7 @@ impl World {
         for m in memories {
             self.memories.remove(&m);
         }
+        self.index.memories_by_owner.remove(&id);
         let attending: Vec<_> = self
             .entities
             .iter()

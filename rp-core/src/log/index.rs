@@ -2,8 +2,8 @@
 
 use super::World;
 use crate::error::{Error, Result};
-use crate::model::{ContainerId, EntityId};
-use imbl::OrdMap;
+use crate::model::{ContainerId, EntityId, MemoryId};
+use imbl::{OrdMap, OrdSet};
 
 /// Derived lookups kept in step by `apply`.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -22,6 +22,29 @@ pub(crate) struct Index {
     pub children: OrdMap<ContainerId, u32>,
     /// item → the entity whose inventory holds it.
     pub carried_by: OrdMap<EntityId, EntityId>,
+    /// owner → its memories (so one character's memories are found without a scan).
+    pub memories_by_owner: OrdMap<EntityId, OrdSet<MemoryId>>,
+}
+
+impl Index {
+    /// Records that `owner` holds memory `id` (or no longer does).
+    pub fn own_memory(&mut self, owner: EntityId, id: MemoryId, holds: bool) {
+        let mut set = self
+            .memories_by_owner
+            .get(&owner)
+            .cloned()
+            .unwrap_or_default();
+        if holds {
+            set.insert(id);
+        } else {
+            set.remove(&id);
+        }
+        if set.is_empty() {
+            self.memories_by_owner.remove(&owner);
+        } else {
+            self.memories_by_owner.insert(owner, set);
+        }
+    }
 }
 
 pub(crate) fn bump<K: Ord + Clone>(map: &mut OrdMap<K, u32>, key: K, up: bool) {
@@ -109,6 +132,12 @@ impl Index {
                 return Err(bad(format!("{} carries itself through others", e.id)));
             }
         }
+        for m in world.memories.iter() {
+            if !world.entities.contains(&m.owner) {
+                return Err(bad(format!("{} belongs to a missing {}", m.id, m.owner)));
+            }
+            ix.own_memory(m.owner, m.id, true);
+        }
         if world.seq == u64::MAX || world.next_id == u64::MAX {
             return Err(bad("the sequence or id counter is exhausted".into()));
         }
@@ -155,6 +184,46 @@ mod tests {
             .unwrap();
         }
         w
+    }
+
+    #[test]
+    fn memories_are_found_by_owner_and_orphans_are_refused() {
+        let mut w = world();
+        let memory = |id: u64, owner: u64| Memory {
+            id: MemoryId(id),
+            owner: EntityId(owner),
+            witnesses: WitnessSet::from_iter([EntityId(owner)]),
+            text: format!("memory {id}"),
+            kind: MemoryKind::Reflection,
+            significance: 0.5,
+            created: 0,
+            last_accessed: None,
+            access_count: 0,
+            decay: DecayStage::Full,
+            pinned: false,
+            embedding: None,
+        };
+        for (id, owner) in [(5, 3), (6, 4), (7, 3)] {
+            w.apply(&Event::MemoryAdded {
+                memory: memory(id, owner),
+            })
+            .unwrap();
+        }
+        let of = |w: &World, owner| -> Vec<u64> {
+            w.memories_of(EntityId(owner)).map(|m| m.id.0).collect()
+        };
+        assert_eq!((of(&w, 3), of(&w, 4)), (vec![5, 7], vec![6]));
+        w.apply(&Event::MemoryRemoved { id: MemoryId(5) }).unwrap();
+        assert_eq!(of(&w, 3), vec![7]);
+        assert_eq!(Index::build(&w).unwrap(), w.index);
+        // A forged snapshot holding a memory of an entity that does not exist.
+        w.memories.insert(memory(8, 99));
+        assert!(
+            Index::build(&w)
+                .unwrap_err()
+                .to_string()
+                .contains("missing")
+        );
     }
 
     // Forged snapshots (their checksums can be made right) must not smuggle in states that

@@ -217,8 +217,12 @@ impl World {
 
     /// The memories `owner` holds and witnessed (the witness filter of DESIGN §2.7).
     pub fn memories_of(&self, owner: EntityId) -> impl Iterator<Item = &Memory> + '_ {
-        self.memories
-            .iter()
+        self.index
+            .memories_by_owner
+            .get(&owner)
+            .into_iter()
+            .flat_map(|ids| ids.iter())
+            .filter_map(|id| self.memories.get(id))
             .filter(move |m| m.owner == owner && m.witnesses.contains(owner))
     }
 
