@@ -4,7 +4,7 @@
 //! This index is the host's view (every entity of the world). Nothing a character knows is
 //! in it: fact sheets are the world's description, not anyone's memory.
 
-use super::index::{MAX_QUERY_TERMS, ids_of};
+use super::index::{ids_of, query_words, writer_and_reader};
 use crate::error::{Error, Result};
 use crate::log::World;
 use crate::model::{Entity, EntityId};
@@ -12,7 +12,7 @@ use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{FAST, Field, INDEXED, IndexRecordOption, STORED, Schema, TEXT};
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+use tantivy::{Index, IndexReader, IndexWriter, TantivyDocument, Term};
 
 /// How much more a word of the name or an alias counts than a word of the facts.
 const NAME_BOOST: f32 = 3.0;
@@ -50,14 +50,7 @@ impl EntityIndex {
         let names = schema.add_text_field("names", TEXT);
         let facts = schema.add_text_field("facts", TEXT);
         let index = Index::create_in_ram(schema.build());
-        let writer = index
-            .writer_with_num_threads(1, WRITER_BUDGET)
-            .map_err(index_error)?;
-        let reader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()
-            .map_err(index_error)?;
+        let (writer, reader) = writer_and_reader(&index, WRITER_BUDGET).map_err(index_error)?;
         let analyzer = index.tokenizer_for_field(names).map_err(index_error)?;
         let mut out = EntityIndex {
             writer,
@@ -112,14 +105,7 @@ impl EntityIndex {
     /// query syntax.
     pub fn search(&mut self, query: &str, k: usize) -> Result<Vec<(EntityId, f32)>> {
         self.refresh()?;
-        let mut words: Vec<String> = Vec::new();
-        let mut stream = self.analyzer.token_stream(query);
-        while words.len() < MAX_QUERY_TERMS && stream.advance() {
-            let t = &stream.token().text;
-            if !words.contains(t) {
-                words.push(t.clone());
-            }
-        }
+        let words = query_words(&mut self.analyzer, query);
         if words.is_empty() || k == 0 {
             return Ok(Vec::new());
         }

@@ -36,6 +36,33 @@ pub const COMMIT_EVERY: usize = 1024;
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
 
+/// A single-threaded writer with `budget` bytes and a reader that reloads when told to.
+pub(super) fn writer_and_reader(
+    index: &Index,
+    budget: usize,
+) -> tantivy::Result<(IndexWriter, IndexReader)> {
+    let writer = index.writer_with_num_threads(1, budget)?;
+    let reader = index
+        .reader_builder()
+        .reload_policy(ReloadPolicy::Manual)
+        .try_into()?;
+    Ok((writer, reader))
+}
+
+/// The words of `text` as `analyzer` splits them, each once, in order, at most
+/// [`MAX_QUERY_TERMS`].
+pub(super) fn query_words(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut stream = analyzer.token_stream(text);
+    while out.len() < MAX_QUERY_TERMS && stream.advance() {
+        let t = &stream.token().text;
+        if !out.contains(t) {
+            out.push(t.clone());
+        }
+    }
+    out
+}
+
 /// An empty in-memory index: the schema, the memory id and the owner-scoped words.
 fn empty_index() -> (Index, Field, Field) {
     let mut schema = Schema::builder();
@@ -187,14 +214,7 @@ impl MemoryIndex {
 
     /// The index of `index`, with the small single-threaded writer used between builds.
     fn over(index: Index, id: Field, text: Field, docs: u64) -> Result<MemoryIndex> {
-        let writer = index
-            .writer_with_num_threads(1, WRITER_BUDGET)
-            .map_err(index_error)?;
-        let reader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()
-            .map_err(index_error)?;
+        let (writer, reader) = writer_and_reader(&index, WRITER_BUDGET).map_err(index_error)?;
         Ok(MemoryIndex {
             writer,
             reader,
@@ -307,15 +327,7 @@ impl MemoryIndex {
     /// or digit), each once, in order, at most [`MAX_QUERY_TERMS`]. Whatever a player typed is
     /// only ever words: no query syntax.
     pub fn words(&mut self, text: &str) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        let mut stream = self.analyzer.token_stream(text);
-        while out.len() < MAX_QUERY_TERMS && stream.advance() {
-            let t = &stream.token().text;
-            if !out.iter().any(|w| w == t) {
-                out.push(t.clone());
-            }
-        }
-        out
+        query_words(&mut self.analyzer, text)
     }
 
     /// The `limit` memories of `owner` most relevant to `words` (BM25), best first, with their
