@@ -253,6 +253,32 @@ mod tests {
     }
 
     #[test]
+    fn every_operand_shape_answers_as_a_condition() {
+        // The hot path answers some operands inline and sends the rest out of line; each
+        // shape must come back with JavaScript's truthiness (`??` once looped forever here).
+        let ctx = Context {
+            content: "the merchant",
+            mentioned: true,
+            response_ms: 5000.0,
+            ..Context::default()
+        };
+        for (expr, want) in [
+            ("interaction_type ?? mentioned", true),
+            ("interaction_type ?? 0", false),
+            ("(mentioned ?? false) && response_ms > 1000", true),
+            ("!(mentioned || false)", false),
+            ("response_ms >= 5000 && 1 < 2", true),
+            ("response_ms < \"6000\"", true),
+            ("content.match(/merchant/) && author.match(/x/)", false),
+            ("(mentioned ? content : author).match(/the/)", true),
+            ("mentioned && (false || response_ms == 5000)", true),
+        ] {
+            let got = cond(expr).test(&ctx, &mut SeededDraws::new(1, 0));
+            assert_eq!(got, Ok(want), "{expr}");
+        }
+    }
+
+    #[test]
     fn a_runtime_error_is_an_err_and_a_traced_false() {
         let c = cond("random() < 2 && interaction_type.length > 0");
         let ctx = Context::default();

@@ -169,32 +169,57 @@ impl<'a, 'r> Eval<'a, 'r> {
     }
 
     /// ToBoolean of `n`, without building values where the answer is a boolean anyway.
+    ///
+    /// This is the hot path of every condition, so it is kept small: `&&` and `||` chains
+    /// (which lean right, see `compile`) are walked in a loop, the common operands (a boolean
+    /// variable, a comparison of numbers, `content.match(...)`) are answered inline, and
+    /// everything else goes to [`Eval::truthy_other`], out of line.
+    #[inline]
     pub fn truthy(&mut self, mut n: &'a Node) -> R<bool> {
-        // `&&` and `||` chains lean right (see `compile`): walk them here, recursing only
-        // into their operands.
         loop {
             match n {
                 Node::Logic(LogicOp::And, a, b) => {
-                    if !self.truthy(a)? {
+                    if !self.operand(a)? {
                         return Ok(false);
                     }
                     n = b;
                 }
                 Node::Logic(LogicOp::Or, a, b) => {
-                    if self.truthy(a)? {
+                    if self.operand(a)? {
                         return Ok(true);
                     }
                     n = b;
                 }
-                _ => return self.truthy_leaf(n),
+                _ => return self.operand(n),
             }
         }
     }
 
-    fn truthy_leaf(&mut self, n: &'a Node) -> R<bool> {
+    #[inline(always)]
+    fn operand(&mut self, n: &'a Node) -> R<bool> {
+        match n {
+            Node::Bool(b) => Ok(*b),
+            Node::Var(Var::Mentioned) => Ok(self.ctx.mentioned),
+            Node::Bin(op @ (BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge), a, b)
+                if is_number(a) && is_number(b) =>
+            {
+                // `random() < 0.1`, `response_ms > 60000`: no values built. Left first.
+                let x = self.number(a).unwrap_or(f64::NAN);
+                let y = self.number(b).unwrap_or(f64::NAN);
+                Ok(compare_numbers(*op, x, y))
+            }
+            // `content.match(...)`, the usual case, needs no value for its subject.
+            Node::Match(recv, re) if matches!(**recv, Node::Var(Var::Content)) => {
+                Ok(re.test(self.ctx.content)?)
+            }
+            other => self.truthy_other(other),
+        }
+    }
+
+    #[inline(never)]
+    fn truthy_other(&mut self, n: &'a Node) -> R<bool> {
         Ok(match n {
-            Node::Bool(b) => *b,
-            Node::Var(Var::Mentioned) => self.ctx.mentioned,
+            Node::Logic(LogicOp::And | LogicOp::Or, ..) => self.truthy(n)?,
             Node::Not(a) => !self.truthy(a)?,
             Node::Cond(t, y, no) => {
                 if self.truthy(t)? {
@@ -204,22 +229,14 @@ impl<'a, 'r> Eval<'a, 'r> {
                 }
             }
             Node::Bin(op @ (BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge), a, b) => {
-                // Numbers on both sides (`random() < 0.1`, `response_ms > 60000`): compare
-                // them without building values. Left is evaluated before right either way.
+                // One side a plain number: compare without building its value.
                 if let Some(x) = self.number(a) {
-                    return Ok(match self.number(b) {
-                        Some(y) => compare_numbers(*op, x, y),
-                        None => compare(*op, &Value::Num(x), &self.value(b)?),
-                    });
+                    return Ok(compare(*op, &Value::Num(x), &self.value(b)?));
                 }
                 let (x, y) = (self.value(a)?, self.value(b)?);
                 compare(*op, &x, &y)
             }
             Node::Match(recv, re) => {
-                // `content.match(...)`, the usual case, needs no value for its subject.
-                if let Node::Var(Var::Content) = **recv {
-                    return Ok(re.test(self.ctx.content)?);
-                }
                 let subject = self.value(recv)?;
                 let Value::Str(s) = subject else {
                     return type_error(format!(
@@ -573,6 +590,15 @@ fn compare(op: BinOp, x: &Value<'_>, y: &Value<'_>) -> bool {
         BinOp::Ge => less_than(x, y) == Some(false),
         _ => unreachable!("only relational operators reach compare"),
     }
+}
+
+/// Whether [`Eval::number`] answers `n`.
+#[inline(always)]
+fn is_number(n: &Node) -> bool {
+    matches!(
+        n,
+        Node::Num(_) | Node::Random | Node::Var(Var::ResponseMs | Var::RetryMs | Var::UnreadCount)
+    )
 }
 
 /// A relational operator on two numbers (any comparison with NaN is false, as in JavaScript).

@@ -529,6 +529,15 @@ impl JsRegex {
 
     /// Whether the regex matches (JS `test` on a fresh regex object).
     pub fn test(&self, subject: &str) -> Result<bool, String> {
+        if !(self.needs_units
+            || self.multiline_anchors
+            || self.unicode_word_boundary
+            || self.unicode_mid_empty)
+        {
+            // Nothing about the subject can change how the crate sees it (what `prepare`
+            // checks for): ask the crate directly.
+            return Ok(self.re.is_match(subject));
+        }
         let p = self.prepare(subject)?;
         Ok(self.re.is_match(&p.text) || self.mid_empty_before(&p.text, 0, None).is_some())
     }
