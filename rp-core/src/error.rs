@@ -30,11 +30,13 @@ pub enum ErrorKind {
     NotASave,
     /// A fact sheet with a syntax or compile error (line and column in the error).
     FactSyntax,
+    /// The host's model failed to generate (or embed) what a turn needed.
+    Generation,
 }
 
 impl ErrorKind {
     /// Every kind, in declaration order (bindings map each to a code or an exception class).
-    pub const ALL: [ErrorKind; 10] = [
+    pub const ALL: [ErrorKind; 11] = [
         ErrorKind::NotFound,
         ErrorKind::Invalid,
         ErrorKind::Conflict,
@@ -45,6 +47,7 @@ impl ErrorKind {
         ErrorKind::UnsupportedVersion,
         ErrorKind::NotASave,
         ErrorKind::FactSyntax,
+        ErrorKind::Generation,
     ];
 
     /// A short, stable, lowercase name (`"not_found"`, `"storage"`, ...).
@@ -60,6 +63,7 @@ impl ErrorKind {
             ErrorKind::UnsupportedVersion => "unsupported_version",
             ErrorKind::NotASave => "not_a_save",
             ErrorKind::FactSyntax => "fact_syntax",
+            ErrorKind::Generation => "generation",
         }
     }
 }
@@ -164,6 +168,12 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// The host's model failed.
+    #[error("generation failed: {message}")]
+    Generation {
+        /// What the host's generator reported.
+        message: String,
+    },
     /// A file that is not an rp save.
     #[error("{file} is not an rp save file: {reason}")]
     NotASave {
@@ -188,6 +198,7 @@ impl Error {
             Error::UnsupportedVersion { .. } => ErrorKind::UnsupportedVersion,
             Error::NotASave { .. } => ErrorKind::NotASave,
             Error::FactSyntax { .. } => ErrorKind::FactSyntax,
+            Error::Generation { .. } => ErrorKind::Generation,
         }
     }
 

@@ -20,11 +20,12 @@ pub mod log;
 pub mod memory;
 pub mod model;
 pub mod store;
+pub mod turn;
 pub mod worldfile;
 
 pub use engine::{BranchInfo, Durability, Engine, EngineOptions, RewindPreview};
 pub use error::{Error, ErrorKind, Result};
-pub use log::{Event, Message, World, WorldSettings};
+pub use log::{Event, Message, Speech, World, WorldSettings};
 pub use model::*;
 
 /// The version of this library.

@@ -133,6 +133,16 @@ impl Engine {
                 self.memory_index = None;
             }
         }
+        if events.iter().any(|e| {
+            matches!(
+                e,
+                Event::EntityCreated { .. }
+                    | Event::EntityEdited { .. }
+                    | Event::EntityRemoved { .. }
+            )
+        }) {
+            self.lore_index = None;
+        }
         if let Some(index) = &mut self.entity_index {
             let mut ok = true;
             for e in events {
@@ -157,5 +167,14 @@ impl Engine {
     pub(super) fn drop_memory_index(&mut self) {
         self.memory_index = None;
         self.entity_index = None;
+        self.lore_index = None;
+    }
+
+    /// The lore keys of the world's entities (built when first needed, kept until an entity
+    /// changes).
+    pub(crate) fn lore_index(&mut self) -> std::sync::Arc<crate::turn::LoreIndex> {
+        self.lore_index
+            .get_or_insert_with(|| std::sync::Arc::new(crate::turn::LoreIndex::build(&self.world)))
+            .clone()
     }
 }

@@ -9,7 +9,7 @@ mod memories;
 pub use branches::{BranchInfo, RewindPreview};
 
 use crate::error::{Error, Result};
-use crate::facts::{Decision, SeededDraws, TraceEvent};
+use crate::facts::{Decision, SeededDraws};
 use crate::log::codec::{self, DecodeError};
 use crate::log::{Event, Message, World, WorldSettings};
 use crate::model::{EntityId, Millis, Seq};
@@ -81,6 +81,8 @@ pub struct Engine {
     memory_index: Option<crate::memory::MemoryIndex>,
     /// The entity index of the current world, once a search needed it.
     entity_index: Option<crate::memory::EntityIndex>,
+    /// The lore keys of the current world's entities, once a prompt needed them.
+    lore_index: Option<std::sync::Arc<crate::turn::LoreIndex>>,
 }
 
 /// With eventual durability, every this many events a commit is made durable anyway, which
@@ -178,6 +180,7 @@ impl Engine {
             cost: LoadCost::default(),
             memory_index: None,
             entity_index: None,
+            lore_index: None,
         };
         let created = Event::WorldCreated {
             name: name.to_owned(),
@@ -206,6 +209,7 @@ impl Engine {
             cost,
             memory_index: None,
             entity_index: None,
+            lore_index: None,
         })
     }
 
@@ -250,20 +254,9 @@ impl Engine {
         let seed = self.world.meta().map_or(0, |m| m.settings.seed);
         let mut draws = SeededDraws::new(seed, self.world.draws_taken());
         let decision = self.world.decide(entity, message, &mut draws)?;
-        let mut fired: Vec<u32> = decision
-            .trace
-            .iter()
-            .filter(|t| matches!(t.event, TraceEvent::Fired { .. }))
-            .map(|t| u32::try_from(t.line).unwrap_or(u32::MAX))
-            .collect();
-        fired.dedup();
-        self.append(vec![Event::ResponseDecided {
-            entity,
-            respond: decision.respond,
-            retry_ms: decision.retry_ms,
-            fired,
-            draws: decision.draws.clone(),
-        }])?;
+        self.append(vec![crate::turn::machine::decision_event(
+            entity, &decision,
+        )])?;
         Ok(decision)
     }
 

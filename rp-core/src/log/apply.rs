@@ -385,6 +385,7 @@ impl World {
                 self.check_utterance(utterance, user)?;
                 self.take_id(utterance.id.0);
                 self.dialogue.push_back(utterance.clone());
+                self.note_utterance(utterance.speaker, utterance.at, &utterance.witnesses);
                 let window = self
                     .meta
                     .as_ref()
@@ -469,6 +470,13 @@ impl World {
                     .ok_or_else(|| {
                         Error::invalid("event", "the random generator's counter is exhausted")
                     })?;
+            }
+            Event::Generated { purpose, result } => {
+                if let Some(speaker) = purpose.speaker() {
+                    self.get_entity(speaker)?;
+                }
+                check_text("generation", &result.text)?;
+                check_texts("generation", result.model.iter())?;
             }
             Event::WorldFileApplied { file, text } => {
                 if text.len() > MAX_WORLD_FILE_BYTES {
@@ -733,6 +741,7 @@ impl World {
         }
         let e = self.entities.remove(&id).expect("checked above");
         self.sheets.compiled.remove(&id);
+        self.speech.remove(&id);
         self.index.names.remove(&e.name.to_lowercase());
         if let Some(k) = &e.key {
             self.index.entity_keys.remove(k);

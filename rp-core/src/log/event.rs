@@ -227,6 +227,15 @@ pub enum Event {
         #[serde(default)]
         draws: Vec<f64>,
     },
+    /// A generation made for a turn, as the host's model gave it (text, tool calls, token
+    /// counts, model id): the record of what was asked of the model and what it cost. Replay
+    /// changes nothing for it.
+    Generated {
+        /// Why it was asked.
+        purpose: crate::turn::Purpose,
+        /// What came back.
+        result: crate::turn::GenerateResult,
+    },
     /// A world file was applied; its text is the base the next patch is compared with.
     WorldFileApplied {
         /// The file name as given.
@@ -262,6 +271,7 @@ impl Event {
             Event::TimeAdvanced { .. } => "time_advanced",
             Event::WorldFileApplied { .. } => "world_file_applied",
             Event::ResponseDecided { .. } => "response_decided",
+            Event::Generated { .. } => "generated",
         }
     }
 
@@ -273,6 +283,7 @@ impl Event {
             | Event::TimeAdvanced { .. }
             | Event::WorldFileApplied { .. } => {}
             Event::ResponseDecided { entity, .. } => t.entities.push(*entity),
+            Event::Generated { .. } => {}
             Event::EntityCreated { id, .. }
             | Event::EntityEdited { id, .. }
             | Event::EntityRemoved { id } => t.entities.push(*id),

@@ -4,6 +4,7 @@
 mod apply;
 pub mod codec;
 mod event;
+mod hearing;
 mod index;
 mod respond;
 pub mod table;
@@ -13,5 +14,6 @@ pub(crate) use apply::check_name;
 pub use apply::{MAX_NAME_CHARS, MAX_TEXT_BYTES, MAX_WORLD_FILE_BYTES};
 pub use codec::FORMAT_VERSION;
 pub use event::{Event, Touched, WorldSettings};
+pub use hearing::Speech;
 pub use respond::{Message, hour_of};
 pub use world::{World, WorldFileBase, WorldMeta};

@@ -55,6 +55,9 @@ pub struct World {
     /// How many numbers the world's random generator has given out.
     #[serde(default)]
     pub(super) draws_taken: u64,
+    /// Each entity's conversation timing (see [`World::speech`]).
+    #[serde(default)]
+    pub(super) speech: imbl::OrdMap<EntityId, super::Speech>,
     #[serde(skip)]
     pub(super) index: Index,
     #[serde(skip)]

@@ -1,0 +1,97 @@
+//! Who hears an utterance, and what each entity's conversation timing is: both read from the
+//! world, so a turn computes them the same way live and the log stores the outcome.
+
+use super::World;
+use crate::model::{ContainerId, EntityId, Millis, WitnessSet};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// An entity's place in the conversation, kept by the world from the utterances it applies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Speech {
+    /// When it last spoke.
+    #[serde(default)]
+    pub last_spoke: Option<Millis>,
+    /// When it last heard someone else.
+    #[serde(default)]
+    pub last_heard: Option<Millis>,
+    /// Utterances of others it heard since it last spoke.
+    #[serde(default)]
+    pub unread: u32,
+}
+
+impl World {
+    /// The conversation timing of `entity` (all empty if it never spoke or heard anything).
+    pub fn speech(&self, entity: EntityId) -> Speech {
+        self.speech.get(&entity).copied().unwrap_or_default()
+    }
+
+    /// Who hears `speaker` speak now: the speaker, every entity in its container, and every
+    /// entity in a container at most the speaker's container's `audible_range` steps away in
+    /// the container tree (one step: to the parent or to a child). An entity with no position
+    /// hears only itself.
+    pub fn hearers(&self, speaker: EntityId) -> WitnessSet {
+        let mut out = BTreeSet::from([speaker]);
+        let Some(here) = self
+            .entity(speaker)
+            .and_then(|e| e.activity.position.as_ref())
+            .map(|p| p.container)
+        else {
+            return WitnessSet(out);
+        };
+        let range = self
+            .container(here)
+            .map_or(0, |c| c.properties.audible_range);
+        let reached = self.containers_within(here, range);
+        for e in self.entities() {
+            if let Some(p) = &e.activity.position
+                && reached.contains(&p.container)
+            {
+                out.insert(e.id);
+            }
+        }
+        WitnessSet(out)
+    }
+
+    /// `from` and every container at most `range` steps from it in the container tree.
+    fn containers_within(&self, from: ContainerId, range: u32) -> BTreeSet<ContainerId> {
+        let mut children: BTreeMap<ContainerId, Vec<ContainerId>> = BTreeMap::new();
+        if range > 0 {
+            for c in self.containers() {
+                if let Some(p) = c.parent {
+                    children.entry(p).or_default().push(c.id);
+                }
+            }
+        }
+        let mut seen = BTreeSet::from([from]);
+        let mut queue = VecDeque::from([(from, 0u32)]);
+        while let Some((c, d)) = queue.pop_front() {
+            if d == range {
+                continue;
+            }
+            let parent = self.container(c).and_then(|x| x.parent);
+            let kids = children.get(&c).map_or(&[][..], Vec::as_slice);
+            for n in parent.into_iter().chain(kids.iter().copied()) {
+                if seen.insert(n) {
+                    queue.push_back((n, d + 1));
+                }
+            }
+        }
+        seen
+    }
+
+    /// Updates conversation timing for an utterance just applied.
+    pub(super) fn note_utterance(&mut self, speaker: EntityId, at: Millis, heard: &WitnessSet) {
+        for w in heard.iter() {
+            let mut s = self.speech(w);
+            if w == speaker {
+                s.last_spoke = Some(at);
+                s.unread = 0;
+            } else {
+                s.last_heard = Some(at);
+                s.unread = s.unread.saturating_add(1);
+            }
+            self.speech.insert(w, s);
+        }
+    }
+}

@@ -1,0 +1,896 @@
+//! The sans-IO turn machine: `begin_turn` commits the input, `step` says what the engine needs
+//! next, `provide` feeds it, `finish` commits the outcome in one transaction.
+//!
+//! ```
+//! use rp_core::{Engine, EntityId, Event, turn::{GenerateResult, Step, TurnInput}};
+//! # let mut engine = Engine::in_memory("Demo", 0)?;
+//! # let room = rp_core::ContainerId(engine.world().next_id());
+//! # engine.append(vec![Event::ContainerCreated { id: room, key: None, name: "Room".into(),
+//! #     facts: Default::default(), parent: None, slots: vec![], properties: Default::default() }])?;
+//! # let at = |c| rp_core::Activity { position: Some(rp_core::Position { container: c, slot: None }), ..Default::default() };
+//! # let (wren, mira) = (EntityId(engine.world().next_id()), EntityId(engine.world().next_id() + 1));
+//! # engine.append(vec![
+//! #     Event::EntityCreated { id: wren, key: None, name: "Wren".into(), aliases: vec![], facts: Default::default(), host_controlled: true, state: Default::default() },
+//! #     Event::EntityCreated { id: mira, key: None, name: "Mira".into(), aliases: vec![], facts: Default::default(), host_controlled: false, state: Default::default() },
+//! #     Event::ActivityChanged { entity: wren, activity: at(room) },
+//! #     Event::ActivityChanged { entity: mira, activity: at(room) },
+//! # ])?;
+//! let mut turn = engine.begin_turn(TurnInput::say(wren, "Evening, Mira.", 1_000))?; // committed
+//! while let Step::Generate(request) = turn.step()? {
+//!     // the host's model, the host's threads, the host's streaming
+//!     turn.provide(GenerateResult::text("Evening. What'll it be?"))?;
+//! }
+//! let outcome = turn.finish()?; // replies and memories, in one transaction
+//! assert_eq!(outcome.replies[0].text, "Evening. What'll it be?");
+//! # Ok::<(), rp_core::Error>(())
+//! ```
+
+use super::prompt::{self, Gathered, MemoryPick, Prompt, PromptOptions, TokenCounter};
+use super::{EmbedRequest, GenerateRequest, GenerateResult, Purpose, Sampling};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::facts::{Decision, SeededDraws, TraceEvent};
+use crate::log::{Event, Message, World};
+use crate::model::{
+    EntityId, Memory, MemoryId, MemoryKind, Millis, Seq, Utterance, UtteranceId, WitnessSet,
+};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// What starts a turn. Reads from JSON with these field names.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TurnInput {
+    /// Who speaks: a host-controlled entity (the player).
+    pub speaker: EntityId,
+    /// What it says. Empty: a wake-up turn, in which the characters present reconsider the
+    /// last line each heard (after a `$retry`, or when time has passed).
+    #[serde(default)]
+    pub text: String,
+    /// The host clock. The world's clock advances to it (it never goes back).
+    pub now: Millis,
+    /// Who hears the input, overriding the positions (the speaker is always added).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub witnesses: Option<Vec<EntityId>>,
+}
+
+impl TurnInput {
+    /// `speaker` says `text` at `now`; the witnesses come from positions.
+    pub fn say(speaker: EntityId, text: impl Into<String>, now: Millis) -> TurnInput {
+        TurnInput {
+            speaker,
+            text: text.into(),
+            now,
+            witnesses: None,
+        }
+    }
+
+    /// A wake-up turn at `now` around `speaker` (nothing is said).
+    pub fn wake(speaker: EntityId, now: Millis) -> TurnInput {
+        TurnInput::say(speaker, "", now)
+    }
+
+    /// Reads an input from JSON.
+    pub fn from_json(json: &str) -> Result<TurnInput> {
+        serde_json::from_str(json).map_err(|e| Error::invalid("turn input", e.to_string()))
+    }
+}
+
+/// How a turn runs. Reads from JSON with these field names, every one optional.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TurnOptions {
+    /// Prompt building.
+    pub prompt: PromptOptions,
+    /// Sampling parameters of reply requests.
+    pub sampling: Sampling,
+    /// Record each line of the turn as a memory of each witness (its own point of view), so
+    /// later recalls can find it once it has left the dialogue window.
+    pub remember_dialogue: bool,
+    /// Significance of those memories, 0–1.
+    pub dialogue_significance: f64,
+    /// Ask the host for vectors (semantic recall): one for the input before prompts are built,
+    /// and one per remembered line before the turn commits.
+    pub semantic: bool,
+    /// The most characters that answer in one turn.
+    pub max_responders: usize,
+}
+
+impl Default for TurnOptions {
+    fn default() -> Self {
+        TurnOptions {
+            prompt: PromptOptions::default(),
+            sampling: Sampling::default(),
+            remember_dialogue: true,
+            dialogue_significance: 0.3,
+            semantic: false,
+            max_responders: 8,
+        }
+    }
+}
+
+impl TurnOptions {
+    /// Reads options from JSON (every field optional, unknown fields refused).
+    pub fn from_json(json: &str) -> Result<TurnOptions> {
+        serde_json::from_str(json).map_err(|e| Error::invalid("turn options", e.to_string()))
+    }
+
+    fn check(&self) -> Result<()> {
+        self.prompt.check()?;
+        self.prompt.recall.check()?;
+        if !(0.0..=1.0).contains(&self.dialogue_significance) {
+            return Err(Error::invalid(
+                "turn options",
+                "dialogue_significance must be within 0–1",
+            ));
+        }
+        if self.max_responders == 0 {
+            return Err(Error::invalid(
+                "turn options",
+                "max_responders must be at least 1",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What the turn needs next.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "step")]
+pub enum Step {
+    /// A generation: call the model and [`TurnMachine::provide`] the result.
+    Generate(GenerateRequest),
+    /// Vectors: [`TurnMachine::provide_embeddings`], one per text.
+    Embed(EmbedRequest),
+    /// Nothing more: [`TurnMachine::finish`].
+    Done,
+}
+
+/// A character's response decision in a turn.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TurnDecision {
+    /// Who decided.
+    pub entity: EntityId,
+    /// Whether the input mentioned it.
+    pub mentioned: bool,
+    /// The decision, with its trace.
+    pub decision: Decision,
+}
+
+/// A line a character said in the turn.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reply {
+    /// Who.
+    pub speaker: EntityId,
+    /// The utterance's id.
+    pub utterance: UtteranceId,
+    /// What it said.
+    pub text: String,
+}
+
+/// A `$retry`: the host should start a wake-up turn at `at` (the engine keeps no timers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Wake {
+    /// Who asked to be woken.
+    pub entity: EntityId,
+    /// When, on the host clock.
+    pub at: Millis,
+}
+
+/// What a finished turn did.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TurnOutcome {
+    /// The head after the commit.
+    pub seq: Seq,
+    /// The input's utterance (none for a wake-up turn).
+    pub input: Option<UtteranceId>,
+    /// Every response decision, in the order made.
+    pub decisions: Vec<TurnDecision>,
+    /// The replies, in the order spoken.
+    pub replies: Vec<Reply>,
+    /// Responders whose generation came back empty (they stay silent).
+    pub silent: Vec<EntityId>,
+    /// Wake-up times asked for by `$retry`.
+    pub wake: Vec<Wake>,
+    /// The prompt each responder was given.
+    pub prompts: Vec<Prompt>,
+}
+
+/// Where the machine is.
+#[derive(Clone, Debug, PartialEq)]
+enum Phase {
+    /// Waiting for the vector of the query.
+    QueryVector,
+    /// Building the next responder's prompt.
+    NextResponder,
+    /// Waiting for the generation of responder `i`.
+    Generating(GenerateRequest),
+    /// Waiting for vectors of the remembered lines.
+    LineVectors(EmbedRequest),
+    /// Ready to commit.
+    Done,
+}
+
+/// A turn in progress. It borrows nothing: every call takes the engine, so a binding can keep
+/// it beside the engine. [`Turn`] is the same machine holding the engine.
+#[derive(Debug)]
+pub struct TurnMachine {
+    options: TurnOptions,
+    input: TurnInput,
+    /// The head right after the input was committed: finish refuses if the engine moved.
+    base: Seq,
+    input_utterance: Option<UtteranceId>,
+    /// The text responders answer (the input, or in a wake-up turn the last line heard).
+    query: String,
+    /// The world with this turn's events applied, not yet committed.
+    scratch: World,
+    pending: Vec<Event>,
+    decisions: Vec<TurnDecision>,
+    responders: Vec<EntityId>,
+    next: usize,
+    phase: Phase,
+    query_vector: Option<Vec<f32>>,
+    replies: Vec<Reply>,
+    silent: Vec<EntityId>,
+    wake: Vec<Wake>,
+    prompts: Vec<Prompt>,
+    recalled: Vec<MemoryId>,
+    /// Lines to remember: (speaker, text, witnesses, vector).
+    lines: Vec<(EntityId, String, WitnessSet, Option<Vec<f32>>)>,
+    counter: Arc<dyn TokenCounter>,
+}
+
+impl std::fmt::Debug for dyn TokenCounter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TokenCounter")
+    }
+}
+
+impl Engine {
+    /// Starts a turn with the default options: see [`Engine::begin_turn_with`].
+    pub fn begin_turn(&mut self, input: TurnInput) -> Result<Turn<'_>> {
+        self.begin_turn_with(input, TurnOptions::default())
+    }
+
+    /// Starts a turn: commits the input (with the clock advanced to `input.now`), then decides
+    /// who responds. A crash from here until [`Turn::finish`] leaves the input and nothing
+    /// else.
+    pub fn begin_turn_with(&mut self, input: TurnInput, options: TurnOptions) -> Result<Turn<'_>> {
+        let machine = TurnMachine::begin(self, input, options)?;
+        Ok(Turn {
+            engine: self,
+            machine,
+        })
+    }
+
+    /// The prompt `speaker` would be given now for `query` (default: the last line it heard),
+    /// with every piece and why it is there. Changes nothing.
+    pub fn inspect_prompt(
+        &mut self,
+        speaker: EntityId,
+        query: Option<&str>,
+        now: Millis,
+        options: &PromptOptions,
+    ) -> Result<Prompt> {
+        options.check()?;
+        options.recall.check()?;
+        let world = self.world().clone();
+        let query = match query {
+            Some(q) => q.to_string(),
+            None => prompt::witnessed(&world, speaker)
+                .last()
+                .map(|u| u.text.clone())
+                .unwrap_or_default(),
+        };
+        let counter = super::default_counter();
+        let (prompt, _) = build_prompt(
+            self,
+            &world,
+            speaker,
+            &query,
+            None,
+            now,
+            options,
+            counter.as_ref(),
+            None,
+        )?;
+        Ok(prompt)
+    }
+}
+
+/// Builds `speaker`'s prompt in `world`, recalling from the engine. Returns the prompt and the
+/// recalled memories.
+#[allow(clippy::too_many_arguments)]
+fn build_prompt(
+    engine: &mut Engine,
+    world: &World,
+    speaker: EntityId,
+    query: &str,
+    query_vector: Option<&[f32]>,
+    now: Millis,
+    options: &PromptOptions,
+    counter: &dyn TokenCounter,
+    facts: Option<Vec<String>>,
+) -> Result<(Prompt, Vec<MemoryId>)> {
+    let mut memories = Vec::new();
+    let mut recalled = Vec::new();
+    let pinned = engine.always_loaded(speaker, 0)?;
+    for id in &pinned {
+        if let Some(m) = world.memory(*id) {
+            memories.push(MemoryPick {
+                id: *id,
+                text: prompt::memory_line(&m.text),
+                why: "pinned: always loaded".into(),
+                score: None,
+            });
+        }
+    }
+    if options.memories_k > 0 && !query.trim().is_empty() {
+        let mut recall = options.recall.clone();
+        recall.k = options.memories_k;
+        recall.query_embedding = query_vector.map(<[f32]>::to_vec);
+        for r in engine.recall(speaker, query, now, &recall)? {
+            if pinned.contains(&r.id) {
+                continue;
+            }
+            let Some(m) = world.memory(r.id) else {
+                continue;
+            };
+            recalled.push(r.id);
+            memories.push(MemoryPick {
+                id: r.id,
+                text: prompt::memory_line(&m.text),
+                why: format!(
+                    "recalled for the line heard: score {:.3} (relevance {:.2}, recency {:.2}, significance {:.2})",
+                    r.score, r.relevance, r.recency, r.significance
+                ),
+                score: Some(r.score),
+            });
+        }
+    }
+    let lore = engine.lore_index();
+    let prompt = prompt::build(
+        world,
+        speaker,
+        now,
+        options,
+        counter,
+        Gathered {
+            memories,
+            lore: Some(&lore),
+            facts,
+        },
+    )?;
+    Ok((prompt, recalled))
+}
+
+impl TurnMachine {
+    /// Starts a turn on `engine`: see [`Engine::begin_turn_with`].
+    pub fn begin(
+        engine: &mut Engine,
+        input: TurnInput,
+        options: TurnOptions,
+    ) -> Result<TurnMachine> {
+        TurnMachine::begin_counting(engine, input, options, super::default_counter())
+    }
+
+    /// [`TurnMachine::begin`] with a token counter of the host's.
+    pub fn begin_counting(
+        engine: &mut Engine,
+        input: TurnInput,
+        options: TurnOptions,
+        counter: Arc<dyn TokenCounter>,
+    ) -> Result<TurnMachine> {
+        options.check()?;
+        let world = engine.world();
+        let speaker = world
+            .entity(input.speaker)
+            .ok_or_else(|| Error::not_found("entity", input.speaker))?;
+        if !speaker.host_controlled {
+            return Err(Error::invalid(
+                "turn input",
+                format!(
+                    "{} is not host-controlled; only the host's entities start turns",
+                    speaker.name
+                ),
+            ));
+        }
+        if input.now < world.now() {
+            return Err(Error::invalid(
+                "turn input",
+                format!(
+                    "now ({}) is before the world's clock ({})",
+                    input.now,
+                    world.now()
+                ),
+            ));
+        }
+        let author = speaker.name.clone();
+        // Commit the input (and the clock) first: it is never lost.
+        let mut events = Vec::new();
+        if input.now > world.now() {
+            events.push(Event::TimeAdvanced { to: input.now });
+        }
+        let mut input_utterance = None;
+        let mut lines = Vec::new();
+        if !input.text.trim().is_empty() {
+            let witnesses: WitnessSet = match &input.witnesses {
+                Some(w) => w.iter().copied().chain([input.speaker]).collect(),
+                None => world.hearers(input.speaker),
+            };
+            let id = UtteranceId(world.next_id());
+            input_utterance = Some(id);
+            lines.push((
+                input.speaker,
+                format!("{author}: {}", input.text),
+                witnesses.clone(),
+                None,
+            ));
+            events.push(Event::UserTurn {
+                utterance: Utterance {
+                    id,
+                    speaker: input.speaker,
+                    text: input.text.clone(),
+                    at: input.now,
+                    witnesses,
+                    model: None,
+                },
+            });
+        } else if input.witnesses.is_some() {
+            return Err(Error::invalid(
+                "turn input",
+                "witnesses are for what is said; a wake-up turn says nothing",
+            ));
+        }
+        if !events.is_empty() {
+            engine.append(events)?;
+        }
+        let base = engine.head();
+        let mut m = TurnMachine {
+            options,
+            query: input.text.clone(),
+            input,
+            base,
+            input_utterance,
+            scratch: engine.world().clone(),
+            pending: Vec::new(),
+            decisions: Vec::new(),
+            responders: Vec::new(),
+            next: 0,
+            phase: Phase::NextResponder,
+            query_vector: None,
+            replies: Vec::new(),
+            silent: Vec::new(),
+            wake: Vec::new(),
+            prompts: Vec::new(),
+            recalled: Vec::new(),
+            lines,
+            counter,
+        };
+        m.decide_responders()?;
+        if m.options.semantic && !m.responders.is_empty() && !m.query.trim().is_empty() {
+            m.phase = Phase::QueryVector;
+        }
+        Ok(m)
+    }
+
+    /// Response control for every engine-controlled entity that heard the input (in a wake-up
+    /// turn: every one near the speaker), in id order; responders are those mentioned first.
+    fn decide_responders(&mut self) -> Result<()> {
+        let w = &self.scratch;
+        let now = self.input.now;
+        let candidates: Vec<EntityId> = match self.input_utterance {
+            Some(id) => w
+                .dialogue()
+                .rev()
+                .find(|u| u.id == id)
+                .map(|u| u.witnesses.iter().collect())
+                .unwrap_or_default(),
+            None => w.hearers(self.input.speaker).iter().collect(),
+        };
+        let mut mentioned_first = Vec::new();
+        for entity in candidates {
+            let Some(e) = self.scratch.entity(entity) else {
+                continue;
+            };
+            if e.host_controlled {
+                continue;
+            }
+            // The line it answers: the input, or in a wake-up turn the last line it heard
+            // from someone else.
+            let (content, author, arrived) = if self.input_utterance.is_some() {
+                let author = self
+                    .scratch
+                    .entity(self.input.speaker)
+                    .map(|s| s.name.clone())
+                    .unwrap_or_default();
+                (self.input.text.clone(), author, now)
+            } else {
+                match prompt::witnessed(&self.scratch, entity)
+                    .into_iter()
+                    .rev()
+                    .find(|u| u.speaker != entity)
+                {
+                    Some(u) => (
+                        u.text.clone(),
+                        self.scratch
+                            .entity(u.speaker)
+                            .map(|s| s.name.clone())
+                            .unwrap_or_default(),
+                        u.at,
+                    ),
+                    None => continue,
+                }
+            };
+            let speech = self.scratch.speech(entity);
+            let mentioned = self.scratch.mentions(entity, &content);
+            let message = Message {
+                content: content.clone(),
+                author,
+                mentioned: Some(mentioned),
+                response_ms: speech.last_spoke.map(|t| (now - t) as f64),
+                retry_ms: (now - arrived).max(0) as f64,
+                unread_count: speech.unread,
+                interaction_type: None,
+                hour: None,
+            };
+            let seed = self.scratch.meta().map_or(0, |m| m.settings.seed);
+            let mut draws = SeededDraws::new(seed, self.scratch.draws_taken());
+            let decision = self.scratch.decide(entity, &message, &mut draws)?;
+            let event = decision_event(entity, &decision);
+            self.scratch.apply(&event)?;
+            self.pending.push(event);
+            if let Some(ms) = decision.retry_ms {
+                self.wake.push(Wake {
+                    entity,
+                    at: now.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX)),
+                });
+            } else if decision.respond {
+                mentioned_first.push((!mentioned, entity));
+                if self.query.is_empty() {
+                    // A wake-up turn answers the line each heard; recall uses the first.
+                    self.query = content;
+                }
+            }
+            self.decisions.push(TurnDecision {
+                entity,
+                mentioned,
+                decision,
+            });
+        }
+        mentioned_first.sort();
+        self.responders = mentioned_first
+            .into_iter()
+            .map(|(_, e)| e)
+            .take(self.options.max_responders)
+            .collect();
+        Ok(())
+    }
+
+    /// What the turn needs next. Calling it again without providing returns the same request.
+    pub fn step(&mut self, engine: &mut Engine) -> Result<Step> {
+        self.check_engine(engine)?;
+        loop {
+            match &self.phase {
+                Phase::QueryVector => {
+                    return Ok(Step::Embed(EmbedRequest {
+                        texts: vec![self.query.clone()],
+                    }));
+                }
+                Phase::Generating(request) => return Ok(Step::Generate(request.clone())),
+                Phase::LineVectors(request) => return Ok(Step::Embed(request.clone())),
+                Phase::Done => return Ok(Step::Done),
+                Phase::NextResponder => {
+                    let Some(&speaker) = self.responders.get(self.next) else {
+                        self.phase = self.after_replies();
+                        continue;
+                    };
+                    let facts = self
+                        .decisions
+                        .iter()
+                        .find(|d| d.entity == speaker)
+                        .map(|d| d.decision.facts.iter().map(|f| f.to_string()).collect());
+                    let (prompt, recalled) = build_prompt(
+                        engine,
+                        &self.scratch,
+                        speaker,
+                        &self.query,
+                        self.query_vector.as_deref(),
+                        self.input.now,
+                        &self.options.prompt,
+                        self.counter.as_ref(),
+                        facts,
+                    )?;
+                    for id in recalled {
+                        if !self.recalled.contains(&id) {
+                            self.recalled.push(id);
+                        }
+                    }
+                    let request = GenerateRequest {
+                        purpose: Purpose::Reply { speaker },
+                        messages: prompt.messages.clone(),
+                        params: self.options.sampling.clone(),
+                        json_schema: None,
+                        tools: Vec::new(),
+                    };
+                    self.prompts.push(prompt);
+                    self.phase = Phase::Generating(request);
+                }
+            }
+        }
+    }
+
+    fn after_replies(&self) -> Phase {
+        if self.options.semantic && self.options.remember_dialogue && !self.lines.is_empty() {
+            Phase::LineVectors(EmbedRequest {
+                texts: self.lines.iter().map(|l| l.1.clone()).collect(),
+            })
+        } else {
+            Phase::Done
+        }
+    }
+
+    /// Feeds the generation asked for by the last [`Step::Generate`]. The text becomes the
+    /// responder's line (trimmed, without a leading "Name:" the model may echo); an empty text
+    /// means it stays silent. The result is recorded as it is given.
+    pub fn provide(&mut self, engine: &mut Engine, result: GenerateResult) -> Result<()> {
+        self.check_engine(engine)?;
+        let Phase::Generating(request) = &self.phase else {
+            return Err(Error::conflict("the turn is not waiting for a generation"));
+        };
+        let purpose = request.purpose;
+        let Some(speaker) = purpose.speaker() else {
+            return Err(Error::conflict("the turn is not waiting for a reply"));
+        };
+        let name = self
+            .scratch
+            .entity(speaker)
+            .map(|e| e.name.clone())
+            .unwrap_or_default();
+        let text = clean_reply(&result.text, &name);
+        let mut events = vec![Event::Generated {
+            purpose,
+            result: result.clone(),
+        }];
+        if text.is_empty() {
+            self.silent.push(speaker);
+        } else {
+            let witnesses = self.scratch.hearers(speaker);
+            let id = UtteranceId(self.scratch.next_id());
+            events.push(Event::AssistantTurn {
+                utterance: Utterance {
+                    id,
+                    speaker,
+                    text: text.clone(),
+                    at: self.input.now,
+                    witnesses: witnesses.clone(),
+                    model: result.model.clone(),
+                },
+            });
+            self.lines
+                .push((speaker, format!("{name}: {text}"), witnesses, None));
+            self.replies.push(Reply {
+                speaker,
+                utterance: id,
+                text,
+            });
+        }
+        // Validate on a copy first: a bad result changes nothing.
+        let mut next = self.scratch.clone();
+        for e in &events {
+            next.apply(e)?;
+        }
+        self.scratch = next;
+        self.pending.extend(events);
+        self.next += 1;
+        self.phase = Phase::NextResponder;
+        Ok(())
+    }
+
+    /// Feeds the vectors asked for by the last [`Step::Embed`]: one per text, in order, all of
+    /// the same length.
+    pub fn provide_embeddings(
+        &mut self,
+        engine: &mut Engine,
+        vectors: Vec<Vec<f32>>,
+    ) -> Result<()> {
+        self.check_engine(engine)?;
+        let texts = match &self.phase {
+            Phase::QueryVector => 1,
+            Phase::LineVectors(r) => r.texts.len(),
+            _ => return Err(Error::conflict("the turn is not waiting for vectors")),
+        };
+        if vectors.len() != texts {
+            return Err(Error::invalid(
+                "embeddings",
+                format!("{} vectors for {texts} texts", vectors.len()),
+            ));
+        }
+        for v in &vectors {
+            crate::memory::check_embedding(v).map_err(|e| Error::invalid("embeddings", e))?;
+            if v.len() != vectors[0].len() {
+                return Err(Error::invalid("embeddings", "the vectors differ in length"));
+            }
+        }
+        match self.phase {
+            Phase::QueryVector => {
+                self.query_vector = vectors.into_iter().next();
+                self.phase = Phase::NextResponder;
+            }
+            _ => {
+                for (line, v) in self.lines.iter_mut().zip(vectors) {
+                    line.3 = Some(v);
+                }
+                self.phase = Phase::Done;
+            }
+        }
+        Ok(())
+    }
+
+    /// Commits the turn's decisions, replies, generations, memories and recalls in one
+    /// transaction. Refused while generations are still needed.
+    pub fn finish(mut self, engine: &mut Engine) -> Result<TurnOutcome> {
+        self.check_engine(engine)?;
+        if self.phase == Phase::NextResponder {
+            // Nothing is pending if no responder is left; settle the phase.
+            if self.next >= self.responders.len() {
+                self.phase = self.after_replies();
+            }
+        }
+        if self.phase != Phase::Done {
+            return Err(Error::conflict(
+                "the turn still needs what step() asks for; provide it before finishing",
+            ));
+        }
+        let now = self.input.now;
+        if self.options.remember_dialogue {
+            let lines = std::mem::take(&mut self.lines);
+            for (_, text, witnesses, vector) in lines {
+                for owner in witnesses.iter() {
+                    let memory = Memory {
+                        id: MemoryId(self.scratch.next_id()),
+                        owner,
+                        witnesses: witnesses.clone(),
+                        text: text.clone(),
+                        kind: MemoryKind::Utterance,
+                        significance: self.options.dialogue_significance,
+                        created: now,
+                        last_accessed: None,
+                        access_count: 0,
+                        decay: Default::default(),
+                        pinned: false,
+                        embedding: vector.clone(),
+                    };
+                    let event = Event::MemoryAdded { memory };
+                    self.scratch.apply(&event)?;
+                    self.pending.push(event);
+                }
+            }
+        }
+        if !self.recalled.is_empty() {
+            self.pending.push(Event::MemoriesRecalled {
+                ids: std::mem::take(&mut self.recalled),
+                at: now,
+            });
+        }
+        let seq = if self.pending.is_empty() {
+            engine.head()
+        } else {
+            engine.append(std::mem::take(&mut self.pending))?
+        };
+        Ok(TurnOutcome {
+            seq,
+            input: self.input_utterance,
+            decisions: self.decisions,
+            replies: self.replies,
+            silent: self.silent,
+            wake: self.wake,
+            prompts: self.prompts,
+        })
+    }
+
+    /// The response decisions made when the turn began.
+    pub fn decisions(&self) -> &[TurnDecision] {
+        &self.decisions
+    }
+
+    /// Who will answer, in order.
+    pub fn responders(&self) -> &[EntityId] {
+        &self.responders
+    }
+
+    /// The prompts built so far.
+    pub fn prompts(&self) -> &[Prompt] {
+        &self.prompts
+    }
+
+    /// The input's utterance (none for a wake-up turn).
+    pub fn input_utterance(&self) -> Option<UtteranceId> {
+        self.input_utterance
+    }
+
+    fn check_engine(&self, engine: &Engine) -> Result<()> {
+        if engine.head() != self.base {
+            return Err(Error::conflict(
+                "the world changed since the turn began; begin a new turn",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The event recording `decision` of `entity`.
+pub(crate) fn decision_event(entity: EntityId, decision: &Decision) -> Event {
+    let mut fired: Vec<u32> = decision
+        .trace
+        .iter()
+        .filter(|t| matches!(t.event, TraceEvent::Fired { .. }))
+        .map(|t| u32::try_from(t.line).unwrap_or(u32::MAX))
+        .collect();
+    fired.dedup();
+    Event::ResponseDecided {
+        entity,
+        respond: decision.respond,
+        retry_ms: decision.retry_ms,
+        fired,
+        draws: decision.draws.clone(),
+    }
+}
+
+/// A reply as it will be recorded: trimmed, without a leading `Name:` the model echoed.
+fn clean_reply(text: &str, name: &str) -> String {
+    let mut t = text.trim();
+    if !name.is_empty()
+        && let Some(rest) = t.strip_prefix(name)
+        && let Some(rest) = rest.trim_start().strip_prefix(':')
+    {
+        t = rest.trim_start();
+    }
+    t.to_string()
+}
+
+/// A turn holding its engine: the machine of [`TurnMachine`] with the engine passed for you.
+#[derive(Debug)]
+pub struct Turn<'e> {
+    engine: &'e mut Engine,
+    machine: TurnMachine,
+}
+
+impl Turn<'_> {
+    /// What the turn needs next: see [`TurnMachine::step`].
+    pub fn step(&mut self) -> Result<Step> {
+        self.machine.step(self.engine)
+    }
+
+    /// Feeds a generation: see [`TurnMachine::provide`].
+    pub fn provide(&mut self, result: GenerateResult) -> Result<()> {
+        self.machine.provide(self.engine, result)
+    }
+
+    /// Feeds vectors: see [`TurnMachine::provide_embeddings`].
+    pub fn provide_embeddings(&mut self, vectors: Vec<Vec<f32>>) -> Result<()> {
+        self.machine.provide_embeddings(self.engine, vectors)
+    }
+
+    /// Commits the outcome: see [`TurnMachine::finish`].
+    pub fn finish(self) -> Result<TurnOutcome> {
+        self.machine.finish(self.engine)
+    }
+
+    /// The machine (decisions, responders, prompts so far).
+    pub fn machine(&self) -> &TurnMachine {
+        &self.machine
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clean_reply;
+
+    #[test]
+    fn replies_lose_an_echoed_name_and_outer_space() {
+        assert_eq!(clean_reply("  Mira: Evening.  ", "Mira"), "Evening.");
+        assert_eq!(clean_reply("Mira said no.", "Mira"), "Mira said no.");
+        assert_eq!(clean_reply("   ", "Mira"), "");
+    }
+}

@@ -1,0 +1,32 @@
+//! The turn: a player speaks, the characters who heard decide whether to answer (response
+//! control), each responder gets a prompt built from its own point of view, the host's model
+//! writes the lines, and the world records it all. See [`machine`] for the sans-IO loop and
+//! [`Generate`] for driving it with a model behind a trait.
+
+mod generate;
+pub mod lore;
+pub mod machine;
+pub mod prompt;
+mod request;
+mod scripted;
+
+pub use generate::{Generate, NoSink, TokenSink, block_on};
+pub use lore::{LoreEntry, LoreIndex};
+pub use machine::{
+    Reply, Step, Turn, TurnDecision, TurnInput, TurnMachine, TurnOptions, TurnOutcome, Wake,
+};
+pub use prompt::{
+    CharsPerToken, Prompt, PromptOptions, PromptPiece, PromptTemplate, Section, TokenCounter,
+};
+pub use request::{
+    ChatMessage, EmbedRequest, GenerateRequest, GenerateResult, Purpose, Role, Sampling, ToolCall,
+    ToolDef,
+};
+pub use scripted::ScriptedGenerator;
+
+use std::sync::Arc;
+
+/// The default token counter: four characters per token.
+pub(crate) fn default_counter() -> Arc<dyn TokenCounter> {
+    Arc::new(CharsPerToken::default())
+}

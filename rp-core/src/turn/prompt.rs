@@ -1,0 +1,797 @@
+//! A speaker's prompt, in the order of seed 003, built only from what that speaker knows: its
+//! own edges, the dialogue it witnessed, its own memories.
+//!
+//! Sections, in order: `identity` (name, active facts, state), `edges` (the speaker's edge to
+//! each present entity), `group` (a group node of the present, when three or more are),
+//! `world` (time and place), `scene` (the place's description), `activity` (what every present
+//! entity is doing), `threads` (open threads the speaker is part of), `dialogue` (recent lines
+//! it witnessed), `memories` (pinned, then recalled: its own, witness-filtered), `lore`
+//! (entities mentioned in what it recently witnessed), `events` (active scoped events and their
+//! props).
+//!
+//! **Trimming.** When the rendered prompt exceeds the token budget, pieces are dropped in this
+//! order until it fits: recalled memories (lowest score first), lore (least recently mentioned
+//! first), dialogue (oldest first, never the newest line), events, threads, pinned memories.
+//! Identity, edges, group, world, scene and activity are never dropped; a prompt that still
+//! does not fit is returned with `tokens > budget_tokens`.
+
+use super::lore::{LoreIndex, cut};
+use crate::log::World;
+use crate::memory::RecallOptions;
+use crate::model::{EntityId, EventStatus, MemoryId, Millis, ThreadStatus, Utterance};
+use crate::turn::{ChatMessage, Role};
+use serde::{Deserialize, Serialize};
+
+/// Counts tokens. The default, [`CharsPerToken`], assumes four characters per token.
+pub trait TokenCounter: Send + Sync {
+    /// Tokens in `text`.
+    fn count(&self, text: &str) -> usize;
+}
+
+/// A token counter of `n` characters per token, rounded up.
+#[derive(Clone, Copy, Debug)]
+pub struct CharsPerToken(pub usize);
+
+impl Default for CharsPerToken {
+    fn default() -> Self {
+        CharsPerToken(4)
+    }
+}
+
+impl TokenCounter for CharsPerToken {
+    fn count(&self, text: &str) -> usize {
+        text.chars().count().div_ceil(self.0.max(1))
+    }
+}
+
+/// A part of the prompt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Section {
+    /// Who the speaker is.
+    Identity,
+    /// How it sees each present entity.
+    Edges,
+    /// The group of the present.
+    Group,
+    /// Time and place.
+    World,
+    /// The place's description.
+    Scene,
+    /// What the present are doing.
+    Activity,
+    /// Open threads.
+    Threads,
+    /// Recent lines it witnessed.
+    Dialogue,
+    /// Its memories.
+    Memories,
+    /// Entities mentioned lately.
+    Lore,
+    /// Active scoped events.
+    Events,
+}
+
+impl Section {
+    /// Every section, in prompt order.
+    pub const ALL: [Section; 11] = [
+        Section::Identity,
+        Section::Edges,
+        Section::Group,
+        Section::World,
+        Section::Scene,
+        Section::Activity,
+        Section::Threads,
+        Section::Dialogue,
+        Section::Memories,
+        Section::Lore,
+        Section::Events,
+    ];
+
+    /// The section's name, as in templates (`{{identity}}`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Section::Identity => "identity",
+            Section::Edges => "edges",
+            Section::Group => "group",
+            Section::World => "world",
+            Section::Scene => "scene",
+            Section::Activity => "activity",
+            Section::Threads => "threads",
+            Section::Dialogue => "dialogue",
+            Section::Memories => "memories",
+            Section::Lore => "lore",
+            Section::Events => "events",
+        }
+    }
+
+    fn heading(self) -> &'static str {
+        match self {
+            Section::Identity => "# You",
+            Section::Edges => "# How you see the others here",
+            Section::Group => "# The group",
+            Section::World => "# Where and when",
+            Section::Scene => "# The scene",
+            Section::Activity => "# What everyone here is doing",
+            Section::Threads => "# Unresolved",
+            Section::Dialogue => "# What you heard (most recent last)",
+            Section::Memories => "# What you remember",
+            Section::Lore => "# Things mentioned",
+            Section::Events => "# Happening now",
+        }
+    }
+}
+
+/// One piece of a prompt and why it is there.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PromptPiece {
+    /// Its section.
+    pub section: Section,
+    /// Its text.
+    pub text: String,
+    /// The rule that put it there.
+    pub why: String,
+    /// The memory it shows, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryId>,
+    /// The entity it is about, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entity: Option<EntityId>,
+    /// A recalled memory's score.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    /// Its tokens.
+    pub tokens: usize,
+}
+
+/// How prompts are rendered: a system and a user message, each a text with `{{section}}`
+/// placeholders (see [`Section::as_str`]) and `{{name}}` (the speaker's name). A section is
+/// rendered as its heading and its pieces, one per line, or as nothing when it is empty; runs
+/// of blank lines collapse to one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PromptTemplate {
+    /// The system message.
+    pub system: String,
+    /// The user message (empty: none).
+    pub user: String,
+}
+
+impl Default for PromptTemplate {
+    fn default() -> Self {
+        PromptTemplate {
+            system: "You are {{name}}, a character in a story. Stay in character. Write only what \
+                     {{name}} says or does next: one line of dialogue or a short paragraph, with \
+                     no name prefix. Know only what is written here.\n\n{{identity}}\n\n{{edges}}\n\n\
+                     {{group}}\n\n{{world}}\n\n{{scene}}\n\n{{activity}}\n\n{{threads}}\n\n\
+                     {{dialogue}}\n\n{{memories}}\n\n{{lore}}\n\n{{events}}"
+                .into(),
+            user: "What does {{name}} say?".into(),
+        }
+    }
+}
+
+/// What goes into a prompt and how big it may be.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PromptOptions {
+    /// The token budget of the whole prompt.
+    pub budget_tokens: usize,
+    /// Recalled memories (top-K).
+    pub memories_k: usize,
+    /// Dialogue lines, at most.
+    pub dialogue_lines: usize,
+    /// Witnessed lines scanned for lore.
+    pub lore_lines: usize,
+    /// Tokens lore may take.
+    pub lore_budget_tokens: usize,
+    /// The template.
+    pub template: PromptTemplate,
+    /// Recall settings (`k` is taken from `memories_k`).
+    pub recall: RecallOptions,
+}
+
+impl Default for PromptOptions {
+    fn default() -> Self {
+        PromptOptions {
+            budget_tokens: 4096,
+            memories_k: 6,
+            dialogue_lines: 32,
+            lore_lines: 16,
+            lore_budget_tokens: 400,
+            template: PromptTemplate::default(),
+            recall: RecallOptions::default(),
+        }
+    }
+}
+
+impl PromptOptions {
+    /// Checks ranges: a clear error instead of a surprising prompt.
+    pub fn check(&self) -> crate::Result<()> {
+        let bad = |reason: &str| Err(crate::Error::invalid("prompt options", reason.to_string()));
+        if self.budget_tokens == 0 {
+            return bad("budget_tokens must be at least 1");
+        }
+        if self.memories_k > 1000 {
+            return bad("memories_k is at most 1000");
+        }
+        if self.dialogue_lines == 0 {
+            return bad("dialogue_lines must be at least 1");
+        }
+        if !self.template.system.contains("{{dialogue}}")
+            && !self.template.user.contains("{{dialogue}}")
+        {
+            return bad("the template must place {{dialogue}}");
+        }
+        Ok(())
+    }
+}
+
+/// A built prompt: the messages sent to the model and, for inspection, every piece with the
+/// reason it is there and every piece the budget dropped.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Prompt {
+    /// Whose prompt.
+    pub speaker: EntityId,
+    /// The messages.
+    pub messages: Vec<ChatMessage>,
+    /// The pieces kept, in prompt order.
+    pub pieces: Vec<PromptPiece>,
+    /// The pieces dropped to fit the budget, in the order they were dropped.
+    pub trimmed: Vec<PromptPiece>,
+    /// Tokens of the messages.
+    pub tokens: usize,
+    /// The budget.
+    pub budget_tokens: usize,
+}
+
+impl Prompt {
+    /// The prompt as one text (messages separated by a blank line), for logs and tests.
+    pub fn text(&self) -> String {
+        self.messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    }
+}
+
+/// A memory to show: pinned or recalled.
+pub(crate) struct MemoryPick {
+    pub id: MemoryId,
+    pub text: String,
+    pub why: String,
+    pub score: Option<f64>,
+}
+
+/// What the caller has gathered for a prompt (the parts that need the engine).
+pub(crate) struct Gathered<'a> {
+    pub memories: Vec<MemoryPick>,
+    pub lore: Option<&'a LoreIndex>,
+    /// Active facts of the speaker (from its response decision), if known.
+    pub facts: Option<Vec<String>>,
+}
+
+/// The utterances `speaker` witnessed in the world's dialogue window, oldest first.
+pub fn witnessed(world: &World, speaker: EntityId) -> Vec<&Utterance> {
+    world
+        .dialogue()
+        .filter(|u| u.witnesses.contains(speaker))
+        .collect()
+}
+
+/// Builds the prompt of `speaker` in `world`.
+pub(crate) fn build(
+    world: &World,
+    speaker: EntityId,
+    now: Millis,
+    options: &PromptOptions,
+    counter: &dyn TokenCounter,
+    gathered: Gathered<'_>,
+) -> crate::Result<Prompt> {
+    let me = world
+        .entity(speaker)
+        .ok_or_else(|| crate::Error::not_found("entity", speaker))?;
+    let name_of = |id: EntityId| world.entity(id).map_or("someone", |e| e.name.as_str());
+    let hearers = world.hearers(speaker);
+    let present: Vec<EntityId> = hearers.iter().collect();
+    let mut pieces: Vec<PromptPiece> = Vec::new();
+    let plain = |section, text: String, why: &str| PromptPiece {
+        section,
+        tokens: counter.count(&text),
+        text,
+        why: why.into(),
+        memory: None,
+        entity: None,
+        score: None,
+    };
+
+    // Identity and state.
+    let aliases = if me.aliases.is_empty() {
+        String::new()
+    } else {
+        format!(" (also called {})", me.aliases.join(", "))
+    };
+    pieces.push(plain(
+        Section::Identity,
+        format!("You are {}{aliases}.", me.name),
+        "the speaker",
+    ));
+    let facts = gathered.facts.unwrap_or_else(|| {
+        me.facts
+            .lines()
+            .iter()
+            .filter(|l| !l.trim_start().starts_with('$') && !l.trim().is_empty())
+            .cloned()
+            .collect()
+    });
+    for f in facts {
+        pieces.push(plain(
+            Section::Identity,
+            f,
+            "an active fact of the speaker's sheet",
+        ));
+    }
+    let s = &me.state;
+    if let Some(m) = &s.mood {
+        pieces.push(plain(
+            Section::Identity,
+            format!("Mood: {m}."),
+            "the speaker's state",
+        ));
+    }
+    if !s.goals.is_empty() {
+        pieces.push(plain(
+            Section::Identity,
+            format!("Goals: {}.", s.goals.join("; ")),
+            "the speaker's state",
+        ));
+    }
+    if let Some(st) = &s.status {
+        pieces.push(plain(
+            Section::Identity,
+            format!("Status: {st}."),
+            "the speaker's state",
+        ));
+    }
+
+    // The speaker's edges to the present.
+    for &other in present.iter().filter(|&&o| o != speaker) {
+        let text = match world.edge(speaker, other) {
+            Some(e) => {
+                let mut t = format!(
+                    "{}: affinity {:+.2}, trust {:+.2}.",
+                    name_of(other),
+                    e.affinity,
+                    e.trust
+                );
+                if !e.summary.is_empty() {
+                    t.push(' ');
+                    t.push_str(&e.summary);
+                }
+                if !e.knowledge.is_empty() {
+                    t.push_str(&format!(" You know: {}.", e.knowledge.join("; ")));
+                }
+                if !e.private_moments.is_empty() {
+                    t.push_str(&format!(" Between you: {}.", e.private_moments.join("; ")));
+                }
+                t
+            }
+            None => format!("{}: you have no history together.", name_of(other)),
+        };
+        pieces.push(PromptPiece {
+            section: Section::Edges,
+            tokens: counter.count(&text),
+            text,
+            why: format!("the speaker's edge to {}, who is present", name_of(other)),
+            memory: None,
+            entity: Some(other),
+            score: None,
+        });
+    }
+
+    // A group node, when three or more are present: groups of the speaker all present.
+    if present.len() >= crate::model::MIN_GROUP_SIZE {
+        for g in world.groups() {
+            if g.members.contains(&speaker) && g.members.iter().all(|m| hearers.contains(*m)) {
+                let mut t = g.name.clone().map_or(String::new(), |n| format!("{n}: "));
+                t.push_str(&g.summary);
+                if !g.shared.is_empty() {
+                    t.push_str(&format!(" Shared: {}.", g.shared.join("; ")));
+                }
+                pieces.push(PromptPiece {
+                    section: Section::Group,
+                    tokens: counter.count(&t),
+                    text: t,
+                    why: "a group of the speaker whose members are all present".into(),
+                    memory: None,
+                    entity: None,
+                    score: None,
+                });
+            }
+        }
+    }
+
+    // World state and scene.
+    let place = me
+        .activity
+        .position
+        .as_ref()
+        .and_then(|p| world.container(p.container));
+    let (day, hour, minute) = clock(now);
+    let mut here = format!("Day {day}, {hour:02}:{minute:02}.");
+    if let Some(c) = place {
+        let mut chain = vec![c.name.clone()];
+        let mut up = c.parent;
+        while let Some(p) = up.and_then(|p| world.container(p)) {
+            chain.push(p.name.clone());
+            up = p.parent;
+            if chain.len() > 32 {
+                break;
+            }
+        }
+        here.push_str(&format!(" You are in {}.", chain.join(", in ")));
+    }
+    let mut pieces_world = vec![(
+        Section::World,
+        here,
+        "the host clock and the speaker's place",
+    )];
+    if let Some(c) = place {
+        for line in c.facts.lines().iter().filter(|l| {
+            let t = l.trim();
+            !t.is_empty() && !t.starts_with('$')
+        }) {
+            pieces_world.push((
+                Section::Scene,
+                line.clone(),
+                "a fact of the speaker's place",
+            ));
+        }
+    }
+    for (section, text, why) in pieces_world {
+        pieces.push(plain(section, text, why));
+    }
+
+    // Activity of everyone present.
+    for &id in &present {
+        let Some(e) = world.entity(id) else { continue };
+        let a = &e.activity;
+        let mut t = e.name.clone();
+        if let Some(p) = &a.position {
+            let c = world
+                .container(p.container)
+                .map_or("somewhere", |c| c.name.as_str());
+            match &p.slot {
+                Some(s) => t.push_str(&format!(": in {c} ({s})")),
+                None => t.push_str(&format!(": in {c}")),
+            }
+        }
+        if let Some(p) = &a.posture {
+            t.push_str(&format!(", {p}"));
+        }
+        if let Some(x) = &a.action {
+            t.push_str(&format!(", {}", x.verb));
+        }
+        if !a.holding.is_empty() {
+            let held: Vec<&str> = a.holding.iter().map(|h| name_of(*h)).collect();
+            t.push_str(&format!(", holding {}", held.join(" and ")));
+        }
+        if let Some(s) = &a.status {
+            t.push_str(&format!(" ({s})"));
+        }
+        t.push('.');
+        pieces.push(PromptPiece {
+            section: Section::Activity,
+            tokens: counter.count(&t),
+            text: t,
+            why: if id == speaker {
+                "the speaker's activity".into()
+            } else {
+                "present: within earshot of the speaker".into()
+            },
+            memory: None,
+            entity: Some(id),
+            score: None,
+        });
+    }
+
+    // Open threads the speaker is part of.
+    for th in world.threads() {
+        if th.status == ThreadStatus::Open
+            && (th.participants.is_empty() || th.participants.contains(&speaker))
+        {
+            let t = th.text.clone();
+            pieces.push(PromptPiece {
+                section: Section::Threads,
+                tokens: counter.count(&t),
+                text: t,
+                why: "an open thread of the speaker".into(),
+                memory: None,
+                entity: None,
+                score: None,
+            });
+        }
+    }
+
+    // Dialogue it witnessed.
+    let heard = witnessed(world, speaker);
+    let from = heard.len().saturating_sub(options.dialogue_lines);
+    for u in &heard[from..] {
+        let t = format!("{}: {}", name_of(u.speaker), u.text);
+        pieces.push(PromptPiece {
+            section: Section::Dialogue,
+            tokens: counter.count(&t),
+            text: t,
+            why: "a recent line the speaker witnessed".into(),
+            memory: None,
+            entity: Some(u.speaker),
+            score: None,
+        });
+    }
+
+    // Memories: pinned and recalled, all the speaker's own.
+    for m in gathered.memories {
+        pieces.push(PromptPiece {
+            section: Section::Memories,
+            tokens: counter.count(&m.text),
+            text: m.text,
+            why: m.why,
+            memory: Some(m.id),
+            entity: None,
+            score: m.score,
+        });
+    }
+
+    // Lore: entities mentioned in what it recently witnessed, not present.
+    if let Some(lore) = gathered.lore {
+        let window_from = heard.len().saturating_sub(options.lore_lines);
+        let window: String = heard[window_from..]
+            .iter()
+            .map(|u| u.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut spent = 0;
+        for hit in lore.scan(&window) {
+            let entry = &lore.entries()[hit.entry];
+            if hearers.contains(entry.entity) || entry.summary.is_empty() {
+                continue;
+            }
+            let t = format!("{}: {}", entry.name, entry.summary);
+            let tokens = counter.count(&t);
+            if spent + tokens > options.lore_budget_tokens {
+                continue;
+            }
+            spent += tokens;
+            pieces.push(PromptPiece {
+                section: Section::Lore,
+                tokens,
+                text: t,
+                why: format!("\"{}\" was mentioned in what the speaker heard", hit.key),
+                memory: None,
+                entity: Some(entry.entity),
+                score: None,
+            });
+        }
+    }
+
+    // Active scoped events of the speaker.
+    for ev in world.scoped_events() {
+        if ev.status == EventStatus::Active
+            && (ev.participants.is_empty() || ev.participants.contains(&speaker))
+        {
+            let mut t = ev.name.clone();
+            if !ev.props.is_empty() {
+                let props: Vec<String> =
+                    ev.props.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+                t.push_str(&format!(" ({})", props.join("; ")));
+            }
+            pieces.push(PromptPiece {
+                section: Section::Events,
+                tokens: counter.count(&t),
+                text: t,
+                why: "an active event the speaker takes part in".into(),
+                memory: None,
+                entity: None,
+                score: None,
+            });
+        }
+    }
+
+    fit(me.name.as_str(), speaker, pieces, options, counter)
+}
+
+/// Drops pieces in the documented order until the rendered prompt fits, then renders it.
+fn fit(
+    name: &str,
+    speaker: EntityId,
+    mut pieces: Vec<PromptPiece>,
+    options: &PromptOptions,
+    counter: &dyn TokenCounter,
+) -> crate::Result<Prompt> {
+    let overhead = {
+        let empty = render(name, &[], &options.template);
+        empty
+            .iter()
+            .map(|m| counter.count(&m.content))
+            .sum::<usize>()
+    };
+    // Headings and newlines: a generous estimate per section and piece, so that trimming by
+    // piece totals lands under the budget; the final count is exact.
+    let cost = |p: &[PromptPiece]| -> usize {
+        overhead + p.iter().map(|x| x.tokens + 1).sum::<usize>() + 8 * Section::ALL.len()
+    };
+    let mut trimmed = Vec::new();
+    let newest_line = pieces.iter().rposition(|p| p.section == Section::Dialogue);
+    let mut order: Vec<usize> = Vec::new();
+    // 1. Recalled memories, lowest score first.
+    let mut recalled: Vec<usize> = (0..pieces.len())
+        .filter(|&i| pieces[i].section == Section::Memories && pieces[i].score.is_some())
+        .collect();
+    recalled.sort_by(|&a, &b| {
+        pieces[a]
+            .score
+            .partial_cmp(&pieces[b].score)
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    order.extend(recalled);
+    // 2. Lore, least recently mentioned (they are most recent first) first.
+    order.extend(
+        (0..pieces.len())
+            .rev()
+            .filter(|&i| pieces[i].section == Section::Lore),
+    );
+    // 3. Dialogue, oldest first, never the newest line.
+    order.extend(
+        (0..pieces.len())
+            .filter(|&i| pieces[i].section == Section::Dialogue && Some(i) != newest_line),
+    );
+    // 4. Events, 5. threads, 6. pinned memories: last first.
+    for s in [Section::Events, Section::Threads] {
+        order.extend((0..pieces.len()).rev().filter(|&i| pieces[i].section == s));
+    }
+    order.extend(
+        (0..pieces.len())
+            .rev()
+            .filter(|&i| pieces[i].section == Section::Memories && pieces[i].score.is_none()),
+    );
+    let mut dropped = vec![false; pieces.len()];
+    let mut total = cost(&pieces);
+    for i in order {
+        if total <= options.budget_tokens {
+            break;
+        }
+        dropped[i] = true;
+        total -= pieces[i].tokens + 1;
+    }
+    let mut kept = Vec::with_capacity(pieces.len());
+    let mut drop_order: Vec<(usize, PromptPiece)> = Vec::new();
+    for (i, p) in pieces.drain(..).enumerate() {
+        if dropped[i] {
+            drop_order.push((i, p));
+        } else {
+            kept.push(p);
+        }
+    }
+    trimmed.extend(drop_order.into_iter().map(|(_, p)| p));
+    let messages = render(name, &kept, &options.template);
+    let tokens = messages.iter().map(|m| counter.count(&m.content)).sum();
+    Ok(Prompt {
+        speaker,
+        messages,
+        pieces: kept,
+        trimmed,
+        tokens,
+        budget_tokens: options.budget_tokens,
+    })
+}
+
+/// Renders `pieces` through `template`.
+pub(crate) fn render(
+    name: &str,
+    pieces: &[PromptPiece],
+    template: &PromptTemplate,
+) -> Vec<ChatMessage> {
+    let fill = |text: &str| -> String {
+        let mut out = text.replace("{{name}}", name);
+        for s in Section::ALL {
+            let key = format!("{{{{{}}}}}", s.as_str());
+            if !out.contains(&key) {
+                continue;
+            }
+            let lines: Vec<&str> = pieces
+                .iter()
+                .filter(|p| p.section == s)
+                .map(|p| p.text.as_str())
+                .collect();
+            let body = if lines.is_empty() {
+                String::new()
+            } else {
+                format!("{}\n{}", s.heading(), lines.join("\n"))
+            };
+            out = out.replace(&key, &body);
+        }
+        collapse_blank_lines(&out)
+    };
+    let mut messages = vec![ChatMessage::new(Role::System, fill(&template.system))];
+    if !template.user.trim().is_empty() {
+        messages.push(ChatMessage::new(Role::User, fill(&template.user)));
+    }
+    messages
+}
+
+fn collapse_blank_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut blank = 0;
+    for line in text.trim().lines() {
+        if line.trim().is_empty() {
+            blank += 1;
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(if blank > 0 { "\n\n" } else { "\n" });
+        }
+        blank = 0;
+        out.push_str(line);
+    }
+    out
+}
+
+/// Day (from 1), hour and minute of a host clock reading.
+fn clock(now: Millis) -> (i64, i64, i64) {
+    let day = now.div_euclid(86_400_000) + 1;
+    let in_day = now.rem_euclid(86_400_000);
+    (day, in_day / 3_600_000, in_day % 3_600_000 / 60_000)
+}
+
+/// A memory's line for the prompt.
+pub(crate) fn memory_line(text: &str) -> String {
+    cut(text, 600)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chars_per_token_rounds_up() {
+        let c = CharsPerToken::default();
+        assert_eq!(c.count(""), 0);
+        assert_eq!(c.count("abcde"), 2);
+        assert_eq!(c.count("éééé"), 1);
+    }
+
+    #[test]
+    fn templates_drop_empty_sections_and_blank_runs() {
+        let piece = |section, text: &str| PromptPiece {
+            section,
+            text: text.into(),
+            why: String::new(),
+            memory: None,
+            entity: None,
+            score: None,
+            tokens: 1,
+        };
+        let m = render(
+            "Mira",
+            &[
+                piece(Section::Identity, "You are Mira."),
+                piece(Section::Dialogue, "Wren: hi"),
+            ],
+            &PromptTemplate::default(),
+        );
+        assert_eq!(m.len(), 2);
+        assert!(
+            m[0].content
+                .contains("# You\nYou are Mira.\n\n# What you heard")
+        );
+        assert!(!m[0].content.contains("{{"));
+        assert!(!m[0].content.contains("\n\n\n"));
+        assert_eq!(m[1].content, "What does Mira say?");
+    }
+
+    #[test]
+    fn the_clock_reads_days_hours_minutes() {
+        assert_eq!(clock(0), (1, 0, 0));
+        assert_eq!(clock(86_400_000 + 3_600_000 * 13 + 60_000 * 5), (2, 13, 5));
+    }
+}

@@ -1,0 +1,179 @@
+//! A deterministic generator for tests and the demo: answers from scripts per purpose and
+//! speaker, streaming word by word.
+
+use super::{EmbedRequest, Generate, GenerateRequest, GenerateResult, Purpose, TokenSink};
+use crate::model::EntityId;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Mutex;
+
+/// Answers each request with the next line scripted for its speaker (replies) or its purpose
+/// (everything else), then with the fallback. The fallback may use `{name}` (the speaker's
+/// name, read from the prompt's first line "You are NAME…"), `{n}` (a running count) and
+/// `{heard}` (the last dialogue line of the prompt). Embeddings are deterministic hashes of
+/// the words, so equal texts get equal vectors and shared words raise similarity.
+#[derive(Debug)]
+pub struct ScriptedGenerator {
+    state: Mutex<State>,
+    fallback: String,
+    model: String,
+    dims: usize,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    by_speaker: BTreeMap<EntityId, VecDeque<String>>,
+    by_purpose: BTreeMap<&'static str, VecDeque<String>>,
+    count: u64,
+    requests: Vec<GenerateRequest>,
+}
+
+fn purpose_key(p: &Purpose) -> &'static str {
+    match p {
+        Purpose::Reply { .. } => "reply",
+        Purpose::StateUpdate => "state_update",
+        Purpose::Summary => "summary",
+        Purpose::Query => "query",
+    }
+}
+
+impl Default for ScriptedGenerator {
+    fn default() -> Self {
+        ScriptedGenerator::new("{name} nods. ({n})")
+    }
+}
+
+impl ScriptedGenerator {
+    /// A generator whose unscripted answers are `fallback` (see the type's docs).
+    pub fn new(fallback: impl Into<String>) -> ScriptedGenerator {
+        ScriptedGenerator {
+            state: Mutex::new(State::default()),
+            fallback: fallback.into(),
+            model: "scripted".into(),
+            dims: 64,
+        }
+    }
+
+    /// Queues lines for `speaker`'s replies, in order.
+    pub fn script(&self, speaker: EntityId, lines: impl IntoIterator<Item = impl Into<String>>) {
+        let mut s = self.lock();
+        s.by_speaker
+            .entry(speaker)
+            .or_default()
+            .extend(lines.into_iter().map(Into::into));
+    }
+
+    /// Queues answers for requests of `purpose` (any speaker), in order.
+    pub fn script_purpose(
+        &self,
+        purpose: &Purpose,
+        lines: impl IntoIterator<Item = impl Into<String>>,
+    ) {
+        let mut s = self.lock();
+        s.by_purpose
+            .entry(purpose_key(purpose))
+            .or_default()
+            .extend(lines.into_iter().map(Into::into));
+    }
+
+    /// Every request answered so far, in order.
+    pub fn requests(&self) -> Vec<GenerateRequest> {
+        self.lock().requests.clone()
+    }
+
+    /// The answer to `request` (and records it), without streaming.
+    pub fn answer(&self, request: &GenerateRequest) -> GenerateResult {
+        let mut s = self.lock();
+        s.count += 1;
+        s.requests.push(request.clone());
+        let scripted = match request.purpose {
+            Purpose::Reply { speaker } => {
+                s.by_speaker.get_mut(&speaker).and_then(VecDeque::pop_front)
+            }
+            _ => None,
+        }
+        .or_else(|| {
+            s.by_purpose
+                .get_mut(purpose_key(&request.purpose))
+                .and_then(VecDeque::pop_front)
+        });
+        let text = scripted.unwrap_or_else(|| {
+            let system = request.messages.first().map_or("", |m| m.content.as_str());
+            let name = system
+                .lines()
+                .find_map(|l| l.strip_prefix("You are "))
+                .map(|l| l.split([',', '.', '(']).next().unwrap_or("").trim())
+                .unwrap_or("");
+            let heard = request
+                .messages
+                .iter()
+                .flat_map(|m| m.content.lines())
+                .rfind(|l| l.contains(": "))
+                .unwrap_or("");
+            self.fallback
+                .replace("{name}", name)
+                .replace("{n}", &s.count.to_string())
+                .replace("{heard}", heard)
+        });
+        let prompt_tokens = request
+            .messages
+            .iter()
+            .map(|m| m.content.len().div_ceil(4))
+            .sum::<usize>();
+        GenerateResult {
+            completion_tokens: Some(u32::try_from(text.len().div_ceil(4)).unwrap_or(u32::MAX)),
+            prompt_tokens: Some(u32::try_from(prompt_tokens).unwrap_or(u32::MAX)),
+            model: Some(self.model.clone()),
+            text,
+            tool_calls: Vec::new(),
+        }
+    }
+
+    /// Deterministic vectors for `texts`.
+    pub fn vectors(&self, texts: &[String]) -> Vec<Vec<f32>> {
+        texts.iter().map(|t| hash_vector(t, self.dims)).collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// A bag-of-words vector: each lower-cased word adds 1 to a hashed dimension.
+fn hash_vector(text: &str, dims: usize) -> Vec<f32> {
+    let mut v = vec![0.0f32; dims];
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in word.to_lowercase().bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        v[(h % dims as u64) as usize] += 1.0;
+    }
+    v
+}
+
+#[async_trait::async_trait]
+impl Generate for ScriptedGenerator {
+    async fn generate(
+        &self,
+        request: &GenerateRequest,
+        sink: &mut dyn TokenSink,
+    ) -> Result<GenerateResult, String> {
+        let result = self.answer(request);
+        for (i, word) in result.text.split(' ').enumerate() {
+            if i > 0 {
+                sink.token(&request.purpose, " ");
+            }
+            sink.token(&request.purpose, word);
+        }
+        Ok(result)
+    }
+
+    async fn embed(&self, request: &EmbedRequest) -> Result<Vec<Vec<f32>>, String> {
+        Ok(self.vectors(&request.texts))
+    }
+}
