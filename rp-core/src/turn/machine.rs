@@ -652,9 +652,8 @@ impl TurnMachine {
             purpose,
             result: result.clone(),
         }];
-        if text.is_empty() {
-            self.silent.push(speaker);
-        } else {
+        let mut said = None;
+        if !text.is_empty() {
             let witnesses = self.scratch.hearers(speaker);
             let id = UtteranceId(self.scratch.next_id());
             events.push(Event::AssistantTurn {
@@ -667,13 +666,7 @@ impl TurnMachine {
                     model: result.model.clone(),
                 },
             });
-            self.lines
-                .push((speaker, format!("{name}: {text}"), witnesses, None));
-            self.replies.push(Reply {
-                speaker,
-                utterance: id,
-                text,
-            });
+            said = Some((id, witnesses));
         }
         // Validate on a copy first: a bad result changes nothing.
         let mut next = self.scratch.clone();
@@ -682,6 +675,18 @@ impl TurnMachine {
         }
         self.scratch = next;
         self.pending.extend(events);
+        match said {
+            Some((id, witnesses)) => {
+                self.lines
+                    .push((speaker, format!("{name}: {text}"), witnesses, None));
+                self.replies.push(Reply {
+                    speaker,
+                    utterance: id,
+                    text,
+                });
+            }
+            None => self.silent.push(speaker),
+        }
         self.next += 1;
         self.phase = Phase::NextResponder;
         Ok(())

@@ -604,7 +604,7 @@ pub(crate) fn build(
 fn fit(
     name: &str,
     speaker: EntityId,
-    mut pieces: Vec<PromptPiece>,
+    pieces: Vec<PromptPiece>,
     options: &PromptOptions,
     counter: &dyn TokenCounter,
 ) -> crate::Result<Prompt> {
@@ -615,12 +615,27 @@ fn fit(
             .map(|m| counter.count(&m.content))
             .sum::<usize>()
     };
-    // Headings and newlines: a generous estimate per section and piece, so that trimming by
-    // piece totals lands under the budget; the final count is exact.
-    let cost = |p: &[PromptPiece]| -> usize {
-        overhead + p.iter().map(|x| x.tokens + 1).sum::<usize>() + 8 * Section::ALL.len()
+    let heading: Vec<usize> = Section::ALL
+        .iter()
+        .map(|s| counter.count(s.heading()) + 1)
+        .collect();
+    // The estimate: template, the heading of each section with pieces, each piece and its
+    // line break. It errs high; the rendered prompt is counted exactly below.
+    let estimate = |dropped: &[bool]| -> usize {
+        let mut used = [false; Section::ALL.len()];
+        let mut total = overhead;
+        for (i, p) in pieces.iter().enumerate() {
+            if !dropped[i] {
+                used[p.section as usize] = true;
+                total += p.tokens + 1;
+            }
+        }
+        total
+            + (0..used.len())
+                .filter(|&s| used[s])
+                .map(|s| heading[s])
+                .sum::<usize>()
     };
-    let mut trimmed = Vec::new();
     let newest_line = pieces.iter().rposition(|p| p.section == Section::Dialogue);
     let mut order: Vec<usize> = Vec::new();
     // 1. Recalled memories, lowest score first.
@@ -655,26 +670,53 @@ fn fit(
             .filter(|&i| pieces[i].section == Section::Memories && pieces[i].score.is_none()),
     );
     let mut dropped = vec![false; pieces.len()];
-    let mut total = cost(&pieces);
-    for i in order {
-        if total <= options.budget_tokens {
-            break;
-        }
+    let mut drop_order = Vec::new();
+    let mut next = order.into_iter();
+    let render_kept = |dropped: &[bool]| -> (Vec<ChatMessage>, usize) {
+        let kept: Vec<PromptPiece> = pieces
+            .iter()
+            .zip(dropped)
+            .filter(|(_, d)| !**d)
+            .map(|(p, _)| p.clone())
+            .collect();
+        let m = render(name, &kept, &options.template);
+        let t = m.iter().map(|x| counter.count(&x.content)).sum();
+        (m, t)
+    };
+    // How far the estimate errs for the whole prompt: dropping pieces only shrinks that.
+    let none = vec![false; pieces.len()];
+    let (full_messages, full_tokens) = render_kept(&none);
+    if full_tokens <= options.budget_tokens {
+        return Ok(Prompt {
+            speaker,
+            messages: full_messages,
+            pieces,
+            trimmed: Vec::new(),
+            tokens: full_tokens,
+            budget_tokens: options.budget_tokens,
+        });
+    }
+    let slack = estimate(&none).saturating_sub(full_tokens);
+    while estimate(&dropped).saturating_sub(slack) > options.budget_tokens {
+        let Some(i) = next.next() else { break };
         dropped[i] = true;
-        total -= pieces[i].tokens + 1;
+        drop_order.push(i);
     }
-    let mut kept = Vec::with_capacity(pieces.len());
-    let mut drop_order: Vec<(usize, PromptPiece)> = Vec::new();
-    for (i, p) in pieces.drain(..).enumerate() {
-        if dropped[i] {
-            drop_order.push((i, p));
-        } else {
-            kept.push(p);
-        }
+    // The corrected estimate may err low by a rounding or two: this makes the budget exact.
+    let (mut messages, mut tokens) = render_kept(&dropped);
+    while tokens > options.budget_tokens {
+        let Some(i) = next.next() else { break };
+        dropped[i] = true;
+        drop_order.push(i);
+        (messages, tokens) = render_kept(&dropped);
     }
-    trimmed.extend(drop_order.into_iter().map(|(_, p)| p));
-    let messages = render(name, &kept, &options.template);
-    let tokens = messages.iter().map(|m| counter.count(&m.content)).sum();
+    let trimmed = drop_order.iter().map(|&i| pieces[i].clone()).collect();
+    let kept = pieces
+        .into_iter()
+        .zip(&dropped)
+        .filter(|(_, d)| !**d)
+        .map(|(p, _)| p)
+        .collect();
     Ok(Prompt {
         speaker,
         messages,
