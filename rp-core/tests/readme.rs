@@ -50,3 +50,43 @@ fn readme_memory_example() -> rp_core::Result<()> {
     assert_eq!(engine.world().memory(ale).unwrap().access_count, 1);
     Ok(())
 }
+
+#[test]
+fn readme_turn_example() -> rp_core::Result<()> {
+    use rp_core::turn::{ChatMessage, GenerateResult, Step, TurnInput, TurnOptions};
+    let world_file = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/tavern.toml");
+    let mut engine = Engine::in_memory("The Crooked Lantern", 0)?;
+    engine.load_world_file(world_file)?;
+    let wren = engine
+        .world()
+        .entity_by_name("Wren")
+        .expect("the player")
+        .id;
+
+    let model = |_prompt: &[ChatMessage]| "Lights on the marsh, I tell you.".to_string(); // the host's
+    let input = TurnInput::say(wren, "Tobias, what lights?", 60_000);
+    let mut turn = engine.begin_turn_with(input, TurnOptions::default())?; // input committed
+    while let Step::Generate(request) = turn.step()? {
+        // request.purpose says who speaks; request.messages is that speaker's own prompt
+        turn.provide(GenerateResult::text(model(&request.messages)))?;
+    }
+    let outcome = turn.finish()?; // replies, decisions, memories: one transaction
+    for reply in &outcome.replies {
+        let who = &engine.world().entity(reply.speaker).expect("speaker").name;
+        println!("{who}: {}", reply.text);
+    }
+    assert_eq!(
+        outcome.replies.len(),
+        1,
+        "Tobias answers; Mira at the bar did not hear"
+    );
+    assert_eq!(
+        engine
+            .world()
+            .entity(outcome.replies[0].speaker)
+            .unwrap()
+            .name,
+        "Tobias Reed"
+    );
+    Ok(())
+}

@@ -275,7 +275,9 @@ fn a_crash_between_begin_and_finish_leaves_the_input_and_nothing_else() {
             panic!("Ana should be asked to answer");
         };
         assert_eq!(request.purpose, Purpose::Reply { speaker: ids[1] });
+        assert!(!turn.machine().is_done());
         turn.provide(GenerateResult::text("Only me.")).unwrap();
+        assert!(turn.machine().is_done());
         assert_eq!(turn.step().unwrap(), Step::Done);
         // The process dies here: the turn is dropped without finish.
     }

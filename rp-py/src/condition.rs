@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 use rp_core::facts::{ContextData, RegexCache, SeededDraws, TraceEvent};
 
-use crate::decision::json_to_py;
+use crate::json::json_to_py;
 
 /// A compiled condition: the expression of a ``$if`` line, without ``$if``
 /// and ``: action`` (``time.is_night && random() < 0.3``), compiled once

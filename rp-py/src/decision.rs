@@ -1,9 +1,10 @@
 //! `Decision`: whether a character responds, and why (rp-core's
 //! `facts::Decision`).
 
-use pyo3::IntoPyObjectExt;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::PyList;
+
+use crate::json::json_to_py;
 
 /// Whether a character responds to a message, and why: the outcome of
 /// ``World.decide``.
@@ -80,41 +81,5 @@ impl Decision {
             decision.trace.len(),
             decision.draws.len(),
         )
-    }
-}
-
-/// A JSON value as the Python value `json.loads` would give.
-pub(crate) fn json_to_py<'py>(
-    py: Python<'py>,
-    value: &serde_json::Value,
-) -> PyResult<Bound<'py, PyAny>> {
-    use serde_json::Value;
-    match value {
-        Value::Null => Ok(py.None().into_bound(py)),
-        Value::Bool(b) => b.into_bound_py_any(py),
-        Value::Number(n) => {
-            if let Some(i) = n.as_u64() {
-                i.into_bound_py_any(py)
-            } else if let Some(i) = n.as_i64() {
-                i.into_bound_py_any(py)
-            } else {
-                n.as_f64().unwrap_or(f64::NAN).into_bound_py_any(py)
-            }
-        }
-        Value::String(s) => s.into_bound_py_any(py),
-        Value::Array(items) => {
-            let items = items
-                .iter()
-                .map(|item| json_to_py(py, item))
-                .collect::<PyResult<Vec<_>>>()?;
-            PyList::new(py, items)?.into_bound_py_any(py)
-        }
-        Value::Object(fields) => {
-            let dict = PyDict::new(py);
-            for (key, field) in fields {
-                dict.set_item(key, json_to_py(py, field)?)?;
-            }
-            dict.into_bound_py_any(py)
-        }
     }
 }

@@ -84,6 +84,15 @@ create_exception!(
      ``owner`` (str, whose sheet; None from check_sheet)."
 );
 
+create_exception!(
+    rp_engine,
+    GenerationError,
+    RpError,
+    "The host's generator (a ``generate`` or ``embed`` callable) failed during a turn.\n\n\
+     The turn is abandoned; its input stays committed. The callable's own exception is \
+     chained as ``__cause__``."
+);
+
 /// The exception of an rp-core error: its kind's class, its message, and the
 /// location attributes of the errors that have one.
 pub(crate) fn to_py_err(py: Python<'_>, error: rp_core::Error) -> PyErr {
@@ -99,6 +108,7 @@ pub(crate) fn to_py_err(py: Python<'_>, error: rp_core::Error) -> PyErr {
         ErrorKind::UnsupportedVersion => UnsupportedVersion::new_err(message),
         ErrorKind::NotASave => NotASave::new_err(message),
         ErrorKind::FactSyntax => FactSyntaxError::new_err(message),
+        ErrorKind::Generation => GenerationError::new_err(message),
         // `ErrorKind` is #[non_exhaustive]: a kind added to rp-core before it
         // has a class here is still an RpError.
         _ => RpError::new_err(message),

@@ -9,6 +9,10 @@
 //! - [`decision`]: `Decision`, the outcome of response control;
 //! - [`condition`]: `Condition`, one condition of the fact language on its own;
 //! - [`memory`]: `Recalled`, and the conversions of `World`'s memory methods;
+//! - [`turn`]: `Turn` (the sans-IO turn in its poll form) and
+//!   `ScriptedGenerator`; `World.run_turn`/`run_turn_async` are written in
+//!   Python on top of it (`python/rp_engine/_turn.py`);
+//! - [`json`]: structured values as the JSON rp-core reads and writes;
 //! - [`errors`]: the exception hierarchy, one class per `rp_core::ErrorKind`.
 
 use pyo3::prelude::*;
@@ -16,7 +20,9 @@ use pyo3::prelude::*;
 mod condition;
 mod decision;
 mod errors;
+mod json;
 mod memory;
+mod turn;
 mod world;
 
 /// The native half of `rp_engine`; import from `rp_engine` instead.
@@ -30,11 +36,13 @@ mod _rp {
     use crate::decision::Decision;
     #[pymodule_export]
     use crate::errors::{
-        CapacityError, Conflict, CorruptSave, FactSyntaxError, InvalidInput, NotASave, NotFound,
-        RpError, StorageError, UnsupportedVersion, WorldFileError,
+        CapacityError, Conflict, CorruptSave, FactSyntaxError, GenerationError, InvalidInput,
+        NotASave, NotFound, RpError, StorageError, UnsupportedVersion, WorldFileError,
     };
     #[pymodule_export]
     use crate::memory::Recalled;
+    #[pymodule_export]
+    use crate::turn::{ScriptedGenerator, Turn};
     #[pymodule_export]
     use crate::world::{World, check_sheet};
 

@@ -5,11 +5,12 @@ use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
 use pyo3::prelude::*;
-use pyo3::types::PyType;
+use pyo3::types::{PyDict, PyType};
 use rp_core::{Engine, EngineOptions, EntityId, Message};
 
 use crate::decision::Decision;
 use crate::errors::{RpError, to_py_err};
+use crate::turn::Turn;
 
 /// A world and the save file that keeps its event log.
 ///
@@ -59,7 +60,7 @@ impl World {
     }
 
     /// Runs `body` on the engine with the GIL released.
-    fn with_engine<T: Send>(
+    pub(crate) fn with_engine<T: Send>(
         &self,
         py: Python<'_>,
         body: impl FnOnce(&mut Engine) -> Result<T, rp_core::Error> + Send,
@@ -359,6 +360,131 @@ impl World {
                 })
                 .collect())
         })
+    }
+
+    /// Starts a turn: ``speaker`` (a host-controlled entity, the player) says
+    /// ``text`` at ``now`` (host clock, ms; an empty text is a wake-up turn,
+    /// in which the characters present reconsider the last line each heard).
+    ///
+    /// The input is committed here, with the clock advanced to ``now``, and
+    /// every character who heard it decides whether to answer. Drive the
+    /// returned ``Turn`` with ``step()``/``provide()``, then ``finish()``.
+    /// ``witnesses`` (entity ids) overrides who hears the input, which is
+    /// otherwise computed from positions. ``options`` is a dict of turn
+    /// options (every key optional, unknown keys refused): ``"prompt"``
+    /// (``budget_tokens``, ``memories_k``, ``dialogue_lines``,
+    /// ``lore_lines``, ``lore_budget_tokens``, ``template``, ``recall``),
+    /// ``"sampling"``, ``"remember_dialogue"``, ``"dialogue_significance"``,
+    /// ``"semantic"`` (then the turn asks for vectors) and
+    /// ``"max_responders"``.
+    ///
+    /// Raises ``NotFound`` (speaker or witness), ``InvalidInput`` (a speaker
+    /// the engine controls, ``now`` before the world's clock, bad options),
+    /// ``StorageError``.
+    #[pyo3(signature = (speaker, text, now, *, witnesses = None, options = None))]
+    fn begin_turn(
+        slf: &Bound<'_, Self>,
+        speaker: u64,
+        text: String,
+        now: i64,
+        witnesses: Option<Vec<u64>>,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Turn> {
+        crate::turn::begin(slf, speaker, text, now, witnesses, options)
+    }
+
+    /// Runs a whole turn (``begin_turn``, every step, ``finish``) with the
+    /// host's model behind ``generate`` and returns the outcome dict of
+    /// ``Turn.finish``.
+    ///
+    /// ``generate(request)`` receives each request as a dict (``"purpose"``,
+    /// ``"messages"``, ``"params"``, ...) and returns the text (``str``), a
+    /// result dict (``{"text": ...}``, see ``Turn.provide``), or an
+    /// iterable of ``str`` chunks (a generator that streams), which are
+    /// joined. ``on_token(purpose, text)`` sees the text as it comes: each
+    /// chunk of a streaming ``generate``, else the whole text at once.
+    /// ``embed(texts)`` returns one vector per text; it is needed when
+    /// ``options`` turn on ``"semantic"``.
+    ///
+    /// When ``generate`` or ``embed`` raises, the turn is abandoned (its
+    /// input stays committed) and ``GenerationError`` is raised from the
+    /// callable's exception. Other exceptions, ``on_token``'s included,
+    /// abandon the turn and propagate as they are.
+    #[pyo3(signature = (speaker, text, now, generate, *, on_token = None, embed = None, witnesses = None, options = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn run_turn<'py>(
+        slf: &Bound<'py, Self>,
+        speaker: u64,
+        text: &str,
+        now: i64,
+        generate: Bound<'py, PyAny>,
+        on_token: Option<Bound<'py, PyAny>>,
+        embed: Option<Bound<'py, PyAny>>,
+        witnesses: Option<Vec<u64>>,
+        options: Option<Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let kwargs = crate::turn::keywords(py, on_token, embed, witnesses, options)?;
+        crate::turn::driver(py, "run_turn")?
+            .call((slf, speaker, text, now, generate), Some(&kwargs))
+    }
+
+    /// ``run_turn`` for asyncio: returns a coroutine that runs the turn on
+    /// the running event loop (a notebook's included). ``generate``,
+    /// ``embed`` and ``on_token`` may be plain or ``async`` functions; a
+    /// ``generate`` may also return an async iterable of ``str`` chunks
+    /// (an async generator that streams). The engine's own steps are short
+    /// and run on the loop's thread. Errors are those of ``run_turn``.
+    #[pyo3(signature = (speaker, text, now, generate, *, on_token = None, embed = None, witnesses = None, options = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn run_turn_async<'py>(
+        slf: &Bound<'py, Self>,
+        speaker: u64,
+        text: &str,
+        now: i64,
+        generate: Bound<'py, PyAny>,
+        on_token: Option<Bound<'py, PyAny>>,
+        embed: Option<Bound<'py, PyAny>>,
+        witnesses: Option<Vec<u64>>,
+        options: Option<Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let kwargs = crate::turn::keywords(py, on_token, embed, witnesses, options)?;
+        crate::turn::driver(py, "run_turn_async")?
+            .call((slf, speaker, text, now, generate), Some(&kwargs))
+    }
+
+    /// The prompt ``speaker`` would be given now, as a dict: ``"messages"``
+    /// (what the model would read), ``"pieces"`` (each with ``"section"``,
+    /// ``"text"``, ``"why"`` it is there, ``"tokens"``, and ``"memory"``,
+    /// ``"entity"`` or ``"score"`` when it has one), ``"trimmed"`` (the
+    /// pieces the token budget dropped), ``"tokens"`` and
+    /// ``"budget_tokens"``.
+    ///
+    /// ``query`` is the line the speaker answers, which memories are
+    /// recalled for (default: the last line it heard); ``now`` defaults to
+    /// the world's clock; ``options`` is a dict of prompt options (the
+    /// ``"prompt"`` part of the turn options). Changes nothing.
+    ///
+    /// Raises ``NotFound`` (speaker) or ``InvalidInput`` (options).
+    #[pyo3(signature = (speaker, query = None, now = None, options = None))]
+    fn inspect_prompt<'py>(
+        &self,
+        py: Python<'py>,
+        speaker: u64,
+        query: Option<String>,
+        now: Option<i64>,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        crate::turn::inspect_prompt(self, py, speaker, query, now, options)
+    }
+
+    /// The recent lines of dialogue (the world's dialogue window), oldest
+    /// first, as dicts: ``"id"``, ``"speaker"``, ``"text"``, ``"at"``,
+    /// ``"witnesses"`` (who heard it, the speaker included) and ``"model"``
+    /// (the model that wrote a character's line, else None).
+    fn dialogue<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        crate::turn::dialogue(self, py)
     }
 
     /// The current world in world-file form (TOML).

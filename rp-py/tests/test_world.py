@@ -246,9 +246,10 @@ def test_the_exception_hierarchy_mirrors_the_error_kinds() -> None:
         rp_engine.UnsupportedVersion,
         rp_engine.NotASave,
         rp_engine.FactSyntaxError,
+        rp_engine.GenerationError,
     ]
     assert issubclass(RpError, Exception)
-    assert len(set(kinds)) == 10
+    assert len(set(kinds)) == 11
     for kind in kinds:
         assert issubclass(kind, RpError), kind
         assert kind.__module__ == "rp_engine"

@@ -794,6 +794,22 @@ impl TurnMachine {
         })
     }
 
+    /// Whether [`TurnMachine::finish`] would commit now: nothing more is asked for.
+    /// (`finish` consumes the machine, also when it refuses; check this first to keep a turn
+    /// that is not done.)
+    pub fn is_done(&self) -> bool {
+        match self.phase {
+            Phase::Done => true,
+            Phase::NextResponder => {
+                self.next >= self.responders.len()
+                    && !(self.options.semantic
+                        && self.options.remember_dialogue
+                        && !self.lines.is_empty())
+            }
+            _ => false,
+        }
+    }
+
     /// The response decisions made when the turn began.
     pub fn decisions(&self) -> &[TurnDecision] {
         &self.decisions

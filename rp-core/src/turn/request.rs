@@ -152,6 +152,35 @@ pub struct GenerateResult {
 }
 
 impl GenerateResult {
+    /// Reads a result from JSON: an object with the fields above, each optional; an unknown
+    /// field (a typo such as `"txt"`, which would otherwise read as an empty, silent reply) is
+    /// refused.
+    pub fn from_json(json: &str) -> crate::Result<GenerateResult> {
+        const FIELDS: [&str; 5] = [
+            "text",
+            "tool_calls",
+            "prompt_tokens",
+            "completion_tokens",
+            "model",
+        ];
+        let value: serde_json::Value = serde_json::from_str(json)
+            .map_err(|e| crate::Error::invalid("generation result", format!("not JSON: {e}")))?;
+        let Some(object) = value.as_object() else {
+            return Err(crate::Error::invalid(
+                "generation result",
+                "a result is a JSON object such as {\"text\": \"...\"}",
+            ));
+        };
+        if let Some(k) = object.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+            return Err(crate::Error::invalid(
+                "generation result",
+                format!("unknown field `{k}`; the fields are {}", FIELDS.join(", ")),
+            ));
+        }
+        serde_json::from_value(value)
+            .map_err(|e| crate::Error::invalid("generation result", e.to_string()))
+    }
+
     /// A result with only text.
     pub fn text(text: impl Into<String>) -> GenerateResult {
         GenerateResult {
@@ -167,4 +196,31 @@ impl GenerateResult {
 pub struct EmbedRequest {
     /// The texts.
     pub texts: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::GenerateResult;
+
+    #[test]
+    fn results_read_from_json_refuse_unknown_fields() {
+        let r =
+            GenerateResult::from_json(r#"{"text": "Evening.", "model": "m", "prompt_tokens": 3}"#)
+                .unwrap();
+        assert_eq!((r.text.as_str(), r.prompt_tokens), ("Evening.", Some(3)));
+        assert_eq!(
+            GenerateResult::from_json("{}").unwrap(),
+            GenerateResult::default()
+        );
+        for bad in [r#"{"txt": "x"}"#, "[]", "\"x\"", "{", r#"{"text": 3}"#] {
+            let e = GenerateResult::from_json(bad).unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::Invalid, "{bad}");
+        }
+        assert!(
+            GenerateResult::from_json(r#"{"txt": "x"}"#)
+                .unwrap_err()
+                .to_string()
+                .contains("txt")
+        );
+    }
 }

@@ -12,6 +12,24 @@ Decide whether a character responds to a message::
         mira = world.entity_id("Mira Holt")
         print(world.decide(mira, content="Mira, another cider?").explain())
 
+Run a turn: the player speaks, the characters who heard decide whether to
+answer, and the host's model writes their lines. Any callable that takes a
+request dict and returns the text can be the model; ``ScriptedGenerator``
+stands in for one::
+
+    from rp_engine import ScriptedGenerator
+
+    with World.in_memory("The Crooked Lantern") as world:
+        world.load_world_file("examples/tavern.toml")
+        wren, tobias = world.entity_id("Wren"), world.entity_id("Tobias Reed")
+        model = ScriptedGenerator()
+        model.script(tobias, ["Lights on the marsh, I tell you."])
+        outcome = world.run_turn(wren, "Seen anything odd, Tobias?", 60_000, model)
+        print(outcome["replies"])
+
+``World.begin_turn`` gives the same turn in its poll form (``Turn.step``,
+``provide``, ``finish``), and ``World.run_turn_async`` takes async callables.
+
 Errors are subclasses of ``RpError``, one per kind of engine error.
 """
 
@@ -22,12 +40,15 @@ from rp_engine._rp import (
     CorruptSave,
     Decision,
     FactSyntaxError,
+    GenerationError,
     InvalidInput,
     NotASave,
     NotFound,
     Recalled,
     RpError,
+    ScriptedGenerator,
     StorageError,
+    Turn,
     UnsupportedVersion,
     World,
     WorldFileError,
@@ -45,6 +66,8 @@ __all__ = [
     "Decision",
     "Condition",
     "Recalled",
+    "Turn",
+    "ScriptedGenerator",
     "check_sheet",
     "RpError",
     "NotFound",
@@ -57,4 +80,5 @@ __all__ = [
     "UnsupportedVersion",
     "NotASave",
     "FactSyntaxError",
+    "GenerationError",
 ]

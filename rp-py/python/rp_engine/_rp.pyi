@@ -2,7 +2,15 @@
 
 import os
 from types import TracebackType
-from collections.abc import Sequence
+from collections.abc import (
+    AsyncIterable,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from typing import Any, Optional, Union, final
 
 __all__ = [
@@ -12,6 +20,8 @@ __all__ = [
     "Decision",
     "Condition",
     "Recalled",
+    "Turn",
+    "ScriptedGenerator",
     "check_sheet",
     "RpError",
     "NotFound",
@@ -24,11 +34,24 @@ __all__ = [
     "UnsupportedVersion",
     "NotASave",
     "FactSyntaxError",
+    "GenerationError",
 ]
 
 __version__: str
 
 _Path = Union[str, "os.PathLike[str]"]
+
+# What a ``generate`` callable returns: the text, a result dict, or str chunks
+# (a generator that streams).
+_Generated = Union[str, Mapping[str, Any], Iterable[str]]
+_Generate = Callable[[dict[str, Any]], _Generated]
+_AsyncGenerate = Callable[
+    [dict[str, Any]], Union[_Generated, Awaitable[_Generated], AsyncIterable[str]]
+]
+_OnToken = Callable[[dict[str, Any], str], object]
+_Vectors = Sequence[Sequence[float]]
+_Embed = Callable[[list[str]], _Vectors]
+_AsyncEmbed = Callable[[list[str]], Union[_Vectors, Awaitable[_Vectors]]]
 
 def version() -> str:
     """The version of the rp engine, such as ``"0.1.0"``."""
@@ -127,6 +150,59 @@ class Decision:
     def __ne__(self, value: object, /) -> bool: ...
 
 @final
+class Turn:
+    """A turn in progress, begun by ``World.begin_turn`` (the input is committed).
+
+    Call ``step()`` until it returns ``{"step": "done"}``, answering each
+    ``"generate"`` step with ``provide()`` and each ``"embed"`` step with
+    ``provide_embeddings()``; then ``finish()``. ``abandon()`` drops the turn.
+    """
+
+    def step(self) -> dict[str, Any]:
+        """What the turn needs next: a dict whose ``"step"`` is generate, embed or done."""
+    def provide(self, result: Union[str, dict[str, Any]]) -> None:
+        """Answers the last ``"generate"`` step with the text or a result dict."""
+    def provide_embeddings(self, vectors: _Vectors) -> None:
+        """Answers the last ``"embed"`` step: one vector per text, in order."""
+    def finish(self) -> dict[str, Any]:
+        """Commits the turn in one transaction and returns its outcome."""
+    def abandon(self) -> None:
+        """Drops the turn; the input stays committed. Does nothing on a turn that is over."""
+    @property
+    def active(self) -> bool:
+        """Whether the turn goes on (False after ``finish()`` or ``abandon()``)."""
+    @property
+    def world(self) -> "World":
+        """The world the turn runs in."""
+    @property
+    def speaker(self) -> int:
+        """The entity id of the input's speaker."""
+    @property
+    def input(self) -> Optional[int]:
+        """The input's utterance id; None for a wake-up turn."""
+    @property
+    def decisions(self) -> list[dict[str, Any]]:
+        """The response decision of every character who heard the input."""
+    @property
+    def responders(self) -> list[int]:
+        """Who will answer, in order."""
+
+@final
+class ScriptedGenerator:
+    """A stand-in for a model: scripted lines per speaker, then a fallback."""
+
+    def __new__(cls, fallback: str = "{name} nods. ({n})") -> "ScriptedGenerator": ...
+    def script(self, speaker: int, lines: Sequence[str]) -> None:
+        """Queues ``lines`` for the replies of ``speaker``, in order."""
+    def __call__(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """Answers a generate request with a result dict."""
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Every request answered so far, in order."""
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One deterministic vector per text, in order."""
+
+@final
 class World:
     """A world and the save file that keeps its event log."""
 
@@ -199,6 +275,52 @@ class World:
         """Records that ``memories`` were recalled at ``at``; returns the new head."""
     def search_entities(self, query: str, k: int = 10) -> list[tuple[int, str, float]]:
         """The entities whose names, aliases or facts best match ``query``."""
+    def begin_turn(
+        self,
+        speaker: int,
+        text: str,
+        now: int,
+        *,
+        witnesses: Optional[Sequence[int]] = None,
+        options: Optional[dict[str, Any]] = None,
+    ) -> Turn:
+        """Commits ``speaker``'s line and starts a turn; drive it with ``step``/``provide``."""
+    def run_turn(
+        self,
+        speaker: int,
+        text: str,
+        now: int,
+        generate: _Generate,
+        *,
+        on_token: Optional[_OnToken] = None,
+        embed: Optional[_Embed] = None,
+        witnesses: Optional[Sequence[int]] = None,
+        options: Optional[dict[str, Any]] = None,
+    ) -> dict[str, Any]:
+        """Runs a whole turn with ``generate`` as the model; returns the outcome."""
+    def run_turn_async(
+        self,
+        speaker: int,
+        text: str,
+        now: int,
+        generate: _AsyncGenerate,
+        *,
+        on_token: Optional[_OnToken] = None,
+        embed: Optional[_AsyncEmbed] = None,
+        witnesses: Optional[Sequence[int]] = None,
+        options: Optional[dict[str, Any]] = None,
+    ) -> Coroutine[Any, Any, dict[str, Any]]:
+        """``run_turn`` for asyncio, with sync or async callables: await the result."""
+    def inspect_prompt(
+        self,
+        speaker: int,
+        query: Optional[str] = None,
+        now: Optional[int] = None,
+        options: Optional[dict[str, Any]] = None,
+    ) -> dict[str, Any]:
+        """The prompt ``speaker`` would be given, with why each piece is there."""
+    def dialogue(self) -> list[dict[str, Any]]:
+        """The recent lines of dialogue, oldest first."""
     def export_world_file(self) -> str:
         """The current world in world-file form (TOML)."""
     def close(self) -> None:
@@ -255,3 +377,6 @@ class FactSyntaxError(RpError):
     owner: Optional[str]
     line: int
     column: int
+
+class GenerationError(RpError):
+    """The host's generator failed during a turn; the turn is abandoned, its input kept."""

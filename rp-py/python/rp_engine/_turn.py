@@ -1,0 +1,270 @@
+"""The drivers behind ``World.run_turn`` and ``World.run_turn_async``.
+
+Both run the poll form of the turn (``World.begin_turn``, then
+``Turn.step``/``provide``/``provide_embeddings`` until ``"done"``, then
+``Turn.finish``) with the host's callables answering each step. The async
+driver awaits the callables on the caller's event loop, so it works inside a
+loop that is already running (a notebook's). Call them through the ``World``
+methods; this module is not public.
+
+What ``generate`` may return (after awaiting, in the async driver):
+
+- ``str``: the whole text; ``on_token`` sees it once;
+- a ``dict`` (any mapping) such as ``{"text": ...}``: a result as
+  ``Turn.provide`` takes it; ``on_token`` sees its text once;
+- an iterable of ``str`` chunks (a generator that streams; in the async
+  driver also an async iterable): ``on_token`` sees each chunk as it arrives
+  and the chunks are joined into the text.
+
+An exception raised by ``generate`` or ``embed`` (when called, awaited or
+iterated) abandons the turn and becomes a ``GenerationError`` whose
+``__cause__`` is that exception. Any other exception abandons the turn and
+propagates unchanged. Either way the input stays committed: ``begin_turn``
+committed it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import (
+    AsyncIterable,
+    Callable,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
+from contextlib import closing
+from typing import Any, Optional, Union, cast
+
+from rp_engine._rp import GenerationError, InvalidInput, World
+
+_Request = dict[str, Any]
+_Result = Union[str, dict[str, Any]]
+_OnToken = Optional[Callable[[dict[str, Any], str], object]]
+
+
+def run_turn(
+    world: World,
+    speaker: int,
+    text: str,
+    now: int,
+    generate: Callable[[_Request], object],
+    *,
+    on_token: _OnToken = None,
+    embed: Optional[Callable[[list[str]], object]] = None,
+    witnesses: Optional[Sequence[int]] = None,
+    options: Optional[dict[str, Any]] = None,
+) -> dict[str, Any]:
+    """Runs a whole turn with sync callables; see ``World.run_turn``."""
+    _require_embed(options, embed)
+    turn = world.begin_turn(speaker, text, now, witnesses=witnesses, options=options)
+    try:
+        while True:
+            step = turn.step()
+            kind = step.pop("step")
+            if kind == "generate":
+                turn.provide(_generate(generate, step, on_token))
+            elif kind == "embed":
+                turn.provide_embeddings(_embed(embed, step["texts"]))
+            else:
+                return turn.finish()
+    finally:
+        # Does nothing once finished; otherwise the turn is dropped and only
+        # its input stays.
+        turn.abandon()
+
+
+async def run_turn_async(
+    world: World,
+    speaker: int,
+    text: str,
+    now: int,
+    generate: Callable[[_Request], object],
+    *,
+    on_token: _OnToken = None,
+    embed: Optional[Callable[[list[str]], object]] = None,
+    witnesses: Optional[Sequence[int]] = None,
+    options: Optional[dict[str, Any]] = None,
+) -> dict[str, Any]:
+    """Runs a whole turn with sync or async callables; see
+    ``World.run_turn_async``."""
+    _require_embed(options, embed)
+    turn = world.begin_turn(speaker, text, now, witnesses=witnesses, options=options)
+    try:
+        while True:
+            step = turn.step()
+            kind = step.pop("step")
+            if kind == "generate":
+                turn.provide(await _generate_async(generate, step, on_token))
+            elif kind == "embed":
+                turn.provide_embeddings(await _embed_async(embed, step["texts"]))
+            else:
+                return turn.finish()
+    finally:
+        turn.abandon()
+
+
+def _require_embed(options: object, embed: object) -> None:
+    """Refuses, before anything is committed, a semantic turn without an
+    ``embed`` callable."""
+    if embed is None and isinstance(options, Mapping) and options.get("semantic"):
+        raise InvalidInput('options turn on "semantic", which needs an embed callable')
+
+
+def _failed(name: str, error: Exception) -> GenerationError:
+    return GenerationError(f"{name} raised {type(error).__name__}: {error}")
+
+
+def _refuse_awaitable(value: object, name: str) -> None:
+    """A sync driver cannot await: say so instead of dropping a coroutine."""
+    if inspect.isawaitable(value):
+        if inspect.iscoroutine(value):
+            value.close()
+        raise TypeError(
+            f"{name} returned an awaitable; use World.run_turn_async for async callables"
+        )
+
+
+def _whole(result: object) -> Optional[tuple[_Result, str]]:
+    """A result given whole (text or dict) and its text; None when
+    ``result`` is neither."""
+    if isinstance(result, str):
+        return result, result
+    if isinstance(result, Mapping):
+        whole = dict(result)
+        text = whole.get("text")
+        return whole, text if isinstance(text, str) else ""
+    return None
+
+
+def _chunks(result: object) -> Generator[str, None, None]:
+    """The chunks of a streaming ``generate``, its failures as
+    ``GenerationError``; closes the iterator it reads, also when abandoned."""
+    if not isinstance(result, Iterable):
+        raise TypeError(
+            "generate must return the text (str), a result dict or an iterable of str "
+            f"chunks, not {type(result).__name__}"
+        )
+    chunks: Iterator[object] = iter(result)
+    try:
+        while True:
+            try:
+                chunk = next(chunks)
+            except StopIteration:
+                return
+            except Exception as error:
+                raise _failed("generate", error) from error
+            yield _chunk(chunk)
+    finally:
+        close = getattr(chunks, "close", None)
+        if callable(close):
+            close()
+
+
+def _chunk(chunk: object) -> str:
+    if not isinstance(chunk, str):
+        raise TypeError(f"generate streamed a {type(chunk).__name__}; chunks must be str")
+    return chunk
+
+
+def _generate(
+    generate: Callable[[_Request], object], request: _Request, on_token: _OnToken
+) -> _Result:
+    purpose: dict[str, Any] = request["purpose"]
+    try:
+        result = generate(request)
+    except Exception as error:
+        raise _failed("generate", error) from error
+    _refuse_awaitable(result, "generate")
+    if isinstance(result, AsyncIterable):
+        raise TypeError(
+            "generate returned an async iterable; use World.run_turn_async for async callables"
+        )
+    whole = _whole(result)
+    if whole is not None:
+        if on_token is not None and whole[1]:
+            _refuse_awaitable(on_token(purpose, whole[1]), "on_token")
+        return whole[0]
+    parts: list[str] = []
+    with closing(_chunks(result)) as chunks:
+        for chunk in chunks:
+            parts.append(chunk)
+            if on_token is not None:
+                _refuse_awaitable(on_token(purpose, chunk), "on_token")
+    return "".join(parts)
+
+
+async def _generate_async(
+    generate: Callable[[_Request], object], request: _Request, on_token: _OnToken
+) -> _Result:
+    purpose: dict[str, Any] = request["purpose"]
+    try:
+        result = generate(request)
+        if inspect.isawaitable(result):
+            result = await result
+    except Exception as error:
+        raise _failed("generate", error) from error
+    whole = _whole(result)
+    if whole is not None:
+        if whole[1]:
+            await _token(on_token, purpose, whole[1])
+        return whole[0]
+    parts: list[str] = []
+    if isinstance(result, AsyncIterable):
+        chunks = result.__aiter__()
+        try:
+            while True:
+                try:
+                    chunk = await chunks.__anext__()
+                except StopAsyncIteration:
+                    break
+                except Exception as error:
+                    raise _failed("generate", error) from error
+                parts.append(_chunk(chunk))
+                await _token(on_token, purpose, parts[-1])
+        finally:
+            aclose = getattr(chunks, "aclose", None)
+            if callable(aclose):
+                await aclose()
+    else:
+        with closing(_chunks(result)) as sync_chunks:
+            for sync_chunk in sync_chunks:
+                parts.append(sync_chunk)
+                await _token(on_token, purpose, sync_chunk)
+    return "".join(parts)
+
+
+async def _token(on_token: _OnToken, purpose: dict[str, Any], text: str) -> None:
+    if on_token is not None:
+        done = on_token(purpose, text)
+        if inspect.isawaitable(done):
+            await done
+
+
+def _embed(
+    embed: Optional[Callable[[list[str]], object]], texts: list[str]
+) -> Sequence[Sequence[float]]:
+    if embed is None:
+        raise GenerationError("the turn asks for vectors and no embed callable was given")
+    try:
+        vectors = embed(texts)
+    except Exception as error:
+        raise _failed("embed", error) from error
+    _refuse_awaitable(vectors, "embed")
+    return cast(Sequence[Sequence[float]], vectors)
+
+
+async def _embed_async(
+    embed: Optional[Callable[[list[str]], object]], texts: list[str]
+) -> Sequence[Sequence[float]]:
+    if embed is None:
+        raise GenerationError("the turn asks for vectors and no embed callable was given")
+    try:
+        vectors = embed(texts)
+        if inspect.isawaitable(vectors):
+            vectors = await vectors
+    except Exception as error:
+        raise _failed("embed", error) from error
+    return cast(Sequence[Sequence[float]], vectors)

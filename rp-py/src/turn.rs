@@ -1,0 +1,391 @@
+//! The turn from Python (DESIGN.md §5): `Turn`, the sans-IO machine of
+//! `rp_core::turn` in its poll form, and `ScriptedGenerator`, a model
+//! stand-in for trying turns without one.
+//!
+//! `World.begin_turn` commits the input and returns a `Turn`; the host then
+//! asks `step()` what is needed, answers with `provide()` or
+//! `provide_embeddings()`, and commits with `finish()`. The structured values
+//! (steps, results, options, outcomes, prompts) cross as the JSON rp-core
+//! reads and writes, seen from Python as dicts.
+//!
+//! `World.run_turn` and `World.run_turn_async` drive this poll form with
+//! Python callables. They are written in Python (`rp_engine/_turn.py`, found
+//! through [`driver`]), so an async generator is awaited on the caller's own
+//! event loop, a notebook's included.
+
+use std::sync::{Mutex, PoisonError};
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+use rp_core::turn::{GenerateRequest, GenerateResult, Step, TurnInput, TurnMachine, TurnOptions};
+use rp_core::{Engine, EntityId};
+
+use crate::json;
+use crate::world::World;
+
+/// A turn in progress: a player's line, the characters who heard it
+/// deciding whether to answer, and their replies as the host's model writes
+/// them. Begun by ``World.begin_turn``, which has already committed the
+/// input.
+///
+/// Call ``step()`` until it returns ``{"step": "done"}``: a ``"generate"``
+/// step is a request for the host's model (answer it with ``provide()``), an
+/// ``"embed"`` step asks for vectors (``provide_embeddings()``). Then
+/// ``finish()`` commits the replies, decisions and memories in one
+/// transaction. ``abandon()`` drops the turn instead (the input stays). After
+/// either, every call but the properties raises ``Conflict``.
+///
+/// Calls release the GIL while the engine works. The turn refuses to go on
+/// (``Conflict``) when its world changed since it began.
+#[pyclass(frozen, module = "rp_engine")]
+pub(crate) struct Turn {
+    world: Py<World>,
+    /// `None` once finished or abandoned.
+    machine: Mutex<Option<TurnMachine>>,
+    speaker: u64,
+    input: Option<u64>,
+    /// The response decisions (JSON), made when the turn began.
+    decisions: serde_json::Value,
+    responders: Vec<u64>,
+}
+
+/// The error of a call on a turn that is over.
+fn over() -> rp_core::Error {
+    rp_core::Error::Conflict {
+        reason: "the turn is over (finished or abandoned); begin a new turn".into(),
+    }
+}
+
+/// Turn options from an optional dict (the default options when `None`).
+fn turn_options(py: Python<'_>, options: Option<&Bound<'_, PyDict>>) -> PyResult<TurnOptions> {
+    match options {
+        Some(dict) => json::from_dict(py, "turn options", dict, serde_json::from_value),
+        None => Ok(TurnOptions::default()),
+    }
+}
+
+/// `World.begin_turn`: commits the input and decides who answers.
+pub(crate) fn begin(
+    world: &Bound<'_, World>,
+    speaker: u64,
+    text: String,
+    now: i64,
+    witnesses: Option<Vec<u64>>,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Turn> {
+    let py = world.py();
+    let options = turn_options(py, options)?;
+    let input = TurnInput {
+        speaker: EntityId(speaker),
+        text,
+        now,
+        witnesses: witnesses.map(|ids| ids.into_iter().map(EntityId).collect()),
+    };
+    let machine = world
+        .get()
+        .with_engine(py, |engine| TurnMachine::begin(engine, input, options))?;
+    let decisions = serde_json::to_value(machine.decisions())
+        .map_err(|error| pyo3::exceptions::PyRuntimeError::new_err(error.to_string()))?;
+    Ok(Turn {
+        world: world.clone().unbind(),
+        speaker,
+        input: machine.input_utterance().map(|id| id.0),
+        decisions,
+        responders: machine.responders().iter().map(|id| id.0).collect(),
+        machine: Mutex::new(Some(machine)),
+    })
+}
+
+/// `World.inspect_prompt`: the prompt `speaker` would be given, with why
+/// each piece is there.
+pub(crate) fn inspect_prompt<'py>(
+    world: &World,
+    py: Python<'py>,
+    speaker: u64,
+    query: Option<String>,
+    now: Option<i64>,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let options = match options {
+        Some(dict) => json::from_dict(py, "prompt options", dict, serde_json::from_value)?,
+        None => rp_core::turn::PromptOptions::default(),
+    };
+    let prompt = world.with_engine(py, |engine| {
+        let now = now.unwrap_or_else(|| engine.world().now());
+        engine.inspect_prompt(EntityId(speaker), query.as_deref(), now, &options)
+    })?;
+    json::to_py(py, serde_json::to_value(&prompt))
+}
+
+/// `World.dialogue`: the recent utterances, oldest first.
+pub(crate) fn dialogue<'py>(world: &World, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    let utterances = world.with_engine(py, |engine| {
+        Ok(serde_json::to_value(
+            engine.world().dialogue().collect::<Vec<_>>(),
+        ))
+    })?;
+    json::to_py(py, utterances)
+}
+
+/// The Python driver `rp_engine._turn.<function>` of `World.run_turn` or
+/// `World.run_turn_async`, called with `(world, speaker, text, now,
+/// generate)` and [`keywords`].
+pub(crate) fn driver<'py>(py: Python<'py>, function: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import("rp_engine._turn")?.getattr(function)
+}
+
+/// The keyword arguments of a driver.
+pub(crate) fn keywords<'py>(
+    py: Python<'py>,
+    on_token: Option<Bound<'py, PyAny>>,
+    embed: Option<Bound<'py, PyAny>>,
+    witnesses: Option<Vec<u64>>,
+    options: Option<Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("on_token", on_token)?;
+    kwargs.set_item("embed", embed)?;
+    kwargs.set_item("witnesses", witnesses)?;
+    kwargs.set_item("options", options)?;
+    Ok(kwargs)
+}
+
+impl Turn {
+    /// Runs `body` on the machine and its world's engine, with the GIL
+    /// released.
+    fn with_machine<T: Send>(
+        &self,
+        py: Python<'_>,
+        body: impl FnOnce(&mut TurnMachine, &mut Engine) -> Result<T, rp_core::Error> + Send,
+    ) -> PyResult<T> {
+        self.world.get().with_engine(py, |engine| {
+            let mut machine = self.machine.lock().unwrap_or_else(PoisonError::into_inner);
+            let machine = machine.as_mut().ok_or_else(over)?;
+            body(machine, engine)
+        })
+    }
+}
+
+#[pymethods]
+impl Turn {
+    /// What the turn needs next, as a dict with ``"step"``:
+    ///
+    /// - ``"generate"``: a request for the host's model, with ``"purpose"``
+    ///   (``{"kind": "reply", "speaker": id}``), ``"messages"`` (dicts with
+    ///   ``"role"`` and ``"content"``), ``"params"`` (sampling), and
+    ///   ``"json_schema"``/``"tools"`` when there are any; answer it with
+    ///   ``provide()``;
+    /// - ``"embed"``: ``"texts"`` that need vectors; answer with
+    ///   ``provide_embeddings()``;
+    /// - ``"done"``: nothing more; call ``finish()``.
+    ///
+    /// Asking again without answering returns the same request.
+    fn step<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let step = self.with_machine(py, |machine, engine| machine.step(engine))?;
+        json::to_py(py, serde_json::to_value(&step))
+    }
+
+    /// Answers the last ``"generate"`` step: the generated text (``str``),
+    /// or a dict with ``"text"`` and optionally ``"tool_calls"``,
+    /// ``"prompt_tokens"``, ``"completion_tokens"`` and ``"model"``, recorded
+    /// as given. The text becomes the responder's line (trimmed, without an
+    /// echoed ``"Name:"``); an empty text means it stays silent.
+    ///
+    /// Raises ``Conflict`` when no generation was asked for,
+    /// ``InvalidInput`` for a dict that is not a result, ``TypeError`` for
+    /// anything but ``str`` or ``dict``.
+    fn provide(&self, py: Python<'_>, result: &Bound<'_, PyAny>) -> PyResult<()> {
+        let result = if let Ok(text) = result.cast::<PyString>() {
+            GenerateResult::text(text.to_cow()?)
+        } else if let Ok(dict) = result.cast::<PyDict>() {
+            // Read strictly: a misspelt field is an error, not a silent empty reply.
+            let value = json::from_dict(py, "generation result", dict, Ok)?;
+            GenerateResult::from_json(&value.to_string())
+                .map_err(|e| crate::errors::to_py_err(py, e))?
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "provide() takes the generated text (str) or a result dict such as \
+                 {{\"text\": ...}}, not {}",
+                result.get_type().name()?
+            )));
+        };
+        self.with_machine(py, |machine, engine| machine.provide(engine, result))
+    }
+
+    /// Answers the last ``"embed"`` step: one vector per text, in order, all
+    /// of the same length.
+    ///
+    /// Raises ``Conflict`` when no vectors were asked for, ``InvalidInput``
+    /// for the wrong number of vectors, vectors of different lengths, or
+    /// values that are not finite.
+    fn provide_embeddings(&self, py: Python<'_>, vectors: Vec<Vec<f32>>) -> PyResult<()> {
+        self.with_machine(py, |machine, engine| {
+            machine.provide_embeddings(engine, vectors)
+        })
+    }
+
+    /// Commits the turn (decisions, replies, generations, memories, recalls)
+    /// in one transaction and returns what it did, as a dict: ``"seq"`` (the
+    /// head after the commit), ``"input"`` (the input's utterance id, or
+    /// None), ``"decisions"``, ``"replies"`` (dicts with ``"speaker"``,
+    /// ``"utterance"`` and ``"text"``, in the order spoken), ``"silent"``,
+    /// ``"wake"`` (``{"entity", "at"}``: when the host should start a wake-up
+    /// turn) and ``"prompts"`` (each responder's prompt).
+    ///
+    /// Raises ``Conflict`` while ``step()`` still asks for something (the
+    /// turn goes on), when the world changed since the turn began, or when
+    /// the turn is over. A failure to commit (``StorageError``) ends the
+    /// turn; its input stays.
+    fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let outcome = self.world.get().with_engine(py, |engine| {
+            let mut slot = self.machine.lock().unwrap_or_else(PoisonError::into_inner);
+            let machine = slot.as_mut().ok_or_else(over)?;
+            // Finishing consumes the machine: ask first, so a turn finished
+            // too early can go on.
+            let needed = match machine.step(engine)? {
+                Step::Done => None,
+                Step::Generate(_) => Some("a generation"),
+                Step::Embed(_) => Some("vectors"),
+            };
+            if let Some(needed) = needed {
+                return Err(rp_core::Error::Conflict {
+                    reason: format!(
+                        "the turn still needs {needed} (see step()); provide it before finishing"
+                    ),
+                });
+            }
+            slot.take().ok_or_else(over)?.finish(engine)
+        })?;
+        json::to_py(py, serde_json::to_value(&outcome))
+    }
+
+    /// Drops the turn without committing anything more: the input stays in
+    /// the log, the replies provided so far are discarded. Does nothing on a
+    /// turn that is already over.
+    fn abandon(&self, py: Python<'_>) {
+        py.detach(|| {
+            let machine = self
+                .machine
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            drop(machine);
+        });
+    }
+
+    /// Whether the turn goes on: False once ``finish()`` succeeded or
+    /// ``abandon()`` was called.
+    #[getter]
+    fn active(&self, py: Python<'_>) -> bool {
+        py.detach(|| {
+            self.machine
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_some()
+        })
+    }
+
+    /// The world the turn runs in.
+    #[getter]
+    fn world(&self, py: Python<'_>) -> Py<World> {
+        self.world.clone_ref(py)
+    }
+
+    /// Who spoke (the entity id of the input's speaker).
+    #[getter]
+    fn speaker(&self) -> u64 {
+        self.speaker
+    }
+
+    /// The id of the input's utterance, committed when the turn began; None
+    /// for a wake-up turn (empty text).
+    #[getter]
+    fn input(&self) -> Option<u64> {
+        self.input
+    }
+
+    /// The response decision of every character who heard the input, in the
+    /// order made: dicts with ``"entity"``, ``"mentioned"`` and
+    /// ``"decision"`` (``"respond"``, ``"retry_ms"``, ``"facts"``,
+    /// ``"trace"``, ``"draws"``).
+    #[getter]
+    fn decisions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        json::json_to_py(py, &self.decisions)
+    }
+
+    /// Who will answer, in order (those mentioned first, then by id).
+    #[getter]
+    fn responders(&self) -> Vec<u64> {
+        self.responders.clone()
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let state = if self.active(py) { "active" } else { "over" };
+        format!(
+            "<Turn of {}, responders {:?}, {state}>",
+            self.speaker, self.responders
+        )
+    }
+}
+
+/// A stand-in for a model, for tests and notebooks: it answers each request
+/// with the next line scripted for its speaker, then with ``fallback``.
+///
+/// ``fallback`` may use ``{name}`` (the speaker's name), ``{n}`` (a running
+/// count of requests) and ``{heard}`` (the last dialogue line of the prompt).
+/// An instance is a ``generate`` callable for ``World.run_turn`` (it returns
+/// a result dict), and ``embed`` is an ``embed`` callable: deterministic
+/// bag-of-words vectors (64 numbers), so equal texts get equal vectors and
+/// shared words raise similarity.
+#[pyclass(frozen, module = "rp_engine")]
+pub(crate) struct ScriptedGenerator(rp_core::turn::ScriptedGenerator);
+
+#[pymethods]
+impl ScriptedGenerator {
+    #[new]
+    #[pyo3(signature = (fallback = "{name} nods. ({n})"))]
+    fn new(fallback: &str) -> Self {
+        ScriptedGenerator(rp_core::turn::ScriptedGenerator::new(fallback))
+    }
+
+    /// Queues ``lines`` for the replies of ``speaker`` (an entity id), in
+    /// order.
+    fn script(&self, speaker: u64, lines: Vec<String>) {
+        self.0.script(EntityId(speaker), lines);
+    }
+
+    /// Answers ``request`` (a ``"generate"`` step, or the request a
+    /// ``generate`` callable receives) with a result dict: ``"text"``,
+    /// ``"prompt_tokens"``, ``"completion_tokens"`` and ``"model"``
+    /// (``"scripted"``). Raises ``InvalidInput`` for a dict that is not a
+    /// request.
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        request: &Bound<'py, PyDict>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let request: GenerateRequest =
+            json::from_dict(py, "generate request", request, serde_json::from_value)?;
+        let result = self.0.answer(&request);
+        json::to_py(py, serde_json::to_value(&result))
+    }
+
+    /// Every request answered so far, in order, as dicts.
+    #[getter]
+    fn requests<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        json::to_py(py, serde_json::to_value(self.0.requests()))
+    }
+
+    /// One deterministic vector per text, in order.
+    fn embed(&self, texts: Vec<String>) -> Vec<Vec<f32>> {
+        self.0.vectors(&texts)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<ScriptedGenerator, {} requests answered>",
+            self.0.requests().len()
+        )
+    }
+}
