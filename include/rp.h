@@ -60,6 +60,11 @@ typedef enum rp_result {
   // A fact sheet that does not compile; the message names the owner, line
   // and column (`ErrorKind::FactSyntax`).
   RP_RESULT_FACT_SYNTAX = 15,
+  // The host's model failed: a generate callback of
+  // `rp_engine_run_turn` returned a failure, or a result rp could not
+  // read; the message says what it reported (`ErrorKind::Generation`).
+  // The turn was abandoned; its input stays committed.
+  RP_RESULT_GENERATION = 16,
 } rp_result;
 
 // A compiled condition: the expression of a `$if` line, without `$if` and
@@ -87,6 +92,105 @@ typedef struct rp_condition rp_condition;
 // calls on one engine run one at a time (each waits for the previous one to
 // finish), calls on different engines run in parallel.
 typedef struct rp_engine rp_engine;
+
+// Where the streamed tokens of one generation go: handed to the generate
+// callback of `rp_engine_run_turn`, fed with `rp_token_sink_emit`.
+//
+// A sink is valid only while the callback it was handed to runs; after the
+// callback returns, `rp_token_sink_emit` refuses it with
+// `RP_RESULT_INVALID_HANDLE`. It is never dereferenced and needs no freeing.
+typedef struct rp_token_sink rp_token_sink;
+
+// A turn in progress (the poll form of the turn loop): begun with
+// `rp_turn_begin` on an engine, driven with `rp_turn_step`,
+// `rp_turn_provide` and `rp_turn_provide_embeddings`, committed with
+// `rp_turn_finish`, released with `rp_turn_free`.
+//
+// A turn belongs to the engine it began on: every call takes that engine
+// again, and another engine is refused with `RP_RESULT_INVALID`. Once
+// `rp_turn_finish` has committed it, the turn is over: calls other than
+// `rp_turn_free` are refused with `RP_RESULT_CONFLICT`. If the engine
+// changes while a turn is open (another turn finishes, a decision is
+// recorded, a world file is applied), the turn is refused with
+// `RP_RESULT_CONFLICT` from then on; its input stays committed.
+//
+// The handle is opaque and never dereferenced: a freed or foreign handle is
+// refused with `RP_RESULT_INVALID_HANDLE`.
+//
+// Thread: any, like `rp_engine`; calls on one turn run one at a time.
+typedef struct rp_turn rp_turn;
+
+// The generate callback of `rp_engine_run_turn`: the host's model.
+//
+// Called once per generation the turn needs (one per responder), on the
+// thread that called `rp_engine_run_turn`, before that call returns, with:
+//
+// - `user_data`: the pointer given to `rp_engine_run_turn`, untouched;
+// - `request_json`, `request_json_len`: the request, NUL-terminated UTF-8
+//   JSON owned by rp and valid until the callback returns (the shape is
+//   that of a `"generate"` step of `rp_turn_step`, without `"step"`):
+//
+//   ```text
+//   {"purpose": {"kind": "reply", "speaker": 3},   // whose line
+//    "messages": [{"role": "system", "content": "You are Tobias Reed..."},
+//                 {"role": "user", "content": "What does Tobias Reed say?"}],
+//    "params": {"temperature": 0.8, "max_tokens": 200}}  // sampling; only
+//                                   // what the turn's options set
+//   ```
+//
+// - `sink`: where streamed tokens go: call `rp_token_sink_emit(sink, text,
+//   len)` for each piece as the model produces it (or never, if the host
+//   does not stream). Valid until the callback returns.
+// - `out_result_json`, `out_result_len`: where the callback writes its
+//   answer: a pointer to `*out_result_len` bytes of UTF-8 (no NUL needed)
+//   that the host owns. rp reads and copies them right after the callback
+//   returns, so they must stay valid after it returns: until the callback
+//   is called again or `rp_engine_run_turn` returns, whichever comes first.
+//   A buffer in `user_data` or a string literal works; an array local to
+//   the callback does not. rp never frees or modifies it. Both start as
+//   `NULL` and 0.
+//
+// On success the callback returns `RP_RESULT_OK` (0) with the result JSON,
+// whose fields are all optional:
+//
+// ```text
+// {"text": "Lights on the marsh, I tell you.",  // the line; "" or only
+//                                               // spaces: stays silent
+//  "model": "my-model",                         // recorded with the line
+//  "prompt_tokens": 812, "completion_tokens": 9}
+// ```
+//
+// Any other return value abandons the turn: `rp_engine_run_turn` returns
+// `RP_RESULT_GENERATION`, and the input stays committed. On failure the
+// callback may point `*out_result_json` at a message saying what went
+// wrong (same ownership rule); `rp_last_error()` then includes it.
+//
+// The return type is `int`, not `rp_result`, so that any value a callback
+// returns is well defined; return the `RP_RESULT_*` constants.
+//
+// The callback must not call rp with the engine running the turn (that call
+// is refused with `RP_RESULT_CONFLICT`, as are calls on its turns); calls
+// with other engines are allowed.
+// It must return normally (no `longjmp` or C++ exception across rp).
+typedef int (*rp_generate_fn)(void *user_data,
+                              const char *request_json,
+                              size_t request_json_len,
+                              struct rp_token_sink *sink,
+                              const char **out_result_json,
+                              size_t *out_result_len);
+
+// The token callback of `rp_engine_run_turn`: receives the pieces of text a
+// generate callback streams with `rp_token_sink_emit`, in order.
+//
+// - `user_data`: the pointer given to `rp_engine_run_turn`, untouched;
+// - `speaker`: the entity whose line is being generated (0 for a request
+//   that is not a character's line);
+// - `text`, `text_len`: the piece, NUL-terminated UTF-8 owned by rp, valid
+//   only during the call (`text_len` does not count the NUL).
+//
+// Called on the thread that calls `rp_token_sink_emit`, during that call.
+// It must not call rp with the engine running the turn.
+typedef void (*rp_token_fn)(void *user_data, uint64_t speaker, const char *text, size_t text_len);
 
 #ifdef __cplusplus
 extern "C" {
@@ -670,6 +774,77 @@ enum rp_result rp_engine_always_loaded(struct rp_engine *engine,
                                        size_t recent_scenes,
                                        char **out_json);
 
+// Streams a piece of the text being generated: hands `text` to the token
+// callback of `rp_engine_run_turn` (if one was given), NUL-terminated,
+// with the speaker whose line it is.
+//
+// Call it from a generate callback with the `sink` it was handed, as the
+// model produces text; it may also be called from another thread while that
+// callback runs (the token callback then runs on that thread). `text` is
+// `text_len` bytes of UTF-8, borrowed for the call. What is streamed is for
+// display only: the line recorded is the result the callback returns.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID_HANDLE` for a sink whose
+// callback has returned (or that is not from rp); `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`; `RP_RESULT_INVALID` for text holding a NUL
+// byte.
+//
+// Thread: the generate callback's, or any other while that callback runs.
+//
+// # Safety
+//
+// `text` points to `text_len` readable bytes.
+enum rp_result rp_token_sink_emit(struct rp_token_sink *sink, const char *text, size_t text_len);
+
+// Runs a whole turn through the host's model: begins it (committing the
+// input), calls `generate` for each generation it needs, in order, and
+// commits it, writing the outcome JSON to `*out_outcome_json` (a string
+// the caller releases with `rp_string_free`). The same turn as
+// `rp_turn_begin` ... `rp_turn_finish`, with the loop run by rp.
+//
+// - `input_json`, `options_json`: as for `rp_turn_begin` (`options_json`
+//   may be `NULL` with length 0 for the defaults). Options with
+//   `"semantic": true` are refused with `RP_RESULT_INVALID` before anything
+//   is committed: vectors are asked for by the poll form only.
+// - `generate`: the host's model (see `rp_generate_fn`); must not be `NULL`.
+// - `on_token`: receives what `generate` streams with `rp_token_sink_emit`
+//   (see `rp_token_fn`); `NULL` drops it.
+// - `user_data`: handed to both callbacks untouched; may be `NULL`.
+// - `out_outcome_json`: the outcome, as for `rp_turn_finish`.
+//
+// The callbacks run on the calling thread, before this call returns, while
+// the engine is held: other threads' calls on the engine wait, and the
+// callbacks' own calls with this engine are refused with
+// `RP_RESULT_CONFLICT`.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_GENERATION` when `generate` returned a
+// failure or a result rp could not read (`rp_last_error()` says which, with
+// the callback's message): the turn is abandoned, its input stays
+// committed, nothing else of it is; `RP_RESULT_INVALID` also for a result
+// the world refuses (a text over the size limit), with the turn abandoned
+// the same way; the codes of `rp_turn_begin` for a bad input or options
+// (nothing committed); `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_STORAGE`.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `input_json` points to `input_json_len` readable bytes; `options_json` is
+// `NULL` (with `options_json_len` 0) or points to `options_json_len`
+// readable bytes; `generate` and `on_token` follow their types'
+// documentation; `out_outcome_json` is writable.
+enum rp_result rp_engine_run_turn(struct rp_engine *engine,
+                                  const char *input_json,
+                                  size_t input_json_len,
+                                  const char *options_json,
+                                  size_t options_json_len,
+                                  rp_generate_fn generate,
+                                  rp_token_fn on_token,
+                                  void *user_data,
+                                  char **out_outcome_json);
+
 // Checks a fact sheet (the text of an entity's `facts`, one fact per line)
 // without a world: that every line parses and every `$if` condition
 // compiles.
@@ -713,6 +888,280 @@ enum rp_result rp_sheet_check(const char *text, size_t text_len, char **out_json
 // `string` is `NULL` or a pointer rp handed out as an owned string that has
 // not been released yet.
 void rp_string_free(char *string);
+
+// Starts a turn: commits the input at once (a crash from here on keeps it),
+// advancing the world's clock to its `now`, and decides who responds
+// (response control for every character that heard it). On success writes
+// the new turn to `*out_turn`; drive it with `rp_turn_step`, commit it with
+// `rp_turn_finish`, release it with `rp_turn_free`.
+//
+// `input_json` (`input_json_len` bytes of UTF-8, borrowed for the call) is
+// an object; unknown fields are refused:
+//
+// ```text
+// {"speaker": 1,            // who speaks: a host-controlled entity (the
+//                           // player), by id
+//  "text": "Tobias, what did you see out there?",
+//                           // "" or absent: a wake-up turn, in which the
+//                           // characters present reconsider the last line
+//                           // each heard (after a $retry, or when time passed)
+//  "now": 60000,            // the host clock, ms; not before the world's
+//  "witnesses": [1, 3]}     // optional: who hears it, overriding positions
+//                           // (the speaker is always added); not allowed in
+//                           // a wake-up turn
+// ```
+//
+// Without `witnesses`, an utterance is heard by everyone in the speaker's
+// container and in the containers within its `audible_range` steps.
+//
+// `options_json` (`options_json_len` bytes; `NULL` with length 0 for the
+// defaults) is an object whose fields are all optional; unknown fields are
+// refused:
+//
+// ```text
+// {"prompt": {                  // how prompts are built
+//    "budget_tokens": 4096,     // tokens of the whole prompt; retrieved
+//                               // memories are trimmed first
+//    "memories_k": 6,           // recalled memories, 0-1000
+//    "dialogue_lines": 32,      // recent lines the speaker witnessed
+//    "lore_lines": 16,          // lines scanned for lore
+//    "lore_budget_tokens": 400,
+//    "template": {"system": "You are {{name}}... {{dialogue}}...",
+//                 "user": "What does {{name}} say?"},  // both fields; the
+//                               // sections are {{identity}}, {{edges}},
+//                               // {{group}}, {{world}}, {{scene}},
+//                               // {{activity}}, {{threads}}, {{dialogue}}
+//                               // (required), {{memories}}, {{lore}},
+//                               // {{events}}
+//    "recall": {...}},          // the options of rp_engine_recall
+//  "sampling": {"temperature": 0.8, "top_p": 0.9, "max_tokens": 200,
+//               "stop": ["\n"], "seed": 7},  // passed on in each request
+//  "remember_dialogue": true,   // each line becomes a memory of each witness
+//  "dialogue_significance": 0.3,  // of those memories, 0-1
+//  "semantic": false,           // ask for vectors ("embed" steps)
+//  "max_responders": 8}         // at least 1
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match
+// (`rp_last_error()` says where), a speaker that is not host-controlled, a
+// `now` before the world's clock, or options out of range;
+// `RP_RESULT_NOT_FOUND` for an unknown speaker; `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`;
+// `RP_RESULT_STORAGE` when the input could not be saved. On failure nothing
+// is committed.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `input_json` points to `input_json_len` readable bytes; `options_json` is
+// `NULL` (with `options_json_len` 0) or points to `options_json_len`
+// readable bytes; `out_turn` is writable.
+enum rp_result rp_turn_begin(struct rp_engine *engine,
+                             const char *input_json,
+                             size_t input_json_len,
+                             const char *options_json,
+                             size_t options_json_len,
+                             struct rp_turn **out_turn);
+
+// What the turn needs next, as JSON written to `*out_step_json` (a string
+// the caller releases with `rp_string_free`). One of:
+//
+// ```text
+// {"step": "generate",                 // a generation: call the model,
+//  "purpose": {"kind": "reply", "speaker": 3},  // then rp_turn_provide
+//  "messages": [{"role": "system", "content": "You are Tobias Reed..."},
+//               {"role": "user", "content": "What does Tobias Reed say?"}],
+//  "params": {"temperature": 0.8}}     // the options' sampling, as set
+//                                      // ("json_schema" and "tools" too,
+//                                      // when a request has them)
+// {"step": "embed", "texts": ["..."]}  // vectors, one per text: call
+//                                      // rp_turn_provide_embeddings
+// {"step": "done"}                     // nothing more: rp_turn_finish
+// ```
+//
+// Responders answer one by one, those the input mentions first; each
+// prompt is built when its step is asked for, so it sees the lines given
+// before it. Asking again without providing returns the same step.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` when `engine` is not the
+// engine the turn began on; `RP_RESULT_CONFLICT` when the turn is over or
+// the engine changed since it began; `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE`.
+//
+// Thread: any (see `rp_turn`).
+//
+// # Safety
+//
+// `out_step_json` is writable.
+enum rp_result rp_turn_step(struct rp_engine *engine, struct rp_turn *turn, char **out_step_json);
+
+// Gives the turn the generation its last `"generate"` step asked for.
+//
+// `result_json` (`result_json_len` bytes of UTF-8, borrowed for the call)
+// is an object whose fields are all optional (`{"text": "..."}` is enough):
+//
+// ```text
+// {"text": "Lights on the marsh, I tell you.",  // the line: trimmed, a
+//                       // leading "Tobias Reed:" the model echoed is
+//                       // dropped; "" or only spaces: the character stays
+//                       // silent
+//  "model": "my-model",                         // recorded with the line
+//  "prompt_tokens": 812, "completion_tokens": 9,
+//  "tool_calls": [{"id": "c1", "name": "roll", "arguments": {}}]}
+// ```
+//
+// The result is recorded as given (replay never calls a model).
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match,
+// or an `engine` that is not the one the turn began on;
+// `RP_RESULT_CONFLICT` when the turn is not waiting for a generation (call
+// `rp_turn_step` first), is over, or the engine changed since it began;
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`. On failure the turn is unchanged.
+//
+// Thread: any (see `rp_turn`).
+//
+// # Safety
+//
+// `result_json` points to `result_json_len` readable bytes.
+enum rp_result rp_turn_provide(struct rp_engine *engine,
+                               struct rp_turn *turn,
+                               const char *result_json,
+                               size_t result_json_len);
+
+// Gives the turn the vectors its last `"embed"` step asked for.
+//
+// `vectors_json` (`vectors_json_len` bytes of UTF-8, borrowed for the call)
+// is an array with one vector per text of the step, in order; each vector is
+// an array of 1 to 4096 finite numbers, all vectors of the same length:
+//
+// ```text
+// [[0.12, -0.5, 0.33], [0.8, 0.1, -0.2]]
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match,
+// a count or length that does not, or an `engine` that is not the one the
+// turn began on; `RP_RESULT_CONFLICT` when the turn is not waiting for
+// vectors, is over, or the engine changed since it began;
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`. On failure the turn is unchanged.
+//
+// Thread: any (see `rp_turn`).
+//
+// # Safety
+//
+// `vectors_json` points to `vectors_json_len` readable bytes.
+enum rp_result rp_turn_provide_embeddings(struct rp_engine *engine,
+                                          struct rp_turn *turn,
+                                          const char *vectors_json,
+                                          size_t vectors_json_len);
+
+// Commits the turn: its decisions, generations, replies, the memories of
+// its lines and what it recalled, in one transaction; writes the outcome
+// as JSON to `*out_outcome_json` (a string the caller releases with
+// `rp_string_free`).
+//
+// Only a turn whose `rp_turn_step` says `"done"` can finish; earlier the
+// call is refused with `RP_RESULT_CONFLICT` and the turn goes on. Once the
+// commit is attempted the turn is over, whether it succeeded or not: free
+// the handle with `rp_turn_free` (it is still needed).
+//
+// ```text
+// {"seq": 42,              // the head after the commit
+//  "input": 17,            // the input's utterance id (null: wake-up turn)
+//  "decisions": [          // every response decision, in the order made
+//    {"entity": 3, "mentioned": true,
+//     "decision": {...}}], // as the JSON of rp_engine_decide
+//  "replies": [{"speaker": 3, "utterance": 18,
+//               "text": "Lights on the marsh, I tell you."}],
+//  "silent": [],           // responders whose text was empty
+//  "wake": [{"entity": 2, "at": 65000}],  // $retry: start a wake-up turn
+//                          // then (rp keeps no timers)
+//  "prompts": [{...}]}     // each responder's prompt, as the JSON of
+//                          // rp_engine_inspect_prompt
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_CONFLICT` when the turn still needs a
+// step, is over, or the engine changed since it began; `RP_RESULT_INVALID`
+// when `engine` is not the one the turn began on; `RP_RESULT_STORAGE` when
+// the commit failed (the input stays committed, nothing of the turn is);
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`.
+//
+// Thread: any (see `rp_turn`).
+//
+// # Safety
+//
+// `out_outcome_json` is writable.
+enum rp_result rp_turn_finish(struct rp_engine *engine,
+                              struct rp_turn *turn,
+                              char **out_outcome_json);
+
+// Releases a turn. A turn released before `rp_turn_finish` is abandoned:
+// its input stays committed, nothing else of it is.
+//
+// `turn` may be `NULL`, which does nothing and returns `RP_RESULT_OK`. A
+// handle freed already (or not from rp) is refused with
+// `RP_RESULT_INVALID_HANDLE` and nothing happens.
+//
+// Thread: any.
+//
+// # Safety
+//
+// None beyond the signature: any `turn` value is answered safely.
+enum rp_result rp_turn_free(struct rp_turn *turn);
+
+// The prompt `speaker` would be given now, with every piece and why it is
+// there, as JSON written to `*out_prompt_json` (a string the caller
+// releases with `rp_string_free`). Changes nothing.
+//
+// - `query`, `query_len`: the line the speaker answers, which recall
+//   searches for (UTF-8, borrowed for the call); `NULL` with length 0: the
+//   last line the speaker heard.
+// - `now`: the host clock, ms (recency is measured from it).
+// - `prompt_options_json`, `prompt_options_len`: the `"prompt"` object of
+//   the turn options (see `rp_turn_begin`); `NULL` with length 0 for the
+//   defaults.
+//
+// ```text
+// {"speaker": 3,
+//  "messages": [{"role": "system", "content": "You are Tobias Reed..."},
+//               {"role": "user", "content": "What does Tobias Reed say?"}],
+//  "pieces": [             // what the prompt holds, in prompt order
+//    {"section": "identity",  // identity, edges, group, world, scene,
+//                             // activity, threads, dialogue, memories,
+//                             // lore or events
+//     "text": "A fisherman with a bad knee...",
+//     "why": "an active fact of the speaker's sheet",  // the rule that
+//                             // put it there
+//     "entity": 3,            // the entity it is about, if any
+//     "memory": 7,            // the memory it shows, if any
+//     "score": 1.9,           // a recalled memory's score, if any
+//     "tokens": 12}],
+//  "trimmed": [],          // pieces dropped to fit the budget, as above
+//  "tokens": 812,          // tokens of the messages
+//  "budget_tokens": 4096}
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` for an unknown speaker;
+// `RP_RESULT_INVALID` for options that do not match or are out of range;
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `query` is `NULL` (with `query_len` 0) or points to `query_len` readable
+// bytes; likewise `prompt_options_json`; `out_prompt_json` is writable.
+enum rp_result rp_engine_inspect_prompt(struct rp_engine *engine,
+                                        uint64_t speaker,
+                                        const char *query,
+                                        size_t query_len,
+                                        int64_t now,
+                                        const char *prompt_options_json,
+                                        size_t prompt_options_len,
+                                        char **out_prompt_json);
 
 #ifdef __cplusplus
 }  // extern "C"

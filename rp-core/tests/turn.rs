@@ -339,6 +339,15 @@ fn the_machine_refuses_out_of_order_calls_and_bad_input_without_changing_anythin
         "unknown fields are refused"
     );
     assert!(
+        TurnOptions::from_json("[]").is_err(),
+        "options are an object"
+    );
+    assert!(
+        TurnInput::from_json("[1, \"hi\", 5]").is_err(),
+        "an input is an object"
+    );
+    assert!(rp_core::turn::PromptOptions::from_json("{\"budget_tokens\": 10}").is_ok());
+    assert!(
         TurnInput::from_json(r#"{"speaker": 1}"#).is_err(),
         "now is required"
     );

@@ -1,6 +1,7 @@
 //! `rp_engine`: a world and the save file that keeps its log (rp-core's
 //! `Engine`), and response control (`rp_engine_decide`).
 
+use std::cell::RefCell;
 use std::ffi::c_char;
 
 use rp_core::facts::Decision;
@@ -41,11 +42,75 @@ fn new_handle(engine: Engine) -> *mut rp_engine {
 }
 
 /// Runs `body` on the engine of the handle argument `engine`.
+///
+/// An engine that this thread is running the host's callbacks for (see
+/// [`CallingOut`]) is refused with `RP_RESULT_CONFLICT`: its lock is held
+/// further up this thread's stack, so waiting for it would never end.
 pub(crate) fn with_engine<R>(
     engine: *const rp_engine,
     body: impl FnOnce(&mut Engine) -> Result<R, Error>,
 ) -> Result<R, Error> {
+    refuse_calling_out(engine)?;
     engines().with("engine", engine.addr(), body)
+}
+
+/// Checks, without waiting for it, that the handle argument `engine` is a
+/// live engine that [`with_engine`] would not refuse for calling out.
+///
+/// A call that locks something else before the engine checks this first, so
+/// that a callback is refused before it can wait on that other lock.
+pub(crate) fn check_engine(engine: *const rp_engine) -> Result<(), Error> {
+    refuse_calling_out(engine)?;
+    engines().get("engine", engine.addr()).map(drop)
+}
+
+/// Refuses an engine whose lock this thread holds while the host's
+/// callbacks run.
+fn refuse_calling_out(engine: *const rp_engine) -> Result<(), Error> {
+    let number = engine.addr();
+    let calling_out = CALLING_OUT
+        .try_with(|held| held.borrow().contains(&number))
+        .unwrap_or(false);
+    if calling_out {
+        return Err(Error::new(
+            rp_result::Conflict,
+            "`engine` is running a turn on this thread (rp_engine_run_turn): its callbacks \
+             may not call rp with the same engine",
+        ));
+    }
+    Ok(())
+}
+
+thread_local! {
+    /// The engines whose lock this thread holds while the host's code runs.
+    static CALLING_OUT: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Marks an engine as held by this thread while the host's callbacks run,
+/// until dropped, so that a callback calling rp with the same engine gets
+/// `RP_RESULT_CONFLICT` instead of waiting forever for its lock.
+pub(crate) struct CallingOut(usize);
+
+impl CallingOut {
+    /// Marks the engine of handle argument `engine`.
+    pub(crate) fn new(engine: *const rp_engine) -> CallingOut {
+        let number = engine.addr();
+        let _ = CALLING_OUT.try_with(|held| held.borrow_mut().push(number));
+        CallingOut(number)
+    }
+}
+
+impl Drop for CallingOut {
+    fn drop(&mut self) {
+        // During thread teardown the slot may be gone already; then nothing
+        // on this thread can call rp again.
+        let _ = CALLING_OUT.try_with(|held| {
+            let mut held = held.borrow_mut();
+            if let Some(at) = held.iter().rposition(|n| *n == self.0) {
+                held.remove(at);
+            }
+        });
+    }
 }
 
 /// Creates a new world named `name` in memory, with no save file.

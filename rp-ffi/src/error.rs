@@ -68,6 +68,11 @@ pub enum rp_result {
     /// A fact sheet that does not compile; the message names the owner, line
     /// and column (`ErrorKind::FactSyntax`).
     FactSyntax = 15,
+    /// The host's model failed: a generate callback of
+    /// `rp_engine_run_turn` returned a failure, or a result rp could not
+    /// read; the message says what it reported (`ErrorKind::Generation`).
+    /// The turn was abandoned; its input stays committed.
+    Generation = 16,
 }
 
 impl rp_result {
@@ -84,6 +89,7 @@ impl rp_result {
             ErrorKind::UnsupportedVersion => rp_result::UnsupportedVersion,
             ErrorKind::NotASave => rp_result::NotASave,
             ErrorKind::FactSyntax => rp_result::FactSyntax,
+            ErrorKind::Generation => rp_result::Generation,
             // `ErrorKind` is #[non_exhaustive]. rp-ffi is released in lockstep with
             // rp-core (`rp_check_version` demands equality), so a new kind gets its
             // own code in the same change; until then it reads as `Invalid`, the

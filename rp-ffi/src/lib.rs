@@ -28,6 +28,10 @@
 //! - No Rust panic crosses into C: every entry point runs inside a panic
 //!   boundary and reports a panic as `RP_RESULT_PANIC` (or `NULL` for calls
 //!   that return a pointer).
+//! - Callbacks (`rp_engine_run_turn`) receive the caller's `void *user_data`
+//!   untouched, run on the calling thread before the call returns, return
+//!   an `int` holding an `RP_RESULT_*` code, and may not call rp with the
+//!   engine that runs them (such a call is refused, never a deadlock).
 //! - Unless a function says otherwise, it may be called from any thread.
 
 #![warn(missing_docs)]
@@ -41,8 +45,10 @@ mod error;
 mod handle;
 mod memory;
 mod panic;
+mod run_turn;
 mod sheet;
 mod string;
+mod turn;
 
 pub use condition::{rp_condition, rp_condition_compile, rp_condition_free, rp_condition_test};
 pub use engine::{
@@ -55,8 +61,15 @@ pub use memory::{
     rp_engine_add_memory, rp_engine_always_loaded, rp_engine_mark_recalled, rp_engine_recall,
     rp_engine_remove_memory, rp_engine_search_entities,
 };
+pub use run_turn::{
+    rp_engine_run_turn, rp_generate_fn, rp_token_fn, rp_token_sink, rp_token_sink_emit,
+};
 pub use sheet::rp_sheet_check;
 pub use string::rp_string_free;
+pub use turn::{
+    rp_engine_inspect_prompt, rp_turn, rp_turn_begin, rp_turn_finish, rp_turn_free,
+    rp_turn_provide, rp_turn_provide_embeddings, rp_turn_step,
+};
 
 use crate::arg::str_arg;
 use crate::error::{Error, ffi_result};
@@ -216,5 +229,6 @@ mod tests {
         assert_eq!(rp_result::UnsupportedVersion as i32, 13);
         assert_eq!(rp_result::NotASave as i32, 14);
         assert_eq!(rp_result::FactSyntax as i32, 15);
+        assert_eq!(rp_result::Generation as i32, 16);
     }
 }

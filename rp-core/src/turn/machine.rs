@@ -70,9 +70,9 @@ impl TurnInput {
         TurnInput::say(speaker, "", now)
     }
 
-    /// Reads an input from JSON.
+    /// Reads an input from a JSON object (unknown fields refused).
     pub fn from_json(json: &str) -> Result<TurnInput> {
-        serde_json::from_str(json).map_err(|e| Error::invalid("turn input", e.to_string()))
+        super::json_object("turn input", json)
     }
 }
 
@@ -110,9 +110,9 @@ impl Default for TurnOptions {
 }
 
 impl TurnOptions {
-    /// Reads options from JSON (every field optional, unknown fields refused).
+    /// Reads options from a JSON object (every field optional, unknown fields refused).
     pub fn from_json(json: &str) -> Result<TurnOptions> {
-        serde_json::from_str(json).map_err(|e| Error::invalid("turn options", e.to_string()))
+        super::json_object("turn options", json)
     }
 
     fn check(&self) -> Result<()> {

@@ -205,6 +205,11 @@ impl Default for PromptOptions {
 }
 
 impl PromptOptions {
+    /// Reads options from a JSON object (every field optional, unknown fields refused).
+    pub fn from_json(json: &str) -> crate::Result<PromptOptions> {
+        super::json_object("prompt options", json)
+    }
+
     /// Checks ranges: a clear error instead of a surprising prompt.
     pub fn check(&self) -> crate::Result<()> {
         let bad = |reason: &str| Err(crate::Error::invalid("prompt options", reason.to_string()));

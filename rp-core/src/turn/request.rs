@@ -163,15 +163,11 @@ impl GenerateResult {
             "completion_tokens",
             "model",
         ];
-        let value: serde_json::Value = serde_json::from_str(json)
-            .map_err(|e| crate::Error::invalid("generation result", format!("not JSON: {e}")))?;
-        let Some(object) = value.as_object() else {
-            return Err(crate::Error::invalid(
-                "generation result",
-                "a result is a JSON object such as {\"text\": \"...\"}",
-            ));
-        };
-        if let Some(k) = object.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+        let value = super::json_value("generation result", json)?;
+        if let Some(k) = value
+            .as_object()
+            .and_then(|o| o.keys().find(|k| !FIELDS.contains(&k.as_str())))
+        {
             return Err(crate::Error::invalid(
                 "generation result",
                 format!("unknown field `{k}`; the fields are {}", FIELDS.join(", ")),

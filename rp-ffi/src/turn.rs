@@ -1,0 +1,929 @@
+//! The turn from C (DESIGN.md §5): the sans-IO loop as calls on an `rp_turn`
+//! (the poll form), and the prompt a character would be given
+//! (`rp_engine_inspect_prompt`). The callback form is in
+//! [`crate::run_turn`].
+//!
+//! An `rp_turn` holds rp-core's owned `TurnMachine`, beside the handle number
+//! of the engine it began on.
+
+use std::ffi::c_char;
+
+use rp_core::turn::{
+    GenerateRequest, GenerateResult, Prompt, PromptOptions, Step, TurnInput, TurnMachine,
+    TurnOptions,
+};
+use rp_core::{Engine, EntityId};
+
+use crate::arg::{out_arg, str_arg};
+use crate::engine::{check_engine, rp_engine, with_engine};
+use crate::error::{Error, ffi_result, rp_result};
+use crate::handle::Handles;
+use crate::string::owned_string;
+
+/// A turn in progress (the poll form of the turn loop): begun with
+/// `rp_turn_begin` on an engine, driven with `rp_turn_step`,
+/// `rp_turn_provide` and `rp_turn_provide_embeddings`, committed with
+/// `rp_turn_finish`, released with `rp_turn_free`.
+///
+/// A turn belongs to the engine it began on: every call takes that engine
+/// again, and another engine is refused with `RP_RESULT_INVALID`. Once
+/// `rp_turn_finish` has committed it, the turn is over: calls other than
+/// `rp_turn_free` are refused with `RP_RESULT_CONFLICT`. If the engine
+/// changes while a turn is open (another turn finishes, a decision is
+/// recorded, a world file is applied), the turn is refused with
+/// `RP_RESULT_CONFLICT` from then on; its input stays committed.
+///
+/// The handle is opaque and never dereferenced: a freed or foreign handle is
+/// refused with `RP_RESULT_INVALID_HANDLE`.
+///
+/// Thread: any, like `rp_engine`; calls on one turn run one at a time.
+#[allow(non_camel_case_types)]
+pub struct rp_turn {
+    _opaque: [u8; 0],
+}
+
+/// A turn behind its handle: the engine it began on and its machine, which
+/// `rp_turn_finish` consumes.
+struct TurnState {
+    /// The handle number of the engine (numbers are never reused, so it
+    /// names that engine for good).
+    engine: usize,
+    machine: Option<TurnMachine>,
+}
+
+/// Every live turn.
+fn turns() -> &'static Handles<TurnState> {
+    static TURNS: Handles<TurnState> = Handles::new();
+    &TURNS
+}
+
+/// Runs `body` on the turn of handle argument `turn` and the engine it began
+/// on, which must be `engine`, holding the turn's lock, then the engine's.
+fn with_turn<R>(
+    engine: *mut rp_engine,
+    turn: *mut rp_turn,
+    body: impl FnOnce(&mut Engine, &mut Option<TurnMachine>) -> Result<R, Error>,
+) -> Result<R, Error> {
+    check_engine(engine)?;
+    turns().with("turn", turn.addr(), |state| {
+        if state.engine != engine.addr() {
+            return Err(Error::new(
+                rp_result::Invalid,
+                "`turn` began on another engine; pass the engine it began on",
+            ));
+        }
+        with_engine(engine, |engine| body(engine, &mut state.machine))
+    })
+}
+
+/// The machine of a turn that is not over.
+fn running(machine: &mut Option<TurnMachine>) -> Result<&mut TurnMachine, Error> {
+    machine.as_mut().ok_or_else(finished)
+}
+
+fn finished() -> Error {
+    Error::new(
+        rp_result::Conflict,
+        "`turn` is over: rp_turn_finish ended it; free it with rp_turn_free and begin a new turn",
+    )
+}
+
+/// Reads `what` from JSON, refusing what does not match with
+/// `RP_RESULT_INVALID`.
+fn from_json<T: serde::de::DeserializeOwned>(what: &'static str, json: &str) -> Result<T, Error> {
+    serde_json::from_str(json).map_err(|error| {
+        Error::from(rp_core::Error::Invalid {
+            what,
+            reason: error.to_string(),
+        })
+    })
+}
+
+/// The JSON of a value rp-core made (its types always serialise).
+pub(crate) fn to_json(value: &impl serde::Serialize) -> String {
+    serde_json::to_string(value).expect("rp-core's turn types serialise to JSON")
+}
+
+/// Reads turn options: `NULL` with length 0 means the defaults.
+///
+/// # Safety
+///
+/// `json` is `NULL` or points to `len` readable bytes.
+pub(crate) unsafe fn options_arg(json: *const c_char, len: usize) -> Result<TurnOptions, Error> {
+    if json.is_null() && len == 0 {
+        return Ok(TurnOptions::default());
+    }
+    // SAFETY: the caller guarantees `json` points to `len` bytes.
+    let json = unsafe { str_arg("options_json", json, len) }?;
+    Ok(TurnOptions::from_json(json)?)
+}
+
+/// Starts a turn: commits the input at once (a crash from here on keeps it),
+/// advancing the world's clock to its `now`, and decides who responds
+/// (response control for every character that heard it). On success writes
+/// the new turn to `*out_turn`; drive it with `rp_turn_step`, commit it with
+/// `rp_turn_finish`, release it with `rp_turn_free`.
+///
+/// `input_json` (`input_json_len` bytes of UTF-8, borrowed for the call) is
+/// an object; unknown fields are refused:
+///
+/// ```text
+/// {"speaker": 1,            // who speaks: a host-controlled entity (the
+///                           // player), by id
+///  "text": "Tobias, what did you see out there?",
+///                           // "" or absent: a wake-up turn, in which the
+///                           // characters present reconsider the last line
+///                           // each heard (after a $retry, or when time passed)
+///  "now": 60000,            // the host clock, ms; not before the world's
+///  "witnesses": [1, 3]}     // optional: who hears it, overriding positions
+///                           // (the speaker is always added); not allowed in
+///                           // a wake-up turn
+/// ```
+///
+/// Without `witnesses`, an utterance is heard by everyone in the speaker's
+/// container and in the containers within its `audible_range` steps.
+///
+/// `options_json` (`options_json_len` bytes; `NULL` with length 0 for the
+/// defaults) is an object whose fields are all optional; unknown fields are
+/// refused:
+///
+/// ```text
+/// {"prompt": {                  // how prompts are built
+///    "budget_tokens": 4096,     // tokens of the whole prompt; retrieved
+///                               // memories are trimmed first
+///    "memories_k": 6,           // recalled memories, 0-1000
+///    "dialogue_lines": 32,      // recent lines the speaker witnessed
+///    "lore_lines": 16,          // lines scanned for lore
+///    "lore_budget_tokens": 400,
+///    "template": {"system": "You are {{name}}... {{dialogue}}...",
+///                 "user": "What does {{name}} say?"},  // both fields; the
+///                               // sections are {{identity}}, {{edges}},
+///                               // {{group}}, {{world}}, {{scene}},
+///                               // {{activity}}, {{threads}}, {{dialogue}}
+///                               // (required), {{memories}}, {{lore}},
+///                               // {{events}}
+///    "recall": {...}},          // the options of rp_engine_recall
+///  "sampling": {"temperature": 0.8, "top_p": 0.9, "max_tokens": 200,
+///               "stop": ["\n"], "seed": 7},  // passed on in each request
+///  "remember_dialogue": true,   // each line becomes a memory of each witness
+///  "dialogue_significance": 0.3,  // of those memories, 0-1
+///  "semantic": false,           // ask for vectors ("embed" steps)
+///  "max_responders": 8}         // at least 1
+/// ```
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match
+/// (`rp_last_error()` says where), a speaker that is not host-controlled, a
+/// `now` before the world's clock, or options out of range;
+/// `RP_RESULT_NOT_FOUND` for an unknown speaker; `RP_RESULT_NULL_ARGUMENT`,
+/// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`;
+/// `RP_RESULT_STORAGE` when the input could not be saved. On failure nothing
+/// is committed.
+///
+/// Thread: any (see `rp_engine`).
+///
+/// # Safety
+///
+/// `input_json` points to `input_json_len` readable bytes; `options_json` is
+/// `NULL` (with `options_json_len` 0) or points to `options_json_len`
+/// readable bytes; `out_turn` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_turn_begin(
+    engine: *mut rp_engine,
+    input_json: *const c_char,
+    input_json_len: usize,
+    options_json: *const c_char,
+    options_json_len: usize,
+    out_turn: *mut *mut rp_turn,
+) -> rp_result {
+    ffi_result(|| {
+        // SAFETY: the caller guarantees `input_json` points to
+        // `input_json_len` bytes.
+        let input = unsafe { str_arg("input_json", input_json, input_json_len) }?;
+        // SAFETY: the caller guarantees `options_json` is NULL or points to
+        // `options_json_len` bytes.
+        let options = unsafe { options_arg(options_json, options_json_len) }?;
+        let out = out_arg("out_turn", out_turn)?;
+        let input = TurnInput::from_json(input)?;
+        let machine = with_engine(engine, |e| Ok(TurnMachine::begin(e, input, options)?))?;
+        let number = turns().insert(TurnState {
+            engine: engine.addr(),
+            machine: Some(machine),
+        });
+        // SAFETY: `out` is a non-NULL pointer the caller made writable.
+        unsafe { out.write(std::ptr::without_provenance_mut(number)) };
+        Ok(())
+    })
+}
+
+/// What the turn needs next, as JSON written to `*out_step_json` (a string
+/// the caller releases with `rp_string_free`). One of:
+///
+/// ```text
+/// {"step": "generate",                 // a generation: call the model,
+///  "purpose": {"kind": "reply", "speaker": 3},  // then rp_turn_provide
+///  "messages": [{"role": "system", "content": "You are Tobias Reed..."},
+///               {"role": "user", "content": "What does Tobias Reed say?"}],
+///  "params": {"temperature": 0.8}}     // the options' sampling, as set
+///                                      // ("json_schema" and "tools" too,
+///                                      // when a request has them)
+/// {"step": "embed", "texts": ["..."]}  // vectors, one per text: call
+///                                      // rp_turn_provide_embeddings
+/// {"step": "done"}                     // nothing more: rp_turn_finish
+/// ```
+///
+/// Responders answer one by one, those the input mentions first; each
+/// prompt is built when its step is asked for, so it sees the lines given
+/// before it. Asking again without providing returns the same step.
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` when `engine` is not the
+/// engine the turn began on; `RP_RESULT_CONFLICT` when the turn is over or
+/// the engine changed since it began; `RP_RESULT_NULL_ARGUMENT`,
+/// `RP_RESULT_INVALID_HANDLE`.
+///
+/// Thread: any (see `rp_turn`).
+///
+/// # Safety
+///
+/// `out_step_json` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_turn_step(
+    engine: *mut rp_engine,
+    turn: *mut rp_turn,
+    out_step_json: *mut *mut c_char,
+) -> rp_result {
+    ffi_result(|| {
+        let out = out_arg("out_step_json", out_step_json)?;
+        let step = with_turn(engine, turn, |engine, machine| {
+            Ok(running(machine)?.step(engine)?)
+        })?;
+        let json = owned_string("the step JSON", to_json(&step))?;
+        // SAFETY: `out` is a non-NULL pointer the caller made writable.
+        unsafe { out.write(json) };
+        Ok(())
+    })
+}
+
+/// Gives the turn the generation its last `"generate"` step asked for.
+///
+/// `result_json` (`result_json_len` bytes of UTF-8, borrowed for the call)
+/// is an object whose fields are all optional (`{"text": "..."}` is enough):
+///
+/// ```text
+/// {"text": "Lights on the marsh, I tell you.",  // the line: trimmed, a
+///                       // leading "Tobias Reed:" the model echoed is
+///                       // dropped; "" or only spaces: the character stays
+///                       // silent
+///  "model": "my-model",                         // recorded with the line
+///  "prompt_tokens": 812, "completion_tokens": 9,
+///  "tool_calls": [{"id": "c1", "name": "roll", "arguments": {}}]}
+/// ```
+///
+/// The result is recorded as given (replay never calls a model).
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match,
+/// or an `engine` that is not the one the turn began on;
+/// `RP_RESULT_CONFLICT` when the turn is not waiting for a generation (call
+/// `rp_turn_step` first), is over, or the engine changed since it began;
+/// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+/// `RP_RESULT_INVALID_HANDLE`. On failure the turn is unchanged.
+///
+/// Thread: any (see `rp_turn`).
+///
+/// # Safety
+///
+/// `result_json` points to `result_json_len` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_turn_provide(
+    engine: *mut rp_engine,
+    turn: *mut rp_turn,
+    result_json: *const c_char,
+    result_json_len: usize,
+) -> rp_result {
+    ffi_result(|| {
+        // SAFETY: the caller guarantees `result_json` points to
+        // `result_json_len` bytes.
+        let json = unsafe { str_arg("result_json", result_json, result_json_len) }?;
+        let result = GenerateResult::from_json(json)?;
+        with_turn(engine, turn, |engine, machine| {
+            Ok(running(machine)?.provide(engine, result)?)
+        })
+    })
+}
+
+/// Gives the turn the vectors its last `"embed"` step asked for.
+///
+/// `vectors_json` (`vectors_json_len` bytes of UTF-8, borrowed for the call)
+/// is an array with one vector per text of the step, in order; each vector is
+/// an array of 1 to 4096 finite numbers, all vectors of the same length:
+///
+/// ```text
+/// [[0.12, -0.5, 0.33], [0.8, 0.1, -0.2]]
+/// ```
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match,
+/// a count or length that does not, or an `engine` that is not the one the
+/// turn began on; `RP_RESULT_CONFLICT` when the turn is not waiting for
+/// vectors, is over, or the engine changed since it began;
+/// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+/// `RP_RESULT_INVALID_HANDLE`. On failure the turn is unchanged.
+///
+/// Thread: any (see `rp_turn`).
+///
+/// # Safety
+///
+/// `vectors_json` points to `vectors_json_len` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_turn_provide_embeddings(
+    engine: *mut rp_engine,
+    turn: *mut rp_turn,
+    vectors_json: *const c_char,
+    vectors_json_len: usize,
+) -> rp_result {
+    ffi_result(|| {
+        // SAFETY: the caller guarantees `vectors_json` points to
+        // `vectors_json_len` bytes.
+        let json = unsafe { str_arg("vectors_json", vectors_json, vectors_json_len) }?;
+        let vectors: Vec<Vec<f32>> = from_json("embeddings JSON", json)?;
+        with_turn(engine, turn, |engine, machine| {
+            Ok(running(machine)?.provide_embeddings(engine, vectors)?)
+        })
+    })
+}
+
+/// Commits the turn: its decisions, generations, replies, the memories of
+/// its lines and what it recalled, in one transaction; writes the outcome
+/// as JSON to `*out_outcome_json` (a string the caller releases with
+/// `rp_string_free`).
+///
+/// Only a turn whose `rp_turn_step` says `"done"` can finish; earlier the
+/// call is refused with `RP_RESULT_CONFLICT` and the turn goes on. Once the
+/// commit is attempted the turn is over, whether it succeeded or not: free
+/// the handle with `rp_turn_free` (it is still needed).
+///
+/// ```text
+/// {"seq": 42,              // the head after the commit
+///  "input": 17,            // the input's utterance id (null: wake-up turn)
+///  "decisions": [          // every response decision, in the order made
+///    {"entity": 3, "mentioned": true,
+///     "decision": {...}}], // as the JSON of rp_engine_decide
+///  "replies": [{"speaker": 3, "utterance": 18,
+///               "text": "Lights on the marsh, I tell you."}],
+///  "silent": [],           // responders whose text was empty
+///  "wake": [{"entity": 2, "at": 65000}],  // $retry: start a wake-up turn
+///                          // then (rp keeps no timers)
+///  "prompts": [{...}]}     // each responder's prompt, as the JSON of
+///                          // rp_engine_inspect_prompt
+/// ```
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_CONFLICT` when the turn still needs a
+/// step, is over, or the engine changed since it began; `RP_RESULT_INVALID`
+/// when `engine` is not the one the turn began on; `RP_RESULT_STORAGE` when
+/// the commit failed (the input stays committed, nothing of the turn is);
+/// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`.
+///
+/// Thread: any (see `rp_turn`).
+///
+/// # Safety
+///
+/// `out_outcome_json` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_turn_finish(
+    engine: *mut rp_engine,
+    turn: *mut rp_turn,
+    out_outcome_json: *mut *mut c_char,
+) -> rp_result {
+    ffi_result(|| {
+        let out = out_arg("out_outcome_json", out_outcome_json)?;
+        let outcome = with_turn(engine, turn, |engine, machine| {
+            // The machine's finish consumes it even when it refuses, so ask
+            // first: only a turn with nothing left to do is handed over.
+            match running(machine)?.step(engine)? {
+                Step::Done => {}
+                Step::Generate(request) => {
+                    return Err(not_done(format_args!(
+                        "a generation ({})",
+                        describe(&request)
+                    )));
+                }
+                Step::Embed(request) => {
+                    return Err(not_done(format_args!(
+                        "vectors for {} texts",
+                        request.texts.len()
+                    )));
+                }
+            }
+            let machine = machine.take().ok_or_else(finished)?;
+            Ok(machine.finish(engine)?)
+        })?;
+        let json = owned_string("the outcome JSON", to_json(&outcome))?;
+        // SAFETY: `out` is a non-NULL pointer the caller made writable.
+        unsafe { out.write(json) };
+        Ok(())
+    })
+}
+
+/// The refusal of a turn finished too early.
+fn not_done(needs: std::fmt::Arguments<'_>) -> Error {
+    Error::new(
+        rp_result::Conflict,
+        format_args!(
+            "the turn is not done: rp_turn_step asks for {needs}; provide it before rp_turn_finish"
+        ),
+    )
+}
+
+/// What a request is for, in words.
+fn describe(request: &GenerateRequest) -> String {
+    match request.purpose.speaker() {
+        Some(speaker) => format!("the line of entity {}", speaker.0),
+        None => format!("a request {}", to_json(&request.purpose)),
+    }
+}
+
+/// Releases a turn. A turn released before `rp_turn_finish` is abandoned:
+/// its input stays committed, nothing else of it is.
+///
+/// `turn` may be `NULL`, which does nothing and returns `RP_RESULT_OK`. A
+/// handle freed already (or not from rp) is refused with
+/// `RP_RESULT_INVALID_HANDLE` and nothing happens.
+///
+/// Thread: any.
+///
+/// # Safety
+///
+/// None beyond the signature: any `turn` value is answered safely.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_turn_free(turn: *mut rp_turn) -> rp_result {
+    ffi_result(|| {
+        drop(turns().remove("turn", turn.addr())?);
+        Ok(())
+    })
+}
+
+/// The prompt `speaker` would be given now, with every piece and why it is
+/// there, as JSON written to `*out_prompt_json` (a string the caller
+/// releases with `rp_string_free`). Changes nothing.
+///
+/// - `query`, `query_len`: the line the speaker answers, which recall
+///   searches for (UTF-8, borrowed for the call); `NULL` with length 0: the
+///   last line the speaker heard.
+/// - `now`: the host clock, ms (recency is measured from it).
+/// - `prompt_options_json`, `prompt_options_len`: the `"prompt"` object of
+///   the turn options (see `rp_turn_begin`); `NULL` with length 0 for the
+///   defaults.
+///
+/// ```text
+/// {"speaker": 3,
+///  "messages": [{"role": "system", "content": "You are Tobias Reed..."},
+///               {"role": "user", "content": "What does Tobias Reed say?"}],
+///  "pieces": [             // what the prompt holds, in prompt order
+///    {"section": "identity",  // identity, edges, group, world, scene,
+///                             // activity, threads, dialogue, memories,
+///                             // lore or events
+///     "text": "A fisherman with a bad knee...",
+///     "why": "an active fact of the speaker's sheet",  // the rule that
+///                             // put it there
+///     "entity": 3,            // the entity it is about, if any
+///     "memory": 7,            // the memory it shows, if any
+///     "score": 1.9,           // a recalled memory's score, if any
+///     "tokens": 12}],
+///  "trimmed": [],          // pieces dropped to fit the budget, as above
+///  "tokens": 812,          // tokens of the messages
+///  "budget_tokens": 4096}
+/// ```
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` for an unknown speaker;
+/// `RP_RESULT_INVALID` for options that do not match or are out of range;
+/// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+/// `RP_RESULT_INVALID_HANDLE`.
+///
+/// Thread: any (see `rp_engine`).
+///
+/// # Safety
+///
+/// `query` is `NULL` (with `query_len` 0) or points to `query_len` readable
+/// bytes; likewise `prompt_options_json`; `out_prompt_json` is writable.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn rp_engine_inspect_prompt(
+    engine: *mut rp_engine,
+    speaker: u64,
+    query: *const c_char,
+    query_len: usize,
+    now: i64,
+    prompt_options_json: *const c_char,
+    prompt_options_len: usize,
+    out_prompt_json: *mut *mut c_char,
+) -> rp_result {
+    ffi_result(|| {
+        let query = if query.is_null() && query_len == 0 {
+            None
+        } else {
+            // SAFETY: the caller guarantees `query` points to `query_len`
+            // bytes.
+            Some(unsafe { str_arg("query", query, query_len) }?)
+        };
+        let options: PromptOptions = if prompt_options_json.is_null() && prompt_options_len == 0 {
+            PromptOptions::default()
+        } else {
+            // SAFETY: the caller guarantees `prompt_options_json` points to
+            // `prompt_options_len` bytes.
+            let json = unsafe {
+                str_arg(
+                    "prompt_options_json",
+                    prompt_options_json,
+                    prompt_options_len,
+                )
+            }?;
+            PromptOptions::from_json(json)?
+        };
+        let out = out_arg("out_prompt_json", out_prompt_json)?;
+        let prompt: Prompt = with_engine(engine, |engine| {
+            Ok(engine.inspect_prompt(EntityId(speaker), query, now, &options)?)
+        })?;
+        let json = owned_string("the prompt JSON", to_json(&prompt))?;
+        // SAFETY: `out` is a non-NULL pointer the caller made writable.
+        unsafe { out.write(json) };
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::ffi::CStr;
+    use std::ptr;
+
+    use serde_json::Value;
+
+    use super::*;
+    use crate::engine::{rp_engine_apply_world_file, rp_engine_free, rp_engine_head};
+    use crate::error::rp_last_error;
+    use crate::string::rp_string_free;
+
+    const TAVERN: &str = include_str!("../../examples/tavern.toml");
+
+    pub(crate) fn last_error() -> String {
+        // SAFETY: rp_last_error returns a valid NUL-terminated string.
+        unsafe { CStr::from_ptr(rp_last_error()) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// Takes a string rp handed out as JSON, releasing it.
+    pub(crate) fn take_json(string: *mut c_char) -> Value {
+        assert!(!string.is_null());
+        // SAFETY: a live string rp handed out, released once.
+        let text = unsafe { CStr::from_ptr(string) }
+            .to_str()
+            .expect("UTF-8")
+            .to_owned();
+        // SAFETY: as above.
+        unsafe { rp_string_free(string) };
+        serde_json::from_str(&text).expect("JSON")
+    }
+
+    pub(crate) struct Tavern {
+        pub(crate) engine: *mut rp_engine,
+        pub(crate) wren: u64,
+        pub(crate) mira: u64,
+        pub(crate) tobias: u64,
+    }
+
+    impl Drop for Tavern {
+        fn drop(&mut self) {
+            // SAFETY: a live handle, freed once.
+            unsafe { rp_engine_free(self.engine) };
+        }
+    }
+
+    pub(crate) fn tavern() -> Tavern {
+        let mut engine = ptr::null_mut();
+        // SAFETY: valid strings and out-parameters.
+        unsafe {
+            assert_eq!(
+                crate::engine::rp_engine_in_memory(c"t".as_ptr(), 1, 0, &mut engine),
+                rp_result::Ok
+            );
+            let mut events = 0;
+            let result = rp_engine_apply_world_file(
+                engine,
+                c"tavern.toml".as_ptr(),
+                11,
+                TAVERN.as_ptr().cast(),
+                TAVERN.len(),
+                &mut events,
+            );
+            assert_eq!(result, rp_result::Ok, "{}", last_error());
+        }
+        let id = |engine: *mut rp_engine, name: &str| {
+            let mut id = 0;
+            // SAFETY: valid strings and out-parameters.
+            let result = unsafe {
+                crate::engine::rp_engine_entity_id(
+                    engine,
+                    name.as_ptr().cast(),
+                    name.len(),
+                    &mut id,
+                )
+            };
+            assert_eq!(result, rp_result::Ok);
+            id
+        };
+        Tavern {
+            wren: id(engine, "wren"),
+            mira: id(engine, "mira"),
+            tobias: id(engine, "tobias"),
+            engine,
+        }
+    }
+
+    pub(crate) fn head(engine: *mut rp_engine) -> u64 {
+        let mut head = 0;
+        // SAFETY: valid out-parameter.
+        assert_eq!(unsafe { rp_engine_head(engine, &mut head) }, rp_result::Ok);
+        head
+    }
+
+    pub(crate) fn say(t: &Tavern, text: &str, now: i64) -> String {
+        serde_json::json!({"speaker": t.wren, "text": text, "now": now}).to_string()
+    }
+
+    pub(crate) fn begin(
+        t: &Tavern,
+        input: &str,
+        options: Option<&str>,
+    ) -> Result<*mut rp_turn, rp_result> {
+        let mut turn = ptr::null_mut();
+        let (options, options_len) = options.map_or((ptr::null(), 0), |o| (o.as_ptr(), o.len()));
+        // SAFETY: valid strings and out-parameters.
+        match unsafe {
+            rp_turn_begin(
+                t.engine,
+                input.as_ptr().cast(),
+                input.len(),
+                options.cast(),
+                options_len,
+                &mut turn,
+            )
+        } {
+            rp_result::Ok => Ok(turn),
+            code => {
+                assert!(turn.is_null(), "the out-parameter was written on failure");
+                Err(code)
+            }
+        }
+    }
+
+    fn step(engine: *mut rp_engine, turn: *mut rp_turn) -> Result<Value, rp_result> {
+        let mut json = ptr::null_mut();
+        // SAFETY: valid out-parameter.
+        match unsafe { rp_turn_step(engine, turn, &mut json) } {
+            rp_result::Ok => Ok(take_json(json)),
+            code => Err(code),
+        }
+    }
+
+    fn provide(engine: *mut rp_engine, turn: *mut rp_turn, result: &str) -> rp_result {
+        // SAFETY: a valid string.
+        unsafe { rp_turn_provide(engine, turn, result.as_ptr().cast(), result.len()) }
+    }
+
+    fn finish(engine: *mut rp_engine, turn: *mut rp_turn) -> Result<Value, rp_result> {
+        let mut json = ptr::null_mut();
+        // SAFETY: valid out-parameter.
+        match unsafe { rp_turn_finish(engine, turn, &mut json) } {
+            rp_result::Ok => Ok(take_json(json)),
+            code => {
+                assert!(json.is_null());
+                Err(code)
+            }
+        }
+    }
+
+    pub(crate) fn free(turn: *mut rp_turn) -> rp_result {
+        // SAFETY: any value is answered safely.
+        unsafe { rp_turn_free(turn) }
+    }
+
+    #[test]
+    fn the_poll_form_runs_a_turn_tobias_answers_and_mira_does_not_hear() {
+        let t = tavern();
+        let before = head(t.engine);
+        let turn = begin(
+            &t,
+            &say(&t, "Tobias, seen any lights tonight?", 60_000),
+            None,
+        )
+        .expect("begins");
+        assert_eq!(head(t.engine), before + 2, "the clock and the line");
+
+        let request = step(t.engine, turn).expect("a step");
+        assert_eq!(request["step"], "generate");
+        assert_eq!(request["purpose"]["speaker"], t.tobias);
+        assert_eq!(
+            step(t.engine, turn),
+            Ok(request),
+            "asked again: the same step"
+        );
+        assert_eq!(
+            provide(
+                t.engine,
+                turn,
+                r#"{"text": "Tobias Reed: Aye, out past the reeds."}"#
+            ),
+            rp_result::Ok,
+            "{}",
+            last_error()
+        );
+        assert_eq!(step(t.engine, turn).expect("a step")["step"], "done");
+        let outcome = finish(t.engine, turn).expect("finishes");
+        assert_eq!(outcome["replies"][0]["speaker"], t.tobias);
+        assert_eq!(outcome["replies"][0]["text"], "Aye, out past the reeds.");
+        let decided: Vec<u64> = outcome["decisions"]
+            .as_array()
+            .expect("decisions")
+            .iter()
+            .map(|d| d["entity"].as_u64().expect("an id"))
+            .collect();
+        assert_eq!(
+            decided,
+            [t.tobias],
+            "Mira at the bar does not hear the booth"
+        );
+        assert!(!decided.contains(&t.mira));
+        assert_eq!(outcome["seq"], head(t.engine));
+        assert!(head(t.engine) > before + 2);
+
+        // Over: only freeing is left.
+        assert_eq!(step(t.engine, turn), Err(rp_result::Conflict));
+        assert!(
+            last_error().contains("rp_turn_finish ended it"),
+            "{}",
+            last_error()
+        );
+        assert_eq!(finish(t.engine, turn), Err(rp_result::Conflict));
+        assert_eq!(free(turn), rp_result::Ok);
+        assert_eq!(free(turn), rp_result::InvalidHandle);
+        assert_eq!(step(t.engine, turn), Err(rp_result::InvalidHandle));
+    }
+
+    #[test]
+    fn finishing_early_is_a_conflict_and_the_turn_goes_on() {
+        let t = tavern();
+        let turn = begin(&t, &say(&t, "Tobias?", 1_000), None).expect("begins");
+        assert_eq!(finish(t.engine, turn), Err(rp_result::Conflict));
+        assert!(
+            last_error().contains(&format!("the line of entity {}", t.tobias)),
+            "{}",
+            last_error()
+        );
+        assert_eq!(
+            provide(t.engine, turn, r#"{"text": "Mm."}"#),
+            rp_result::Ok,
+            "{}",
+            last_error()
+        );
+        assert_eq!(
+            provide(t.engine, turn, r#"{"text": "again"}"#),
+            rp_result::Conflict,
+            "not asked"
+        );
+        let outcome = finish(t.engine, turn).expect("finishes");
+        assert_eq!(outcome["replies"][0]["text"], "Mm.");
+        assert_eq!(outcome["prompts"].as_array().map(Vec::len), Some(1));
+        assert_eq!(free(turn), rp_result::Ok);
+    }
+
+    #[test]
+    fn a_turn_refuses_another_engine_and_bad_json() {
+        let t = tavern();
+        let other = tavern();
+        let turn = begin(&t, &say(&t, "Tobias?", 1_000), None).expect("begins");
+        assert_eq!(step(other.engine, turn), Err(rp_result::Invalid));
+        assert!(last_error().contains("another engine"), "{}", last_error());
+        assert_eq!(step(ptr::null_mut(), turn), Err(rp_result::NullArgument));
+        assert_eq!(
+            step(t.engine, ptr::null_mut()),
+            Err(rp_result::NullArgument)
+        );
+        assert_eq!(last_error(), "`turn` is NULL");
+        step(t.engine, turn).expect("asks");
+        for bad in ["{text", r#"{"text": 3}"#, "3", r#"{"txt": "x"}"#, "[]"] {
+            assert_eq!(provide(t.engine, turn, bad), rp_result::Invalid, "{bad}");
+            assert!(
+                last_error().starts_with("invalid generation result: "),
+                "{}",
+                last_error()
+            );
+        }
+        // SAFETY: a valid string.
+        let result = unsafe { rp_turn_provide(t.engine, turn, c"\xff".as_ptr(), 1) };
+        assert_eq!(result, rp_result::InvalidUtf8);
+        // SAFETY: a valid string.
+        let result = unsafe { rp_turn_provide_embeddings(t.engine, turn, c"[[1]]".as_ptr(), 5) };
+        assert_eq!(result, rp_result::Conflict, "not asked for vectors");
+
+        assert_eq!(begin(&t, "{}", None), Err(rp_result::Invalid));
+        assert_eq!(
+            begin(&t, &say(&t, "x", 0), Some("{\"loud\": 1}")),
+            Err(rp_result::Invalid)
+        );
+        assert!(last_error().contains("loud"), "{}", last_error());
+        let mira_speaks = serde_json::json!({"speaker": t.mira, "text": "x", "now": 1}).to_string();
+        assert_eq!(begin(&t, &mira_speaks, None), Err(rp_result::Invalid));
+        assert_eq!(free(turn), rp_result::Ok);
+        assert_eq!(free(ptr::null_mut()), rp_result::Ok);
+    }
+
+    #[test]
+    fn a_semantic_turn_asks_for_vectors() {
+        let t = tavern();
+        let turn = begin(
+            &t,
+            &say(&t, "Tobias, the lights?", 1_000),
+            Some(r#"{"semantic": true}"#),
+        )
+        .expect("begins");
+        let first = step(t.engine, turn).expect("a step");
+        assert_eq!(first["step"], "embed");
+        assert_eq!(first["texts"].as_array().map(Vec::len), Some(1));
+        let embed = |json: &str| {
+            // SAFETY: a valid string.
+            unsafe { rp_turn_provide_embeddings(t.engine, turn, json.as_ptr().cast(), json.len()) }
+        };
+        assert_eq!(embed("[[1, 0], [0, 1]]"), rp_result::Invalid, "two for one");
+        assert_eq!(embed(r#"[["a"]]"#), rp_result::Invalid);
+        assert_eq!(embed("[[0.5, 0.5]]"), rp_result::Ok, "{}", last_error());
+        assert_eq!(step(t.engine, turn).expect("a step")["step"], "generate");
+        assert_eq!(
+            provide(t.engine, turn, r#"{"text": "Green ones."}"#),
+            rp_result::Ok
+        );
+        let lines = step(t.engine, turn).expect("a step");
+        assert_eq!(lines["step"], "embed", "vectors of the remembered lines");
+        let n = lines["texts"].as_array().map_or(0, Vec::len);
+        assert_eq!(n, 2, "Wren's line and Tobias's");
+        assert_eq!(embed("[[1, 0], [0, 1]]"), rp_result::Ok, "{}", last_error());
+        finish(t.engine, turn).expect("finishes");
+        assert_eq!(free(turn), rp_result::Ok);
+    }
+
+    #[test]
+    fn inspect_prompt_explains_every_piece() {
+        let t = tavern();
+        let mut json = ptr::null_mut();
+        // SAFETY: valid out-parameter; NULL query and options.
+        let result = unsafe {
+            rp_engine_inspect_prompt(
+                t.engine,
+                t.mira,
+                ptr::null(),
+                0,
+                0,
+                ptr::null(),
+                0,
+                &mut json,
+            )
+        };
+        assert_eq!(result, rp_result::Ok, "{}", last_error());
+        let prompt = take_json(json);
+        assert_eq!(prompt["speaker"], t.mira);
+        let pieces = prompt["pieces"].as_array().expect("pieces");
+        assert!(!pieces.is_empty());
+        assert!(
+            pieces
+                .iter()
+                .all(|p| p["why"].as_str().is_some_and(|w| !w.is_empty()))
+        );
+
+        let options = r#"{"budget_tokens": 0}"#;
+        // SAFETY: valid strings and out-parameter.
+        let result = unsafe {
+            rp_engine_inspect_prompt(
+                t.engine,
+                t.mira,
+                c"cider".as_ptr(),
+                5,
+                0,
+                options.as_ptr().cast(),
+                options.len(),
+                &mut json,
+            )
+        };
+        assert_eq!(result, rp_result::Invalid);
+        // SAFETY: as above.
+        let result = unsafe {
+            rp_engine_inspect_prompt(
+                t.engine,
+                999_999,
+                ptr::null(),
+                0,
+                0,
+                ptr::null(),
+                0,
+                &mut json,
+            )
+        };
+        assert_eq!(result, rp_result::NotFound);
+    }
+}

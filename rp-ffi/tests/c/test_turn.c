@@ -1,0 +1,731 @@
+/*
+ * Tests of the turn from C: the poll form (rp_turn_begin, rp_turn_step,
+ * rp_turn_provide, rp_turn_provide_embeddings, rp_turn_finish, rp_turn_free),
+ * the callback form (rp_engine_run_turn with a generate callback that streams
+ * through rp_token_sink_emit) and rp_engine_inspect_prompt, on the tavern
+ * world, linked against librp.a the way a C program would.
+ *
+ * Build and run (scripts/test-all does this, then runs it under valgrind):
+ *
+ *   cc -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude \
+ *      rp-ffi/tests/c/test_turn.c target/debug/librp.a -lpthread -ldl -lm \
+ *      -o test_turn
+ *   ./test_turn examples/tavern.toml
+ *
+ * The one argument is the path of the demo world file: Wren (the player) and
+ * Tobias sit in the corner booth, whose voices do not carry; Mira is at the
+ * bar.
+ *
+ * Reports each failed check on stderr and closes with "N passed, N failed"; exits 0
+ * only when every check passed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rp.h"
+
+static int passed = 0;
+static int failed = 0;
+static const char *tavern_path = NULL;
+
+#define CHECK(condition)                                                         \
+    do {                                                                         \
+        if (condition) {                                                         \
+            passed++;                                                            \
+        } else {                                                                 \
+            failed++;                                                            \
+            fprintf(stderr, "%s:%d: %s: check failed: %s\n", __FILE__, __LINE__, \
+                    __func__, #condition);                                       \
+            if (rp_last_error()[0] != '\0') {                                    \
+                fprintf(stderr, "    rp_last_error(): %s\n", rp_last_error());   \
+            }                                                                    \
+        }                                                                        \
+    } while (0)
+
+static int contains(const char *text, const char *part) {
+    return text != NULL && strstr(text, part) != NULL;
+}
+
+static int starts_with(const char *text, const char *prefix) {
+    return text != NULL && strncmp(text, prefix, strlen(prefix)) == 0;
+}
+
+/* The tavern in memory, with the ids of its three people. */
+struct tavern {
+    rp_engine *engine;
+    uint64_t wren;
+    uint64_t mira;
+    uint64_t tobias;
+};
+
+static int open_tavern(struct tavern *t) {
+    size_t events = 0;
+    memset(t, 0, sizeof *t);
+    if (rp_engine_in_memory("test", 4, 0, &t->engine) != RP_RESULT_OK) {
+        return 0;
+    }
+    if (rp_engine_load_world_file(t->engine, tavern_path, strlen(tavern_path), &events) !=
+            RP_RESULT_OK ||
+        rp_engine_entity_id(t->engine, "wren", 4, &t->wren) != RP_RESULT_OK ||
+        rp_engine_entity_id(t->engine, "mira", 4, &t->mira) != RP_RESULT_OK ||
+        rp_engine_entity_id(t->engine, "tobias", 6, &t->tobias) != RP_RESULT_OK) {
+        rp_engine_free(t->engine);
+        t->engine = NULL;
+        return 0;
+    }
+    return 1;
+}
+
+static uint64_t head(const rp_engine *engine) {
+    uint64_t seq = 0;
+    CHECK(rp_engine_head(engine, &seq) == RP_RESULT_OK);
+    return seq;
+}
+
+/* The input JSON of Wren saying `text` at `now`. (The tests' texts need no
+ * escaping.) */
+static const char *wren_says(const struct tavern *t, const char *text, long now) {
+    static char input[512];
+    snprintf(input, sizeof input, "{\"speaker\": %llu, \"text\": \"%s\", \"now\": %ld}",
+             (unsigned long long)t->wren, text, now);
+    return input;
+}
+
+static rp_result begin(const struct tavern *t, const char *input, const char *options,
+                       rp_turn **turn) {
+    return rp_turn_begin(t->engine, input, strlen(input), options,
+                         options == NULL ? 0 : strlen(options), turn);
+}
+
+static rp_result provide(rp_engine *engine, rp_turn *turn, const char *result) {
+    return rp_turn_provide(engine, turn, result, strlen(result));
+}
+
+static rp_result embed(rp_engine *engine, rp_turn *turn, const char *vectors) {
+    return rp_turn_provide_embeddings(engine, turn, vectors, strlen(vectors));
+}
+
+/* The prompt `speaker` would be given now, for the last line it heard. */
+static char *prompt_of(rp_engine *engine, uint64_t speaker) {
+    char *json = NULL;
+    CHECK(rp_engine_inspect_prompt(engine, speaker, NULL, 0, 0, NULL, 0, &json) == RP_RESULT_OK);
+    return json;
+}
+
+static void test_the_poll_form_runs_a_turn_in_the_booth(void) {
+    struct tavern t;
+    rp_turn *turn = NULL;
+    char *step = NULL;
+    char *again = NULL;
+    char *outcome = NULL;
+    char *prompt = NULL;
+    char part[256];
+    uint64_t before = 0, committed = 0, after = 0;
+
+    CHECK(open_tavern(&t));
+    if (t.engine == NULL) {
+        return;
+    }
+    before = head(t.engine);
+    CHECK(begin(&t, wren_says(&t, "Tobias, seen any lights on the marsh?", 60000), NULL,
+                &turn) == RP_RESULT_OK);
+    CHECK(turn != NULL);
+    /* The input is committed at once: the clock advancing, and the line. */
+    committed = head(t.engine);
+    CHECK(committed == before + 2);
+
+    CHECK(rp_turn_step(t.engine, turn, &step) == RP_RESULT_OK);
+    CHECK(starts_with(step, "{\"step\":\"generate\""));
+    snprintf(part, sizeof part, "\"purpose\":{\"kind\":\"reply\",\"speaker\":%llu}",
+             (unsigned long long)t.tobias);
+    CHECK(contains(step, part));
+    CHECK(contains(step, "You are Tobias Reed"));
+    CHECK(contains(step, "Wren: Tobias, seen any lights on the marsh?"));
+    CHECK(contains(step, "\"role\":\"user\""));
+    /* Asked again before providing: the same request. */
+    CHECK(rp_turn_step(t.engine, turn, &again) == RP_RESULT_OK);
+    CHECK(step != NULL && again != NULL && strcmp(step, again) == 0);
+    rp_string_free(step);
+    rp_string_free(again);
+    step = NULL;
+
+    /* A scripted generation; the echoed name prefix is dropped. */
+    CHECK(provide(t.engine, turn,
+                  "{\"text\": \"Tobias Reed: Aye. Green ones, out past the reeds.\", "
+                  "\"model\": \"scripted\", \"completion_tokens\": 9}") == RP_RESULT_OK);
+    CHECK(rp_turn_step(t.engine, turn, &step) == RP_RESULT_OK);
+    CHECK(step != NULL && strcmp(step, "{\"step\":\"done\"}") == 0);
+    rp_string_free(step);
+
+    CHECK(rp_turn_finish(t.engine, turn, &outcome) == RP_RESULT_OK);
+    snprintf(part, sizeof part, "\"replies\":[{\"speaker\":%llu,", (unsigned long long)t.tobias);
+    CHECK(contains(outcome, part));
+    CHECK(contains(outcome, "\"text\":\"Aye. Green ones, out past the reeds.\"}]"));
+    snprintf(part, sizeof part, "\"decisions\":[{\"entity\":%llu,\"mentioned\":true,",
+             (unsigned long long)t.tobias);
+    CHECK(contains(outcome, part));
+    /* Mira at the bar did not hear the booth: no decision of hers. */
+    snprintf(part, sizeof part, "\"entity\":%llu,", (unsigned long long)t.mira);
+    CHECK(!contains(outcome, part));
+    CHECK(contains(outcome, "\"silent\":[]"));
+    CHECK(contains(outcome, "\"prompts\":[{"));
+    CHECK(contains(outcome, "\"why\":"));
+    after = head(t.engine);
+    CHECK(after > committed);
+    snprintf(part, sizeof part, "{\"seq\":%llu,\"input\":", (unsigned long long)after);
+    CHECK(starts_with(outcome, part));
+    rp_string_free(outcome);
+    CHECK(rp_turn_free(turn) == RP_RESULT_OK);
+
+    /* Tobias remembers what was said; Mira heard none of it. */
+    prompt = prompt_of(t.engine, t.tobias);
+    CHECK(contains(prompt, "Green ones, out past the reeds."));
+    rp_string_free(prompt);
+    prompt = prompt_of(t.engine, t.mira);
+    CHECK(prompt != NULL);
+    CHECK(!contains(prompt, "lights on the marsh"));
+    CHECK(!contains(prompt, "Green ones"));
+    rp_string_free(prompt);
+    CHECK(rp_engine_free(t.engine) == RP_RESULT_OK);
+}
+
+static void test_an_empty_generation_leaves_the_character_silent(void) {
+    struct tavern t;
+    rp_turn *turn = NULL;
+    char *step = NULL;
+    char *outcome = NULL;
+    char part[128];
+
+    CHECK(open_tavern(&t));
+    CHECK(begin(&t, wren_says(&t, "Tobias?", 1000), "{}", &turn) == RP_RESULT_OK);
+    CHECK(rp_turn_step(t.engine, turn, &step) == RP_RESULT_OK);
+    rp_string_free(step);
+    CHECK(provide(t.engine, turn, "{\"text\": \"   \"}") == RP_RESULT_OK);
+    CHECK(rp_turn_finish(t.engine, turn, &outcome) == RP_RESULT_OK);
+    CHECK(contains(outcome, "\"replies\":[]"));
+    snprintf(part, sizeof part, "\"silent\":[%llu]", (unsigned long long)t.tobias);
+    CHECK(contains(outcome, part));
+    rp_string_free(outcome);
+    CHECK(rp_turn_free(turn) == RP_RESULT_OK);
+    CHECK(rp_engine_free(t.engine) == RP_RESULT_OK);
+}
+
+static void test_a_semantic_turn_asks_for_vectors(void) {
+    struct tavern t;
+    rp_turn *turn = NULL;
+    char *step = NULL;
+    char *outcome = NULL;
+
+    CHECK(open_tavern(&t));
+    CHECK(begin(&t, wren_says(&t, "Tobias, the lights?", 1000), "{\"semantic\": true}",
+                &turn) == RP_RESULT_OK);
+    /* First a vector for the line heard, then the reply. */
+    CHECK(rp_turn_step(t.engine, turn, &step) == RP_RESULT_OK);
+    CHECK(step != NULL &&
+          strcmp(step, "{\"step\":\"embed\",\"texts\":[\"Tobias, the lights?\"]}") == 0);
+    rp_string_free(step);
+    CHECK(embed(t.engine, turn, "[[1, 0], [0, 1]]") == RP_RESULT_INVALID); /* two for one */
+    CHECK(contains(rp_last_error(), "2 vectors for 1 texts"));
+    CHECK(embed(t.engine, turn, "[[\"a\"]]") == RP_RESULT_INVALID);
+    CHECK(embed(t.engine, turn, "[[0.6, 0.8]]") == RP_RESULT_OK);
+    CHECK(rp_turn_step(t.engine, turn, &step) == RP_RESULT_OK);
+    CHECK(starts_with(step, "{\"step\":\"generate\""));
+    rp_string_free(step);
+    CHECK(provide(t.engine, turn, "{\"text\": \"Green ones.\"}") == RP_RESULT_OK);
+    /* Then vectors for the lines to remember: Wren's and Tobias's. */
+    CHECK(rp_turn_step(t.engine, turn, &step) == RP_RESULT_OK);
+    CHECK(starts_with(step, "{\"step\":\"embed\",\"texts\":[\"Wren: Tobias, the lights?\","));
+    rp_string_free(step);
+    CHECK(rp_turn_finish(t.engine, turn, &outcome) == RP_RESULT_CONFLICT);
+    CHECK(contains(rp_last_error(), "vectors for 2 texts"));
+    CHECK(embed(t.engine, turn, "[[1, 0], [0, 1]]") == RP_RESULT_OK);
+    CHECK(rp_turn_finish(t.engine, turn, &outcome) == RP_RESULT_OK);
+    CHECK(contains(outcome, "\"text\":\"Green ones.\""));
+    rp_string_free(outcome);
+    CHECK(rp_turn_free(turn) == RP_RESULT_OK);
+    CHECK(rp_engine_free(t.engine) == RP_RESULT_OK);
+}
+
+/* What the callbacks of the callback form see and answer: passed as
+ * user_data. */
+struct host {
+    const char *const *script; /* the replies, in order, space-separated words */
+    size_t next;
+    int calls;
+    int token_calls;
+    int fail;          /* 1: fail with a message; 2: answer garbage; 3: answer nothing */
+    rp_engine *self;   /* the engine running the turn */
+    rp_engine *other;  /* another engine */
+    rp_result same_engine_call;
+    rp_result other_engine_call;
+    rp_result bad_utf8_emit;
+    rp_token_sink *kept_sink;
+    uint64_t token_speaker;
+    char last_request[8192];
+    char tokens[1024];
+    char result[1024];
+};
+
+static int host_generate(void *user_data, const char *request_json, size_t request_json_len,
+                         rp_token_sink *sink, const char **out_result_json,
+                         size_t *out_result_len) {
+    struct host *host = user_data;
+    const char *reply = host->script[host->next];
+    const char *word = reply;
+    uint64_t seq = 0;
+
+    host->calls++;
+    host->kept_sink = sink;
+    /* The request is NUL-terminated as well as measured. */
+    if (strlen(request_json) == request_json_len && request_json_len < sizeof host->last_request) {
+        memcpy(host->last_request, request_json, request_json_len + 1);
+    }
+    /* rp with the engine running the turn is refused; another engine works. */
+    host->same_engine_call = rp_engine_head(host->self, &seq);
+    if (host->other != NULL) {
+        host->other_engine_call = rp_engine_head(host->other, &seq);
+    }
+    host->bad_utf8_emit = rp_token_sink_emit(sink, "\xff", 1);
+
+    switch (host->fail) {
+    case 1:
+        *out_result_json = "the model server is unreachable";
+        *out_result_len = strlen(*out_result_json);
+        return RP_RESULT_GENERATION;
+    case 2:
+        *out_result_json = "{\"text\": ";
+        *out_result_len = strlen(*out_result_json);
+        return RP_RESULT_OK;
+    case 3:
+        return RP_RESULT_OK;
+    default:
+        break;
+    }
+
+    /* Stream the reply word by word, as a model would. */
+    while (*word != '\0') {
+        const char *end = strchr(word, ' ');
+        size_t len = end == NULL ? strlen(word) : (size_t)(end - word) + 1;
+        if (rp_token_sink_emit(sink, word, len) != RP_RESULT_OK) {
+            return RP_RESULT_GENERATION;
+        }
+        word += len;
+    }
+    host->next++;
+    /* The result lives in user_data: it outlives the callback's return. */
+    snprintf(host->result, sizeof host->result, "{\"text\": \"%s\", \"model\": \"scripted\"}",
+             reply);
+    *out_result_json = host->result;
+    *out_result_len = strlen(host->result);
+    return RP_RESULT_OK;
+}
+
+static void host_token(void *user_data, uint64_t speaker, const char *text, size_t text_len) {
+    struct host *host = user_data;
+    size_t used = strlen(host->tokens);
+    host->token_calls++;
+    host->token_speaker = speaker;
+    if (strlen(text) == text_len && used + text_len < sizeof host->tokens) {
+        memcpy(host->tokens + used, text, text_len + 1);
+    }
+}
+
+static rp_result run_turn(const struct tavern *t, const char *input, const char *options,
+                          struct host *host, rp_token_fn on_token, char **outcome) {
+    return rp_engine_run_turn(t->engine, input, strlen(input), options,
+                              options == NULL ? 0 : strlen(options), host_generate, on_token,
+                              host, outcome);
+}
+
+static void test_the_callback_form_streams_tokens(void) {
+    static const char *const script[] = {"Aye. Green ones, out past the reeds.",
+                                         "Every night since my boat sank."};
+    struct tavern t;
+    struct tavern other;
+    struct host host;
+    char *outcome = NULL;
+    char part[256];
+    uint64_t before = 0;
+
+    CHECK(open_tavern(&t));
+    CHECK(open_tavern(&other));
+    memset(&host, 0, sizeof host);
+    host.script = script;
+    host.self = t.engine;
+    host.other = other.engine;
+    before = head(t.engine);
+
+    CHECK(run_turn(&t, wren_says(&t, "Tobias, seen any lights on the marsh?", 60000), NULL, &host,
+                   host_token, &outcome) == RP_RESULT_OK);
+    CHECK(host.calls == 1);
+    snprintf(part, sizeof part, "\"purpose\":{\"kind\":\"reply\",\"speaker\":%llu}",
+             (unsigned long long)t.tobias);
+    CHECK(starts_with(host.last_request, "{\"purpose\":"));
+    CHECK(contains(host.last_request, part));
+    CHECK(contains(host.last_request, "Wren: Tobias, seen any lights on the marsh?"));
+    /* Every token reached on_token, in order, with the speaker. */
+    CHECK(strcmp(host.tokens, script[0]) == 0);
+    CHECK(host.token_calls == 7);
+    CHECK(host.token_speaker == t.tobias);
+    CHECK(contains(outcome, "\"text\":\"Aye. Green ones, out past the reeds.\""));
+    snprintf(part, sizeof part, "{\"seq\":%llu,", (unsigned long long)head(t.engine));
+    CHECK(starts_with(outcome, part));
+    CHECK(head(t.engine) > before + 2);
+    rp_string_free(outcome);
+    outcome = NULL;
+
+    /* Inside the callback: the same engine is refused (no deadlock), another
+     * engine answers, and text that is not UTF-8 is refused. */
+    CHECK(host.same_engine_call == RP_RESULT_CONFLICT);
+    CHECK(host.other_engine_call == RP_RESULT_OK);
+    CHECK(host.bad_utf8_emit == RP_RESULT_INVALID_UTF8);
+    /* A sink kept past its callback is dead. */
+    CHECK(rp_token_sink_emit(host.kept_sink, "late", 4) == RP_RESULT_INVALID_HANDLE);
+
+    /* The conversation goes on; without on_token the tokens are dropped. */
+    host.tokens[0] = '\0';
+    host.token_calls = 0;
+    CHECK(run_turn(&t, wren_says(&t, "Tobias, since when?", 61000), "{\"max_responders\": 1}",
+                   &host, NULL, &outcome) == RP_RESULT_OK);
+    CHECK(host.calls == 2);
+    CHECK(host.token_calls == 0);
+    CHECK(contains(outcome, "\"text\":\"Every night since my boat sank.\""));
+    /* The second prompt holds the first exchange. */
+    CHECK(contains(host.last_request, "Green ones, out past the reeds."));
+    rp_string_free(outcome);
+
+    CHECK(rp_engine_free(other.engine) == RP_RESULT_OK);
+    CHECK(rp_engine_free(t.engine) == RP_RESULT_OK);
+}
+
+static void test_a_failing_callback_abandons_the_turn_but_keeps_the_input(void) {
+    static const char *const script[] = {"You will never hear this line."};
+    struct tavern t;
+    struct host host;
+    char *outcome = NULL;
+    char *prompt = NULL;
+    uint64_t before = 0;
+
+    CHECK(open_tavern(&t));
+    memset(&host, 0, sizeof host);
+    host.script = script;
+    host.self = t.engine;
+    host.fail = 1;
+    before = head(t.engine);
+
+    CHECK(run_turn(&t, wren_says(&t, "Tobias, are you awake?", 5000), NULL, &host, host_token,
+                   &outcome) == RP_RESULT_GENERATION);
+    CHECK(outcome == NULL);
+    CHECK(host.calls == 1);
+    CHECK(starts_with(rp_last_error(), "generation failed: the generate callback failed (code 16)"));
+    CHECK(contains(rp_last_error(), "the model server is unreachable"));
+    /* The input is committed (the clock and the line), nothing else. */
+    CHECK(head(t.engine) == before + 2);
+    prompt = prompt_of(t.engine, t.tobias);
+    CHECK(contains(prompt, "Wren: Tobias, are you awake?"));
+    CHECK(!contains(prompt, "never hear this line"));
+    rp_string_free(prompt);
+
+    /* A result that is not JSON, or no result at all: the same code. */
+    host.fail = 2;
+    before = head(t.engine);
+    CHECK(run_turn(&t, wren_says(&t, "Tobias?", 6000), NULL, &host, NULL, &outcome) ==
+          RP_RESULT_GENERATION);
+    CHECK(contains(rp_last_error(), "is not a result JSON"));
+    CHECK(head(t.engine) == before + 2);
+    host.fail = 3;
+    CHECK(run_turn(&t, wren_says(&t, "Tobias?", 7000), NULL, &host, NULL, &outcome) ==
+          RP_RESULT_GENERATION);
+    CHECK(contains(rp_last_error(), "without a result"));
+    CHECK(outcome == NULL);
+
+    /* Semantic turns are the poll form's: refused before anything is
+     * committed, as are bad inputs. */
+    before = head(t.engine);
+    CHECK(run_turn(&t, wren_says(&t, "Tobias?", 8000), "{\"semantic\": true}", &host, NULL,
+                   &outcome) == RP_RESULT_INVALID);
+    CHECK(contains(rp_last_error(), "rp_turn_begin"));
+    CHECK(run_turn(&t, "{\"speaker\": 1", NULL, &host, NULL, &outcome) == RP_RESULT_INVALID);
+    CHECK(head(t.engine) == before);
+    CHECK(rp_engine_free(t.engine) == RP_RESULT_OK);
+}
+
+static void test_null_arguments_are_refused(void) {
+    struct tavern t;
+    struct host host;
+    rp_turn *turn = NULL;
+    rp_turn *none = NULL;
+    char *json = NULL;
+    const char *input = NULL;
+
+    CHECK(open_tavern(&t));
+    memset(&host, 0, sizeof host);
+    input = wren_says(&t, "Tobias?", 1000);
+    CHECK(rp_turn_begin(NULL, input, strlen(input), NULL, 0, &none) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(strcmp(rp_last_error(), "`engine` is NULL") == 0);
+    CHECK(rp_turn_begin(t.engine, NULL, 0, NULL, 0, &none) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(strcmp(rp_last_error(), "`input_json` is NULL") == 0);
+    CHECK(rp_turn_begin(t.engine, input, strlen(input), NULL, 3, &none) ==
+          RP_RESULT_NULL_ARGUMENT);
+    CHECK(strcmp(rp_last_error(), "`options_json` is NULL") == 0);
+    CHECK(rp_turn_begin(t.engine, input, strlen(input), NULL, 0, NULL) ==
+          RP_RESULT_NULL_ARGUMENT);
+    CHECK(strcmp(rp_last_error(), "`out_turn` is NULL") == 0);
+    CHECK(none == NULL);
+
+    CHECK(begin(&t, input, NULL, &turn) == RP_RESULT_OK);
+    CHECK(rp_turn_step(t.engine, NULL, &json) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(strcmp(rp_last_error(), "`turn` is NULL") == 0);
+    CHECK(rp_turn_step(NULL, turn, &json) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_turn_step(t.engine, turn, NULL) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(strcmp(rp_last_error(), "`out_step_json` is NULL") == 0);
+    CHECK(rp_turn_provide(t.engine, turn, NULL, 0) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_turn_provide(t.engine, NULL, "{}", 2) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_turn_provide_embeddings(t.engine, turn, NULL, 0) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_turn_finish(t.engine, turn, NULL) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_turn_finish(t.engine, NULL, &json) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_engine_run_turn(t.engine, input, strlen(input), NULL, 0, NULL, NULL, &host, &json) ==
+          RP_RESULT_NULL_ARGUMENT);
+    CHECK(strcmp(rp_last_error(), "`generate` is NULL") == 0);
+    CHECK(rp_engine_run_turn(t.engine, input, strlen(input), NULL, 0, host_generate, NULL, &host,
+                             NULL) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_engine_run_turn(NULL, input, strlen(input), NULL, 0, host_generate, NULL, &host,
+                             &json) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_engine_inspect_prompt(t.engine, t.tobias, NULL, 0, 0, NULL, 0, NULL) ==
+          RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_engine_inspect_prompt(t.engine, t.tobias, NULL, 5, 0, NULL, 0, &json) ==
+          RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_engine_inspect_prompt(NULL, t.tobias, NULL, 0, 0, NULL, 0, &json) ==
+          RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_token_sink_emit(NULL, "x", 1) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(json == NULL);
+    /* The turn is unharmed by all that. */
+    CHECK(rp_turn_step(t.engine, turn, &json) == RP_RESULT_OK);
+    CHECK(starts_with(json, "{\"step\":\"generate\""));
+    rp_string_free(json);
+    CHECK(rp_turn_free(NULL) == RP_RESULT_OK);
+    CHECK(rp_turn_free(turn) == RP_RESULT_OK);
+    CHECK(rp_engine_free(t.engine) == RP_RESULT_OK);
+}
+
+static void test_bad_json_is_invalid_and_changes_nothing(void) {
+    static const char bad_utf8[] = {'{', '"', 't', 'e', 'x', 't', '"', ':', '"', (char)0xff, '"',
+                                    '}'};
+    struct tavern t;
+    rp_turn *turn = NULL;
+    char *step = NULL;
+    char *again = NULL;
+    char mira_speaks[128];
+    uint64_t before = 0;
+
+    CHECK(open_tavern(&t));
+    before = head(t.engine);
+    CHECK(begin(&t, "{\"speaker\": 1, \"text\": ", NULL, &turn) == RP_RESULT_INVALID);
+    CHECK(starts_with(rp_last_error(), "invalid turn input: "));
+    CHECK(begin(&t, "{\"text\": \"hello\", \"now\": 5}", NULL, &turn) == RP_RESULT_INVALID);
+    CHECK(contains(rp_last_error(), "speaker"));
+    CHECK(begin(&t, wren_says(&t, "hi", 5), "{\"shout\": true}", &turn) == RP_RESULT_INVALID);
+    CHECK(starts_with(rp_last_error(), "invalid turn options: "));
+    CHECK(contains(rp_last_error(), "shout"));
+    CHECK(begin(&t, wren_says(&t, "hi", 5), "{\"max_responders\": 0}", &turn) ==
+          RP_RESULT_INVALID);
+    CHECK(begin(&t, wren_says(&t, "hi", 5), "\"fast\"", &turn) == RP_RESULT_INVALID);
+    CHECK(rp_turn_begin(t.engine, bad_utf8, sizeof bad_utf8, NULL, 0, &turn) ==
+          RP_RESULT_INVALID_UTF8);
+    CHECK(contains(rp_last_error(), "`input_json` is not valid UTF-8"));
+    /* Only the player starts turns; unknown speakers are not found. */
+    snprintf(mira_speaks, sizeof mira_speaks, "{\"speaker\": %llu, \"text\": \"x\", \"now\": 5}",
+             (unsigned long long)t.mira);
+    CHECK(begin(&t, mira_speaks, NULL, &turn) == RP_RESULT_INVALID);
+    CHECK(contains(rp_last_error(), "not host-controlled"));
+    CHECK(begin(&t, "{\"speaker\": 999999, \"text\": \"x\", \"now\": 5}", NULL, &turn) ==
+          RP_RESULT_NOT_FOUND);
+    CHECK(turn == NULL);
+    CHECK(head(t.engine) == before);
+
+    /* A bad result leaves the turn as it was. */
+    CHECK(begin(&t, wren_says(&t, "Tobias?", 1000), NULL, &turn) == RP_RESULT_OK);
+    CHECK(rp_turn_step(t.engine, turn, &step) == RP_RESULT_OK);
+    CHECK(provide(t.engine, turn, "{\"text\": ") == RP_RESULT_INVALID);
+    CHECK(starts_with(rp_last_error(), "invalid generation result: not JSON: "));
+    CHECK(provide(t.engine, turn, "{\"text\": 42}") == RP_RESULT_INVALID);
+    CHECK(provide(t.engine, turn, "\"Aye\"") == RP_RESULT_INVALID);
+    CHECK(provide(t.engine, turn, "[\"Aye\"]") == RP_RESULT_INVALID);
+    /* A misspelt field is an error, not an empty (silent) reply. */
+    CHECK(provide(t.engine, turn, "{\"txt\": \"Aye\"}") == RP_RESULT_INVALID);
+    CHECK(contains(rp_last_error(), "unknown field `txt`"));
+    CHECK(rp_turn_provide(t.engine, turn, bad_utf8, sizeof bad_utf8) == RP_RESULT_INVALID_UTF8);
+    CHECK(embed(t.engine, turn, "not json") == RP_RESULT_INVALID);
+    CHECK(starts_with(rp_last_error(), "invalid embeddings JSON: "));
+    CHECK(rp_turn_step(t.engine, turn, &again) == RP_RESULT_OK);
+    CHECK(step != NULL && again != NULL && strcmp(step, again) == 0);
+    rp_string_free(step);
+    rp_string_free(again);
+    CHECK(rp_turn_free(turn) == RP_RESULT_OK);
+    CHECK(rp_engine_free(t.engine) == RP_RESULT_OK);
+}
+
+static void test_a_turn_refuses_what_it_did_not_ask_for(void) {
+    struct tavern t;
+    rp_turn *turn = NULL;
+    char *json = NULL;
+
+    CHECK(open_tavern(&t));
+    CHECK(begin(&t, wren_says(&t, "Tobias?", 1000), NULL, &turn) == RP_RESULT_OK);
+    /* Vectors were never asked for; finishing needs Tobias's line first. */
+    CHECK(embed(t.engine, turn, "[[1.0]]") == RP_RESULT_CONFLICT);
+    CHECK(contains(rp_last_error(), "not waiting for vectors"));
+    CHECK(rp_turn_finish(t.engine, turn, &json) == RP_RESULT_CONFLICT);
+    CHECK(starts_with(rp_last_error(), "the turn is not done: rp_turn_step asks for"));
+    CHECK(json == NULL);
+    /* Refused, the turn goes on. */
+    CHECK(provide(t.engine, turn, "{\"text\": \"Mm.\"}") == RP_RESULT_OK);
+    CHECK(provide(t.engine, turn, "{\"text\": \"Mm again.\"}") == RP_RESULT_CONFLICT);
+    CHECK(contains(rp_last_error(), "not waiting for a generation"));
+    CHECK(rp_turn_finish(t.engine, turn, &json) == RP_RESULT_OK);
+    CHECK(contains(json, "\"text\":\"Mm.\""));
+    CHECK(!contains(json, "Mm again."));
+    rp_string_free(json);
+    json = NULL;
+
+    /* Finished: every call but free is refused. */
+    CHECK(rp_turn_step(t.engine, turn, &json) == RP_RESULT_CONFLICT);
+    CHECK(contains(rp_last_error(), "rp_turn_finish ended it"));
+    CHECK(provide(t.engine, turn, "{\"text\": \"x\"}") == RP_RESULT_CONFLICT);
+    CHECK(embed(t.engine, turn, "[[1.0]]") == RP_RESULT_CONFLICT);
+    CHECK(rp_turn_finish(t.engine, turn, &json) == RP_RESULT_CONFLICT);
+    CHECK(json == NULL);
+    CHECK(rp_turn_free(turn) == RP_RESULT_OK);
+    /* Freed: the handle is dead, and freeing it again is reported, not a crash. */
+    CHECK(rp_turn_step(t.engine, turn, &json) == RP_RESULT_INVALID_HANDLE);
+    CHECK(contains(rp_last_error(), "not a live handle"));
+    CHECK(rp_turn_free(turn) == RP_RESULT_INVALID_HANDLE);
+    CHECK(rp_engine_free(t.engine) == RP_RESULT_OK);
+}
+
+static void test_a_turn_belongs_to_its_engine(void) {
+    struct tavern t;
+    struct tavern other;
+    rp_turn *turn = NULL;
+    rp_turn *foreign = NULL;
+    int not_a_turn = 0;
+    char *json = NULL;
+
+    CHECK(open_tavern(&t));
+    CHECK(open_tavern(&other));
+    CHECK(begin(&t, wren_says(&t, "Tobias?", 1000), NULL, &turn) == RP_RESULT_OK);
+    CHECK(rp_turn_step(other.engine, turn, &json) == RP_RESULT_INVALID);
+    CHECK(contains(rp_last_error(), "another engine"));
+    CHECK(provide(other.engine, turn, "{\"text\": \"x\"}") == RP_RESULT_INVALID);
+    CHECK(rp_turn_finish(other.engine, turn, &json) == RP_RESULT_INVALID);
+    CHECK(json == NULL);
+    CHECK(rp_engine_free(other.engine) == RP_RESULT_OK);
+    /* A freed engine is not a live handle. */
+    CHECK(rp_turn_step(other.engine, turn, &json) == RP_RESULT_INVALID_HANDLE);
+
+    /* A handle that is not a turn. */
+    foreign = (rp_turn *)(void *)&not_a_turn;
+    CHECK(rp_turn_step(t.engine, foreign, &json) == RP_RESULT_INVALID_HANDLE);
+    CHECK(rp_turn_free(foreign) == RP_RESULT_INVALID_HANDLE);
+    CHECK(not_a_turn == 0);
+
+    /* The world moved on (a decision was recorded): the turn is stale. */
+    CHECK(rp_engine_decide(t.engine, t.mira, "{}", 2, &json) == RP_RESULT_OK);
+    rp_string_free(json);
+    json = NULL;
+    CHECK(rp_turn_step(t.engine, turn, &json) == RP_RESULT_CONFLICT);
+    CHECK(contains(rp_last_error(), "the world changed since the turn began"));
+    CHECK(rp_turn_free(turn) == RP_RESULT_OK);
+
+    /* A turn outliving its engine can still be freed. */
+    CHECK(begin(&t, wren_says(&t, "Tobias?", 2000), NULL, &turn) == RP_RESULT_OK);
+    CHECK(rp_engine_free(t.engine) == RP_RESULT_OK);
+    CHECK(rp_turn_step(t.engine, turn, &json) == RP_RESULT_INVALID_HANDLE);
+    CHECK(rp_turn_free(turn) == RP_RESULT_OK);
+}
+
+static void test_inspect_prompt_says_why_each_piece_is_there(void) {
+    struct tavern t;
+    char *json = NULL;
+    char part[128];
+    static const char options[] = "{\"memories_k\": 2, \"dialogue_lines\": 4}";
+    static const char small[] = "{\"budget_tokens\": 50}";
+    char memory[256];
+    uint64_t memory_id = 0;
+
+    CHECK(open_tavern(&t));
+    CHECK(rp_engine_inspect_prompt(t.engine, t.mira, "a cider, please", 15, 0, options,
+                                   strlen(options), &json) == RP_RESULT_OK);
+    snprintf(part, sizeof part, "{\"speaker\":%llu,\"messages\":[", (unsigned long long)t.mira);
+    CHECK(starts_with(json, part));
+    CHECK(contains(json, "\"pieces\":[{\"section\":\"identity\""));
+    CHECK(contains(json, "\"why\":\"the speaker\""));
+    CHECK(contains(json, "Her brother vanished on the marsh ten winters ago."));
+    CHECK(contains(json, "\"trimmed\":[]"));
+    CHECK(contains(json, "\"budget_tokens\":4096"));
+    rp_string_free(json);
+    json = NULL;
+
+    /* A memory recalled for the query says why it is there, with its score;
+     * a budget too small for it trims it, and says so. */
+    snprintf(memory, sizeof memory,
+             "{\"owner\": %llu, \"text\": \"I saw green lights over the marsh\"}",
+             (unsigned long long)t.tobias);
+    CHECK(rp_engine_add_memory(t.engine, memory, strlen(memory), &memory_id) == RP_RESULT_OK);
+    CHECK(rp_engine_inspect_prompt(t.engine, t.tobias, "green lights", 12, 0, NULL, 0, &json) ==
+          RP_RESULT_OK);
+    CHECK(contains(json, "{\"section\":\"memories\",\"text\":"));
+    CHECK(contains(json, "I saw green lights over the marsh"));
+    CHECK(contains(json, "\"why\":\"recalled for the line heard: score "));
+    CHECK(contains(json, "\"score\":"));
+    CHECK(contains(json, "\"trimmed\":[]"));
+    rp_string_free(json);
+    json = NULL;
+    CHECK(rp_engine_inspect_prompt(t.engine, t.tobias, "green lights", 12, 0, small,
+                                   strlen(small), &json) == RP_RESULT_OK);
+    CHECK(contains(json, "\"trimmed\":[{\"section\":\"memories\""));
+    CHECK(contains(json, "\"budget_tokens\":50"));
+    rp_string_free(json);
+    json = NULL;
+
+    CHECK(rp_engine_inspect_prompt(t.engine, t.mira, NULL, 0, 0, "{\"budget_tokens\": 0}", 20,
+                                   &json) == RP_RESULT_INVALID);
+    CHECK(rp_engine_inspect_prompt(t.engine, t.mira, NULL, 0, 0, "{\"colour\": 1}", 13, &json) ==
+          RP_RESULT_INVALID);
+    CHECK(starts_with(rp_last_error(), "invalid prompt options: "));
+    CHECK(rp_engine_inspect_prompt(t.engine, t.mira, "\xff", 1, 0, NULL, 0, &json) ==
+          RP_RESULT_INVALID_UTF8);
+    CHECK(rp_engine_inspect_prompt(t.engine, 999999, NULL, 0, 0, NULL, 0, &json) ==
+          RP_RESULT_NOT_FOUND);
+    CHECK(json == NULL);
+    CHECK(rp_engine_free(t.engine) == RP_RESULT_OK);
+}
+
+static void test_the_generation_code_keeps_its_number(void) {
+    CHECK(RP_RESULT_FACT_SYNTAX == 15);
+    CHECK(RP_RESULT_GENERATION == 16);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s PATH/TO/examples/tavern.toml\n", argv[0]);
+        return 2;
+    }
+    tavern_path = argv[1];
+
+    test_the_poll_form_runs_a_turn_in_the_booth();
+    test_an_empty_generation_leaves_the_character_silent();
+    test_a_semantic_turn_asks_for_vectors();
+    test_the_callback_form_streams_tokens();
+    test_a_failing_callback_abandons_the_turn_but_keeps_the_input();
+    test_null_arguments_are_refused();
+    test_bad_json_is_invalid_and_changes_nothing();
+    test_a_turn_refuses_what_it_did_not_ask_for();
+    test_a_turn_belongs_to_its_engine();
+    test_inspect_prompt_says_why_each_piece_is_there();
+    test_the_generation_code_keeps_its_number();
+
+    printf("test_turn: %d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}
