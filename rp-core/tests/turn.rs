@@ -462,6 +462,20 @@ fn retry_and_silence_come_back_to_the_host_and_a_wake_up_turn_answers_later() {
     assert_eq!(woke.replies.len(), 1);
     assert_eq!(woke.replies[0].speaker, ana);
     assert!(prompts_of(&g, ana)[0].contains("Wren: Anyone?"));
+    // Woken again, nobody reconsiders: Ana has answered since.
+    let again = engine
+        .run_turn_blocking(
+            TurnInput::wake(wren, 7_000),
+            TurnOptions::default(),
+            &g,
+            &mut rp_core::turn::NoSink,
+        )
+        .unwrap();
+    assert!(
+        again.decisions.iter().all(|d| d.entity != ana),
+        "Ana already answered"
+    );
+    assert!(again.replies.is_empty());
     // An empty generation is silence, recorded but not said.
     let g2 = ScriptedGenerator::new("");
     let quiet = turn(&mut engine, &g2, wren, "Cy, still there?", 20_000);
@@ -654,6 +668,12 @@ fn prompts_follow_the_seed_order_and_trim_memories_first() {
     let mut edge = rp_core::Edge::new(ana, wren);
     edge.summary = "Owes her a favour.".into();
     engine.append(vec![Event::EdgeUpdated { edge }]).unwrap();
+    let guild = engine
+        .add_memory(rp_core::memory::NewMemory::new(
+            ana,
+            "The heron seal belongs to the ferrymen's guild.",
+        ))
+        .unwrap();
     let g = ScriptedGenerator::default();
     turn(
         &mut engine,
@@ -662,10 +682,15 @@ fn prompts_follow_the_seed_order_and_trim_memories_first() {
         "Who carries the letter with the heron seal?",
         1_000,
     );
+    let asked = Some("Who carries the letter with the heron seal?");
     let p = engine
-        .inspect_prompt(ana, None, 2_000, &Default::default())
+        .inspect_prompt(ana, asked, 2_000, &Default::default())
         .unwrap();
     use rp_core::turn::Section::*;
+    // Remembered lines still in the dialogue section are not shown twice.
+    let remembered: Vec<_> = p.pieces.iter().filter(|x| x.section == Memories).collect();
+    assert_eq!(remembered.len(), 1, "{remembered:?}");
+    assert_eq!(remembered[0].memory, Some(guild));
     let sections: Vec<_> = p.pieces.iter().map(|x| x.section).collect();
     let mut dedup = sections.clone();
     dedup.dedup();
@@ -693,7 +718,7 @@ fn prompts_follow_the_seed_order_and_trim_memories_first() {
         budget_tokens: p.tokens - 10,
         ..Default::default()
     };
-    let t = engine.inspect_prompt(ana, None, 2_000, &tight).unwrap();
+    let t = engine.inspect_prompt(ana, asked, 2_000, &tight).unwrap();
     assert!(!t.trimmed.is_empty());
     assert!(
         t.trimmed.iter().all(|x| x.section == Memories),
@@ -705,7 +730,7 @@ fn prompts_follow_the_seed_order_and_trim_memories_first() {
         budget_tokens: 1,
         ..Default::default()
     };
-    let t = engine.inspect_prompt(ana, None, 2_000, &tiny).unwrap();
+    let t = engine.inspect_prompt(ana, asked, 2_000, &tiny).unwrap();
     assert!(
         t.tokens > t.budget_tokens,
         "identity and presence are never dropped"

@@ -455,6 +455,7 @@ def test_a_semantic_turn_without_embed_is_refused_before_it_begins(
 def test_inspect_prompt_says_why_each_piece_is_there(
     world: World, wren: int, tobias: int, mira: int
 ) -> None:
+    boat = world.add_memory(tobias, "No boat can go where the lights were moving.")
     world.run_turn(wren, ASK, MINUTE, lambda request: ANSWER)
     head = world.head
     prompt = world.inspect_prompt(tobias)
@@ -472,9 +473,11 @@ def test_inspect_prompt_says_why_each_piece_is_there(
     assert [p["text"] for p in dialogue] == [f"Wren: {ASK}", f"Tobias Reed: {ANSWER}"]
     assert dialogue[0]["entity"] == wren
     assert dialogue[0]["why"] == "a recent line the speaker witnessed"
-    # Memories recalled for the query say so, with their score.
+    # Memories recalled for the query say so, with their score; remembered lines still in
+    # the dialogue section are not repeated there.
     recalled = [p for p in pieces if p["section"] == "memories"]
-    assert recalled and all("memory" in p and "score" in p for p in recalled)
+    assert [p["memory"] for p in recalled] == [boat]
+    assert all("score" in p for p in recalled)
     assert all(p["why"].startswith("recalled for the line heard") for p in recalled)
 
     # Mira's prompt holds nothing she did not witness.

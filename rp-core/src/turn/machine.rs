@@ -43,8 +43,9 @@ use std::sync::Arc;
 pub struct TurnInput {
     /// Who speaks: a host-controlled entity (the player).
     pub speaker: EntityId,
-    /// What it says. Empty: a wake-up turn, in which the characters present reconsider the
-    /// last line each heard (after a `$retry`, or when time has passed).
+    /// What it says. Empty: a wake-up turn, in which the characters near the speaker that
+    /// heard something since they last spoke reconsider the last line each heard (after a
+    /// `$retry`, or when time has passed).
     #[serde(default)]
     pub text: String,
     /// The host clock. The world's clock advances to it (it never goes back).
@@ -326,16 +327,27 @@ fn build_prompt(
         }
     }
     if options.memories_k > 0 && !query.trim().is_empty() {
+        // A remembered line still in the dialogue section would say the same thing twice:
+        // such memories are skipped, so recall asks for enough to fill K without them.
+        let in_dialogue = prompt::dialogue_lines(world, speaker, options.dialogue_lines);
         let mut recall = options.recall.clone();
-        recall.k = options.memories_k;
+        recall.k = (options.memories_k + in_dialogue.len()).min(1000);
         recall.query_embedding = query_vector.map(<[f32]>::to_vec);
+        let mut taken = 0;
         for r in engine.recall(speaker, query, now, &recall)? {
+            if taken >= options.memories_k {
+                break;
+            }
             if pinned.contains(&r.id) {
                 continue;
             }
             let Some(m) = world.memory(r.id) else {
                 continue;
             };
+            if in_dialogue.contains(&m.text) {
+                continue;
+            }
+            taken += 1;
             recalled.push(r.id);
             memories.push(MemoryPick {
                 id: r.id,
@@ -505,6 +517,9 @@ impl TurnMachine {
                     .map(|s| s.name.clone())
                     .unwrap_or_default();
                 (self.input.text.clone(), author, now)
+            } else if self.scratch.speech(entity).unread == 0 {
+                // A wake-up turn is for lines not yet answered: it has spoken since.
+                continue;
             } else {
                 match prompt::witnessed(&self.scratch, entity)
                     .into_iter()

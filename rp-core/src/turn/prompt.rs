@@ -284,6 +284,25 @@ pub fn witnessed(world: &World, speaker: EntityId) -> Vec<&Utterance> {
         .collect()
 }
 
+/// The last `n` lines `speaker` witnessed as its prompt shows them ("Name: text"), which is
+/// also how a remembered line reads.
+pub(crate) fn dialogue_lines(
+    world: &World,
+    speaker: EntityId,
+    n: usize,
+) -> std::collections::HashSet<String> {
+    let heard = witnessed(world, speaker);
+    heard[heard.len().saturating_sub(n)..]
+        .iter()
+        .map(|u| {
+            let name = world
+                .entity(u.speaker)
+                .map_or("someone", |e| e.name.as_str());
+            format!("{name}: {}", u.text)
+        })
+        .collect()
+}
+
 /// Builds the prompt of `speaker` in `world`.
 pub(crate) fn build(
     world: &World,
