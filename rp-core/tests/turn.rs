@@ -726,6 +726,19 @@ fn prompts_follow_the_seed_order_and_trim_memories_first() {
         t.trimmed
     );
     assert!(t.tokens <= t.budget_tokens);
+    // Counting two characters per token doubles the count of the same prompt, about.
+    let two = rp_core::turn::PromptOptions {
+        chars_per_token: 2,
+        budget_tokens: 100_000,
+        ..Default::default()
+    };
+    let t = engine.inspect_prompt(ana, asked, 2_000, &two).unwrap();
+    assert!(t.tokens >= 2 * p.tokens - 2 && t.tokens <= 2 * p.tokens + 2);
+    let zero = rp_core::turn::PromptOptions {
+        chars_per_token: 0,
+        ..Default::default()
+    };
+    assert!(engine.inspect_prompt(ana, asked, 2_000, &zero).is_err());
     let tiny = rp_core::turn::PromptOptions {
         budget_tokens: 1,
         ..Default::default()

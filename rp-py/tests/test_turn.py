@@ -487,6 +487,9 @@ def test_inspect_prompt_says_why_each_piece_is_there(
 
 def test_inspect_prompt_options_and_budget(world: World, wren: int, tobias: int) -> None:
     world.run_turn(wren, ASK, MINUTE, lambda request: ANSWER)
+    plain = world.inspect_prompt(tobias, query=ASK, now=2 * MINUTE)
+    halves = world.inspect_prompt(tobias, query=ASK, now=2 * MINUTE, options={"chars_per_token": 2})
+    assert abs(halves["tokens"] - 2 * plain["tokens"]) <= 2, "tokens are counted as asked"
     small = world.inspect_prompt(tobias, query=ASK, now=2 * MINUTE, options={"budget_tokens": 60})
     assert small["budget_tokens"] == 60
     assert small["trimmed"], "a small budget drops pieces"

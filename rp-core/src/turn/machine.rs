@@ -25,7 +25,9 @@
 //! # Ok::<(), rp_core::Error>(())
 //! ```
 
-use super::prompt::{self, Gathered, MemoryPick, Prompt, PromptOptions, TokenCounter};
+use super::prompt::{
+    self, CharsPerToken, Gathered, MemoryPick, Prompt, PromptOptions, TokenCounter,
+};
 use super::{EmbedRequest, GenerateRequest, GenerateResult, Purpose, Sampling};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -283,17 +285,9 @@ impl Engine {
                 .map(|u| u.text.clone())
                 .unwrap_or_default(),
         };
-        let counter = super::default_counter();
+        let counter = CharsPerToken(options.chars_per_token);
         let (prompt, _) = build_prompt(
-            self,
-            &world,
-            speaker,
-            &query,
-            None,
-            now,
-            options,
-            counter.as_ref(),
-            None,
+            self, &world, speaker, &query, None, now, options, &counter, None,
         )?;
         Ok(prompt)
     }
@@ -383,10 +377,12 @@ impl TurnMachine {
         input: TurnInput,
         options: TurnOptions,
     ) -> Result<TurnMachine> {
-        TurnMachine::begin_counting(engine, input, options, super::default_counter())
+        let counter = Arc::new(CharsPerToken(options.prompt.chars_per_token));
+        TurnMachine::begin_counting(engine, input, options, counter)
     }
 
-    /// [`TurnMachine::begin`] with a token counter of the host's.
+    /// [`TurnMachine::begin`] with a token counter of the host's (instead of
+    /// `options.prompt.chars_per_token`).
     pub fn begin_counting(
         engine: &mut Engine,
         input: TurnInput,

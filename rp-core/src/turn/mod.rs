@@ -24,13 +24,6 @@ pub use request::{
 };
 pub use scripted::ScriptedGenerator;
 
-use std::sync::Arc;
-
-/// The default token counter: four characters per token.
-pub(crate) fn default_counter() -> Arc<dyn TokenCounter> {
-    Arc::new(CharsPerToken::default())
-}
-
 /// `json` parsed, when it is a JSON object (serde would also read a struct from an array).
 pub(crate) fn json_value(what: &'static str, json: &str) -> crate::Result<serde_json::Value> {
     let value: serde_json::Value = serde_json::from_str(json)

@@ -184,6 +184,9 @@ pub struct PromptOptions {
     pub lore_lines: usize,
     /// Tokens lore may take.
     pub lore_budget_tokens: usize,
+    /// How tokens are counted: this many characters per token, rounded up (Rust hosts can
+    /// pass any [`TokenCounter`] to `TurnMachine::begin_counting` instead).
+    pub chars_per_token: usize,
     /// The template.
     pub template: PromptTemplate,
     /// Recall settings (`k` is taken from `memories_k`).
@@ -198,6 +201,7 @@ impl Default for PromptOptions {
             dialogue_lines: 32,
             lore_lines: 16,
             lore_budget_tokens: 400,
+            chars_per_token: 4,
             template: PromptTemplate::default(),
             recall: RecallOptions::default(),
         }
@@ -221,6 +225,9 @@ impl PromptOptions {
         }
         if self.dialogue_lines == 0 {
             return bad("dialogue_lines must be at least 1");
+        }
+        if !(1..=64).contains(&self.chars_per_token) {
+            return bad("chars_per_token must be within 1–64");
         }
         if !self.template.system.contains("{{dialogue}}")
             && !self.template.user.contains("{{dialogue}}")

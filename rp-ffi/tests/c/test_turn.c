@@ -689,6 +689,30 @@ static void test_inspect_prompt_says_why_each_piece_is_there(void) {
     rp_string_free(json);
     json = NULL;
 
+    /* Tokens are counted as the options say: one character per token counts four times
+     * what the default four characters per token count, give or take rounding. */
+    {
+        static const char per_char[] = "{\"chars_per_token\": 1, \"budget_tokens\": 100000}";
+        static const char per_four[] = "{\"budget_tokens\": 100000}";
+        long one = -1, four = -1;
+        const char *at;
+        CHECK(rp_engine_inspect_prompt(t.engine, t.tobias, "green lights", 12, 0, per_char,
+                                       strlen(per_char), &json) == RP_RESULT_OK);
+        at = json ? strstr(json, "\"tokens\":") : NULL;
+        while (at && strstr(at + 1, "\"tokens\":")) at = strstr(at + 1, "\"tokens\":");
+        if (at) one = strtol(at + 9, NULL, 10);
+        rp_string_free(json);
+        json = NULL;
+        CHECK(rp_engine_inspect_prompt(t.engine, t.tobias, "green lights", 12, 0, per_four,
+                                       strlen(per_four), &json) == RP_RESULT_OK);
+        at = json ? strstr(json, "\"tokens\":") : NULL;
+        while (at && strstr(at + 1, "\"tokens\":")) at = strstr(at + 1, "\"tokens\":");
+        if (at) four = strtol(at + 9, NULL, 10);
+        rp_string_free(json);
+        json = NULL;
+        CHECK(four > 0 && one >= 4 * four - 8 && one <= 4 * four);
+    }
+
     CHECK(rp_engine_inspect_prompt(t.engine, t.mira, NULL, 0, 0, "{\"budget_tokens\": 0}", 20,
                                    &json) == RP_RESULT_INVALID);
     CHECK(rp_engine_inspect_prompt(t.engine, t.mira, NULL, 0, 0, "{\"colour\": 1}", 13, &json) ==
