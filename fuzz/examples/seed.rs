@@ -48,6 +48,20 @@ fn play(world: &mut World) -> Vec<Event> {
             fired: vec![1, 3],
             draws: vec![0.25, 0.75],
         },
+        Event::Generated {
+            purpose: rp_core::turn::Purpose::Reply { speaker: mira },
+            result: rp_core::turn::GenerateResult {
+                text: "Sit, drink.".into(),
+                prompt_tokens: Some(812),
+                completion_tokens: Some(4),
+                model: Some("scripted".into()),
+                ..Default::default()
+            },
+        },
+        Event::MemoriesRecalled {
+            ids: vec![],
+            at: 1_000,
+        },
         Event::EntityCreated {
             id: item,
             key: Some("lantern".into()),
@@ -327,12 +341,42 @@ to = "tavern-keeper"
 affinity = 0.2
 "#,
     );
-    // Every world-file seed must load, so the fuzzer starts from the deep end.
+    // Every world-file seed must load, so the fuzzer starts from the deep end. (Only the seeds:
+    // the directory also holds what earlier campaigns found.)
     for f in std::fs::read_dir(&dir).expect("world_file seeds") {
         let path = f.expect("dir entry").path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
         let text = std::fs::read_to_string(&path).expect("read seed");
         worldfile::creation_events("seed.toml", &text, 0, Default::default())
             .unwrap_or_else(|e| panic!("{} does not load: {e}", path.display()));
+    }
+    // Turns: options JSON, the input, then model outputs, separated by U+0001.
+    let turn = root.join("turn");
+    for (name, seed) in [
+        ("plain", "\u{1}Ana, a cider?\u{1}Coming up.\u{1}Bo here."),
+        (
+            "named",
+            "{}\u{1}Bo! Ana! Wren here.\u{1}Ana: hello\u{1}  \u{1}Bo: x",
+        ),
+        (
+            "semantic",
+            concat!(
+                r#"{"semantic": true, "prompt": {"memories_k": 3}}"#,
+                "\u{1}Ana, ale or beer?\u{1}Beer.\u{1}abc\u{1}Bo: ale\u{1}abcd"
+            ),
+        ),
+        (
+            "tight",
+            concat!(
+                r#"{"prompt": {"budget_tokens": 5, "dialogue_lines": 1, "template": {"system": "{{name}} {{dialogue}}", "user": ""}}}"#,
+                "\u{1}Bo, Ana: the heron seal\u{1}Bo: ok"
+            ),
+        ),
+        ("wake", "{\"max_responders\": 1}\u{1}\u{1}\u{1}"),
+    ] {
+        write(&turn, name, seed.as_bytes());
     }
     for t in [
         "decode_event",
@@ -340,6 +384,7 @@ affinity = 0.2
         "decode_snapshot",
         "decode_snapshot_body",
         "world_file",
+        "turn",
     ] {
         let n = std::fs::read_dir(root.join(t)).map_or(0, |d| d.count());
         println!("{t}: {n} seeds");

@@ -25,5 +25,9 @@ fuzz_target!(|data: &[u8]| {
     };
     let first = evaluate_to_string(expr, &self_facts, &ctx, &mut SeededDraws::new(7, 0));
     let again = evaluate_to_string(expr, &self_facts, &ctx, &mut SeededDraws::new(7, 0));
-    assert_eq!(format!("{first:?}"), format!("{again:?}"), "evaluation is not deterministic");
+    assert_eq!(
+        format!("{first:?}"),
+        format!("{again:?}"),
+        "evaluation is not deterministic"
+    );
 });

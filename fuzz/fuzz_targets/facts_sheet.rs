@@ -14,10 +14,16 @@ fuzz_target!(|data: &[u8]| {
     let checked = check_sheet(text);
     let lines = FactSheet::from_text(text);
     let Ok(sheet) = compile_sheet(lines.lines()) else {
-        assert!(checked.is_err(), "check_sheet accepted what compile_sheet refused");
+        assert!(
+            checked.is_err(),
+            "check_sheet accepted what compile_sheet refused"
+        );
         return;
     };
-    assert!(checked.is_ok(), "check_sheet refused what compile_sheet accepted");
+    assert!(
+        checked.is_ok(),
+        "check_sheet refused what compile_sheet accepted"
+    );
     let present = ["Mira".to_string(), "Wren".to_string()];
     let ctx = Context {
         name: "Mira",
@@ -40,5 +46,8 @@ fuzz_target!(|data: &[u8]| {
         format!("{again:?}"),
         "the same draws gave a different decision"
     );
-    assert!(first.retry_ms.is_none() || !first.respond, "a $retry never responds now");
+    assert!(
+        first.retry_ms.is_none() || !first.respond,
+        "a $retry never responds now"
+    );
 });

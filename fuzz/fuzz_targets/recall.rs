@@ -9,7 +9,9 @@ use std::cell::RefCell;
 
 fn world() -> (Engine, Vec<EntityId>) {
     let mut engine = Engine::in_memory("fuzz", 0).expect("engine");
-    let people: Vec<EntityId> = (0..3u64).map(|i| EntityId(engine.world().next_id() + i)).collect();
+    let people: Vec<EntityId> = (0..3u64)
+        .map(|i| EntityId(engine.world().next_id() + i))
+        .collect();
     let created = people
         .iter()
         .enumerate()
@@ -24,9 +26,13 @@ fn world() -> (Engine, Vec<EntityId>) {
         })
         .collect();
     engine.append(created).expect("people");
-    for (i, text) in ["the dark ale", "a ship came in", "AND \"duke\" said: (nothing)"]
-        .iter()
-        .enumerate()
+    for (i, text) in [
+        "the dark ale",
+        "a ship came in",
+        "AND \"duke\" said: (nothing)",
+    ]
+    .iter()
+    .enumerate()
     {
         let owner = people[i % people.len()];
         engine
@@ -59,10 +65,15 @@ fuzz_target!(|data: &[u8]| {
         let (engine, people) = &mut *w.borrow_mut();
         let speaker = people[usize::from(head.first().copied().unwrap_or(0)) % people.len()];
         // The fuzzed text as a memory too, for as long as this input runs.
-        let added = engine.add_memory(NewMemory::new(speaker, query.as_ref())).ok();
+        let added = engine
+            .add_memory(NewMemory::new(speaker, query.as_ref()))
+            .ok();
         if let Ok(found) = engine.recall(speaker, &query, 0, &options) {
             for r in found {
-                let m = engine.world().memory(r.id).expect("a recalled memory exists");
+                let m = engine
+                    .world()
+                    .memory(r.id)
+                    .expect("a recalled memory exists");
                 assert_eq!(m.owner, speaker, "recalled another's memory");
             }
         }
