@@ -41,13 +41,13 @@ impl Engine {
         }
         let mut pinned: Vec<&Memory> = self
             .world
-            .memories_of(speaker)
+            .always_loaded_of(speaker)
             .filter(|m| m.pinned)
             .collect();
         pinned.sort_by_key(|m| (m.created, m.id));
         let mut scenes: Vec<&Memory> = self
             .world
-            .memories_of(speaker)
+            .always_loaded_of(speaker)
             .filter(|m| !m.pinned && m.kind == crate::MemoryKind::SceneSummary)
             .collect();
         scenes.sort_by_key(|m| std::cmp::Reverse((m.created, m.id)));

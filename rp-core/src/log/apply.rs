@@ -415,15 +415,14 @@ impl World {
                     crate::memory::check_embedding(v).map_err(|m| Error::invalid("memory", m))?;
                 }
                 self.take_id(memory.id.0);
-                self.index.own_memory(memory.owner, memory.id, true);
+                self.index.own_memory(memory, true);
                 self.memories.insert(memory.clone());
             }
             Event::MemoryRemoved { id } => {
-                let Some(owner) = self.memories.get(id).map(|m| m.owner) else {
+                let Some(memory) = self.memories.remove(id) else {
                     return Err(Error::not_found("memory", id));
                 };
-                self.memories.remove(id);
-                self.index.own_memory(owner, *id, false);
+                self.index.own_memory(&memory, false);
             }
             Event::MemoriesRecalled { ids, at } => {
                 let mut seen = std::collections::BTreeSet::new();
@@ -779,6 +778,7 @@ impl World {
             self.memories.remove(&m);
         }
         self.index.memories_by_owner.remove(&id);
+        self.index.always_by_owner.remove(&id);
         let attending: Vec<_> = self
             .entities
             .iter()

@@ -2,7 +2,7 @@
 
 use super::World;
 use crate::error::{Error, Result};
-use crate::model::{ContainerId, EntityId, MemoryId};
+use crate::model::{ContainerId, EntityId, Memory, MemoryId, MemoryKind};
 use imbl::{OrdMap, OrdSet};
 
 /// Derived lookups kept in step by `apply`.
@@ -24,26 +24,38 @@ pub(crate) struct Index {
     pub carried_by: OrdMap<EntityId, EntityId>,
     /// owner → its memories (so one character's memories are found without a scan).
     pub memories_by_owner: OrdMap<EntityId, OrdSet<MemoryId>>,
+    /// owner → its pinned memories and scene summaries (what every prompt loads, found
+    /// without going through all its memories).
+    pub always_by_owner: OrdMap<EntityId, OrdSet<MemoryId>>,
 }
 
 impl Index {
-    /// Records that `owner` holds memory `id` (or no longer does).
-    pub fn own_memory(&mut self, owner: EntityId, id: MemoryId, holds: bool) {
-        let mut set = self
-            .memories_by_owner
-            .get(&owner)
-            .cloned()
-            .unwrap_or_default();
-        if holds {
-            set.insert(id);
-        } else {
-            set.remove(&id);
+    /// Records that `owner` holds `memory` (or no longer does).
+    pub fn own_memory(&mut self, memory: &Memory, holds: bool) {
+        let (owner, id) = (memory.owner, memory.id);
+        add_to_set(&mut self.memories_by_owner, owner, id, holds);
+        if memory.pinned || memory.kind == MemoryKind::SceneSummary {
+            add_to_set(&mut self.always_by_owner, owner, id, holds);
         }
-        if set.is_empty() {
-            self.memories_by_owner.remove(&owner);
-        } else {
-            self.memories_by_owner.insert(owner, set);
-        }
+    }
+}
+
+fn add_to_set(
+    map: &mut OrdMap<EntityId, OrdSet<MemoryId>>,
+    owner: EntityId,
+    id: MemoryId,
+    holds: bool,
+) {
+    let mut set = map.get(&owner).cloned().unwrap_or_default();
+    if holds {
+        set.insert(id);
+    } else {
+        set.remove(&id);
+    }
+    if set.is_empty() {
+        map.remove(&owner);
+    } else {
+        map.insert(owner, set);
     }
 }
 
@@ -136,7 +148,7 @@ impl Index {
             if !world.entities.contains(&m.owner) {
                 return Err(bad(format!("{} belongs to a missing {}", m.id, m.owner)));
             }
-            ix.own_memory(m.owner, m.id, true);
+            ix.own_memory(m, true);
         }
         if world.seq == u64::MAX || world.next_id == u64::MAX {
             return Err(bad("the sequence or id counter is exhausted".into()));

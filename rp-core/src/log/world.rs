@@ -229,6 +229,18 @@ impl World {
             .filter(move |m| m.owner == owner && m.witnesses.contains(owner))
     }
 
+    /// The pinned memories and scene summaries `owner` holds and witnessed (what
+    /// [`crate::Engine::always_loaded`] chooses from), without going through all its memories.
+    pub fn always_loaded_of(&self, owner: EntityId) -> impl Iterator<Item = &Memory> + '_ {
+        self.index
+            .always_by_owner
+            .get(&owner)
+            .into_iter()
+            .flat_map(|ids| ids.iter())
+            .filter_map(|id| self.memories.get(id))
+            .filter(move |m| m.owner == owner && m.witnesses.contains(owner))
+    }
+
     /// The memory with that id.
     pub fn memory(&self, id: MemoryId) -> Option<&Memory> {
         self.memories.get(&id)
