@@ -73,12 +73,24 @@ impl Engine {
         now: Millis,
         options: &RecallOptions,
     ) -> Result<Vec<Recalled>> {
+        self.recall_skipping(speaker, query, now, options, &|_| false)
+    }
+
+    /// [`Engine::recall`] leaving out the memories `skip` says, before ranking.
+    pub(crate) fn recall_skipping(
+        &mut self,
+        speaker: EntityId,
+        query: &str,
+        now: Millis,
+        options: &RecallOptions,
+        skip: &dyn Fn(&Memory) -> bool,
+    ) -> Result<Vec<Recalled>> {
         options.check()?;
         let index = match &mut self.memory_index {
             Some(index) => index,
             None => self.memory_index.insert(MemoryIndex::build(&self.world)?),
         };
-        memory::recall(&self.world, index, speaker, query, now, options)
+        memory::recall_skipping(&self.world, index, speaker, query, now, options, skip)
     }
 
     /// Records that `ids` were recalled at `at` (one [`Event::MemoriesRecalled`]): each one's

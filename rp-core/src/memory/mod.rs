@@ -14,6 +14,7 @@ mod semantic;
 
 pub use entities::EntityIndex;
 pub use index::{COMMIT_EVERY, MAX_QUERY_TERMS, MemoryIndex};
+pub(crate) use recall::recall_skipping;
 pub use recall::{RecallOptions, RecallWeights, Recalled, recall};
 pub use semantic::{MAX_EMBEDDING_DIMENSIONS, check_embedding, cosine};
 

@@ -160,6 +160,20 @@ pub fn recall(
     now: Millis,
     options: &RecallOptions,
 ) -> Result<Vec<Recalled>> {
+    recall_skipping(world, index, speaker, query, now, options, &|_| false)
+}
+
+/// [`recall`], leaving out the memories `skip` says (before ranking, so the `k` returned are
+/// all kept ones, found among the same candidates).
+pub(crate) fn recall_skipping(
+    world: &World,
+    index: &mut MemoryIndex,
+    speaker: EntityId,
+    query: &str,
+    now: Millis,
+    options: &RecallOptions,
+    skip: &dyn Fn(&Memory) -> bool,
+) -> Result<Vec<Recalled>> {
     options.check()?;
     if world.entity(speaker).is_none() {
         return Err(Error::not_found("entity", speaker));
@@ -190,13 +204,19 @@ pub fn recall(
             .collect();
     }
     let mut out: Vec<Recalled> = match &options.query_embedding {
-        None if words.is_empty() => world.memories_of(speaker).map(|m| score(m, 0.0)).collect(),
+        None if words.is_empty() => world
+            .memories_of(speaker)
+            .filter(|m| !skip(m))
+            .map(|m| score(m, 0.0))
+            .collect(),
         None => lexical
             .iter()
             .filter_map(|(id, r)| {
                 // The index only returns the speaker's memories; checking again costs
                 // nothing and keeps a stale index from ever leaking another's.
-                let m = world.memory(*id).filter(|m| m.owner == speaker)?;
+                let m = world
+                    .memory(*id)
+                    .filter(|m| m.owner == speaker && !skip(m))?;
                 Some(score(m, *r))
             })
             .collect(),
@@ -222,7 +242,9 @@ pub fn recall(
             let s = options.semantic;
             ids.iter()
                 .filter_map(|id| {
-                    let m = world.memory(*id).filter(|m| m.owner == speaker)?;
+                    let m = world
+                        .memory(*id)
+                        .filter(|m| m.owner == speaker && !skip(m))?;
                     let bm25 = lexical.iter().find(|(x, _)| x == id).map_or(0.0, |p| p.1);
                     let cos = m
                         .embedding

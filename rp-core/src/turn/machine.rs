@@ -322,26 +322,19 @@ fn build_prompt(
     }
     if options.memories_k > 0 && !query.trim().is_empty() {
         // A remembered line still in the dialogue section would say the same thing twice:
-        // such memories are skipped, so recall asks for enough to fill K without them.
+        // such memories are left out of the ranking.
         let in_dialogue = prompt::dialogue_lines(world, speaker, options.dialogue_lines);
         let mut recall = options.recall.clone();
-        recall.k = (options.memories_k + in_dialogue.len()).min(1000);
+        recall.k = options.memories_k;
         recall.query_embedding = query_vector.map(<[f32]>::to_vec);
-        let mut taken = 0;
-        for r in engine.recall(speaker, query, now, &recall)? {
-            if taken >= options.memories_k {
-                break;
-            }
+        let skip = |m: &crate::model::Memory| in_dialogue.contains(&m.text);
+        for r in engine.recall_skipping(speaker, query, now, &recall, &skip)? {
             if pinned.contains(&r.id) {
                 continue;
             }
             let Some(m) = world.memory(r.id) else {
                 continue;
             };
-            if in_dialogue.contains(&m.text) {
-                continue;
-            }
-            taken += 1;
             recalled.push(r.id);
             memories.push(MemoryPick {
                 id: r.id,
