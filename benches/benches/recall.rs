@@ -17,7 +17,7 @@
 //! wall clock and thread CPU time; the machine is shared. `cargo test --benches` runs a small
 //! version as a smoke test.
 
-use rp_benches::{Latency, Rng, ms, scaled, time};
+use rp_benches::{Latency, Rng, Zipf, ms, scaled, time, word};
 use rp_core::memory::{MemoryIndex, RecallOptions};
 use rp_core::{Engine, EntityId, Event, Memory, MemoryId, MemoryKind, WitnessSet};
 use rusqlite::Connection;
@@ -29,50 +29,6 @@ const K: usize = 10;
 
 fn report(line: impl AsRef<str>) {
     println!("RESULT recall: {}", line.as_ref());
-}
-
-/// Made-up words, unique, letters only (both tokenizers see one word): syllables from the
-/// rank in base 100.
-fn word(rank: usize) -> String {
-    const C: &[u8] = b"bdfgklmnprstvz"; // 14 consonants
-    const V: &[u8] = b"aeiou"; // 5 vowels (70 syllables)
-    let mut n = rank;
-    let mut out = String::new();
-    loop {
-        let s = n % 70;
-        out.push(C[s / 5] as char);
-        out.push(V[s % 5] as char);
-        n /= 70;
-        if n == 0 {
-            break;
-        }
-    }
-    out
-}
-
-/// Zipf (s = 1) over `n` ranks, sampled by inverting the cumulative distribution.
-struct Zipf {
-    cdf: Vec<f64>,
-}
-
-impl Zipf {
-    fn new(n: usize) -> Zipf {
-        let mut cdf = Vec::with_capacity(n);
-        let mut sum = 0.0;
-        for r in 1..=n {
-            sum += 1.0 / r as f64;
-            cdf.push(sum);
-        }
-        for c in &mut cdf {
-            *c /= sum;
-        }
-        Zipf { cdf }
-    }
-
-    fn sample(&self, rng: &mut Rng) -> usize {
-        let u = rng.unit();
-        self.cdf.partition_point(|c| *c < u).min(self.cdf.len() - 1)
-    }
 }
 
 struct Corpus {

@@ -36,8 +36,8 @@
 //! `RP_TURN_SHOW_PROMPT=1` prints the first responder's prompt of the first timed turn.
 
 use rp_benches::{
-    Elapsed, FsyncFloor, Latency, Rng, Stopwatch, WORLD_NAME, add_snapshots, file_size, loadavg,
-    ms, scaled, setup_options,
+    Elapsed, FsyncFloor, Latency, Rng, Stopwatch, WORLD_NAME, Zipf, add_snapshots, file_size,
+    loadavg, ms, scaled, setup_options, word,
 };
 use rp_core::facts::SeededDraws;
 use rp_core::log::codec::encode_event;
@@ -71,52 +71,26 @@ fn report(line: impl AsRef<str>) {
 // ---------------------------------------------------------------------------------------------
 // Text.
 
-/// Made-up words, unique, letters only: syllables of the rank in base 70 (as in the recall
-/// bench). Every one alternates consonant and vowel and ends in a vowel, so none can be a
-/// name below (they all end in a consonant) and no line mentions anyone by accident.
-fn word(rank: usize) -> String {
-    const C: &[u8] = b"bdfgklmnprstvz";
-    const V: &[u8] = b"aeiou";
-    let mut n = rank;
-    let mut out = String::new();
-    loop {
-        let s = n % 70;
-        out.push(C[s / 5] as char);
-        out.push(V[s % 5] as char);
-        n /= 70;
-        if n == 0 {
-            break;
-        }
-    }
-    out
-}
+// Made-up words come from `rp_benches::word` (syllables of the rank in base 70, as in the
+// recall bench): each ends in a vowel, so none can be a name below (they all end in a
+// consonant) and no line mentions anyone by accident.
 
 /// Zipf (s = 1) over a vocabulary, sampled by inverting the cumulative distribution.
 struct Vocabulary {
     words: Vec<String>,
-    cdf: Vec<f64>,
+    zipf: Zipf,
 }
 
 impl Vocabulary {
     fn new(n: usize) -> Vocabulary {
-        let mut cdf = Vec::with_capacity(n);
-        let mut sum = 0.0;
-        for r in 1..=n {
-            sum += 1.0 / r as f64;
-            cdf.push(sum);
-        }
-        for c in &mut cdf {
-            *c /= sum;
-        }
         Vocabulary {
             words: (0..n).map(word).collect(),
-            cdf,
+            zipf: Zipf::new(n),
         }
     }
 
     fn sample(&self, rng: &mut Rng) -> &str {
-        let u = rng.unit();
-        &self.words[self.cdf.partition_point(|c| *c < u).min(self.cdf.len() - 1)]
+        &self.words[self.zipf.sample(rng)]
     }
 
     /// `lo..=hi` words, space-separated.

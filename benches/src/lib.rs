@@ -84,6 +84,52 @@ impl Rng {
     }
 }
 
+/// A made-up word, unique per rank, letters only (every tokenizer sees one word): syllables of
+/// the rank in base 70, each a consonant and a vowel, so every word ends in a vowel.
+pub fn word(rank: usize) -> String {
+    const C: &[u8] = b"bdfgklmnprstvz"; // 14 consonants
+    const V: &[u8] = b"aeiou"; // 5 vowels (70 syllables)
+    let mut n = rank;
+    let mut out = String::new();
+    loop {
+        let s = n % 70;
+        out.push(C[s / 5] as char);
+        out.push(V[s % 5] as char);
+        n /= 70;
+        if n == 0 {
+            break;
+        }
+    }
+    out
+}
+
+/// Zipf (s = 1) over `n` ranks, sampled by inverting the cumulative distribution.
+pub struct Zipf {
+    cdf: Vec<f64>,
+}
+
+impl Zipf {
+    /// The distribution over ranks `0..n` (`n > 0`).
+    pub fn new(n: usize) -> Zipf {
+        let mut cdf = Vec::with_capacity(n);
+        let mut sum = 0.0;
+        for r in 1..=n {
+            sum += 1.0 / r as f64;
+            cdf.push(sum);
+        }
+        for c in &mut cdf {
+            *c /= sum;
+        }
+        Zipf { cdf }
+    }
+
+    /// A rank.
+    pub fn sample(&self, rng: &mut Rng) -> usize {
+        let u = rng.unit();
+        self.cdf.partition_point(|c| *c < u).min(self.cdf.len() - 1)
+    }
+}
+
 const WORDS: &[&str] = &[
     "the",
     "lantern",
