@@ -121,13 +121,13 @@ fn turn(
     text: &str,
     now: i64,
 ) -> rp_core::turn::TurnOutcome {
+    run(engine, g, TurnInput::say(who, text, now))
+}
+
+/// A whole turn of `input` with the default options, answered by `g`.
+fn run(engine: &mut Engine, g: &ScriptedGenerator, input: TurnInput) -> rp_core::turn::TurnOutcome {
     engine
-        .run_turn_blocking(
-            TurnInput::say(who, text, now),
-            TurnOptions::default(),
-            g,
-            &mut rp_core::turn::NoSink,
-        )
+        .run_turn_blocking(input, TurnOptions::default(), g, &mut rp_core::turn::NoSink)
         .expect("the turn runs")
 }
 
@@ -450,27 +450,13 @@ fn retry_and_silence_come_back_to_the_host_and_a_wake_up_turn_answers_later() {
             .any(|d| d.entity == bo && !d.decision.respond)
     );
     // The host wakes the world at the asked time: Ana now answers the line she heard.
-    let woke = engine
-        .run_turn_blocking(
-            TurnInput::wake(wren, 6_000),
-            TurnOptions::default(),
-            &g,
-            &mut rp_core::turn::NoSink,
-        )
-        .unwrap();
+    let woke = run(&mut engine, &g, TurnInput::wake(wren, 6_000));
     assert_eq!(woke.input, None);
     assert_eq!(woke.replies.len(), 1);
     assert_eq!(woke.replies[0].speaker, ana);
     assert!(prompts_of(&g, ana)[0].contains("Wren: Anyone?"));
     // Woken again, nobody reconsiders: Ana has answered since.
-    let again = engine
-        .run_turn_blocking(
-            TurnInput::wake(wren, 7_000),
-            TurnOptions::default(),
-            &g,
-            &mut rp_core::turn::NoSink,
-        )
-        .unwrap();
+    let again = run(&mut engine, &g, TurnInput::wake(wren, 7_000));
     assert!(
         again.decisions.iter().all(|d| d.entity != ana),
         "Ana already answered"
@@ -880,14 +866,7 @@ fn run_case(c: &Case) -> Result<(), TestCaseError> {
                 let named = names[said % c.characters.len()].clone();
                 let text = format!("{named}, {token}!");
                 let before = g.requests().len();
-                let outcome = engine
-                    .run_turn_blocking(
-                        TurnInput::say(ids[who], &text, now),
-                        TurnOptions::default(),
-                        &g,
-                        &mut rp_core::turn::NoSink,
-                    )
-                    .unwrap();
+                let outcome = run(&mut engine, &g, TurnInput::say(ids[who], &text, now));
                 let hearers = |speaker: usize, pos: &[usize]| -> BTreeSet<usize> {
                     let room = pos[speaker];
                     let near = reach(&parents, room, c.rooms[room].1);

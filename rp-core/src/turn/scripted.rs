@@ -177,3 +177,54 @@ impl Generate for ScriptedGenerator {
         Ok(self.vectors(&request.texts))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::turn::{ChatMessage, Role};
+
+    fn request(purpose: Purpose, system: &str) -> GenerateRequest {
+        GenerateRequest {
+            purpose,
+            messages: vec![
+                ChatMessage::new(Role::System, system),
+                ChatMessage::new(Role::User, "What does Mira say?"),
+            ],
+            params: Default::default(),
+            json_schema: None,
+            tools: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn scripts_answer_per_speaker_then_per_purpose_then_the_fallback() {
+        let g = ScriptedGenerator::new("{name} heard \"{heard}\" ({n})");
+        let mira = EntityId(7);
+        g.script(mira, ["Evening."]);
+        g.script_purpose(&Purpose::Summary, ["They met at the bar."]);
+        g.script_purpose(&Purpose::Reply { speaker: mira }, ["Anyone's reply."]);
+        let reply = request(
+            Purpose::Reply { speaker: mira },
+            "You are Mira Holt, a character.\nWren: A cider.",
+        );
+        assert_eq!(g.answer(&reply).text, "Evening.");
+        assert_eq!(g.answer(&reply).text, "Anyone's reply.");
+        assert_eq!(
+            g.answer(&reply).text,
+            "Mira Holt heard \"Wren: A cider.\" (3)"
+        );
+        let summary = request(Purpose::Summary, "");
+        assert_eq!(g.answer(&summary).text, "They met at the bar.");
+        assert_eq!(g.answer(&summary).model.as_deref(), Some("scripted"));
+        assert_eq!(g.requests().len(), 5);
+    }
+
+    #[test]
+    fn vectors_are_deterministic_and_share_words() {
+        let g = ScriptedGenerator::default();
+        let v = g.vectors(&["the dark ale".into(), "The Dark ale".into(), "rain".into()]);
+        assert_eq!(v[0], v[1]);
+        assert_ne!(v[0], v[2]);
+        assert_eq!(v[0].len(), 64);
+    }
+}

@@ -25,36 +25,13 @@
 #include <unistd.h>
 
 #include "rp.h"
+#include "check.h"
 
-static int passed = 0;
-static int failed = 0;
 static const char *tavern_path = NULL;
-
-#define CHECK(condition)                                                         \
-    do {                                                                         \
-        if (condition) {                                                         \
-            passed++;                                                            \
-        } else {                                                                 \
-            failed++;                                                            \
-            fprintf(stderr, "%s:%d: %s: check failed: %s\n", __FILE__, __LINE__, \
-                    __func__, #condition);                                       \
-            if (rp_last_error()[0] != '\0') {                                    \
-                fprintf(stderr, "    rp_last_error(): %s\n", rp_last_error());   \
-            }                                                                    \
-        }                                                                        \
-    } while (0)
 
 /* The decision JSON is serde_json's compact form: no spaces. */
 #define RESPONDS "\"respond\":true"
 #define SILENT "\"respond\":false"
-
-static int contains(const char *text, const char *part) {
-    return text != NULL && strstr(text, part) != NULL;
-}
-
-static int starts_with(const char *text, const char *prefix) {
-    return text != NULL && strncmp(text, prefix, strlen(prefix)) == 0;
-}
 
 /* A new in-memory engine holding the tavern, or NULL. */
 static rp_engine *tavern(void) {
@@ -677,6 +654,5 @@ int main(int argc, char **argv) {
     test_one_engine_serves_several_threads();
     test_new_result_codes_keep_their_numbers();
 
-    printf("test_engine: %d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return checks_done("test_engine");
 }

@@ -24,32 +24,9 @@
 #include <string.h>
 
 #include "rp.h"
+#include "check.h"
 
-static int passed = 0;
-static int failed = 0;
 static const char *tavern_path = NULL;
-
-#define CHECK(condition)                                                         \
-    do {                                                                         \
-        if (condition) {                                                         \
-            passed++;                                                            \
-        } else {                                                                 \
-            failed++;                                                            \
-            fprintf(stderr, "%s:%d: %s: check failed: %s\n", __FILE__, __LINE__, \
-                    __func__, #condition);                                       \
-            if (rp_last_error()[0] != '\0') {                                    \
-                fprintf(stderr, "    rp_last_error(): %s\n", rp_last_error());   \
-            }                                                                    \
-        }                                                                        \
-    } while (0)
-
-static int contains(const char *text, const char *part) {
-    return text != NULL && strstr(text, part) != NULL;
-}
-
-static int starts_with(const char *text, const char *prefix) {
-    return text != NULL && strncmp(text, prefix, strlen(prefix)) == 0;
-}
 
 /* The tavern in memory, with the ids of its three people. */
 struct tavern {
@@ -750,6 +727,5 @@ int main(int argc, char **argv) {
     test_inspect_prompt_says_why_each_piece_is_there();
     test_the_generation_code_keeps_its_number();
 
-    printf("test_turn: %d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return checks_done("test_turn");
 }

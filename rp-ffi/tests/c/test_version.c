@@ -18,24 +18,12 @@
 #include <string.h>
 
 #include "rp.h"
+#include "check.h"
 
 #ifndef RP_EXPECTED_VERSION
 #error "build with -DRP_EXPECTED_VERSION='\"x.y.z\"', the version of the rp-ffi crate"
 #endif
 
-static int passed = 0;
-static int failed = 0;
-
-#define CHECK(condition)                                                         \
-    do {                                                                         \
-        if (condition) {                                                         \
-            passed++;                                                            \
-        } else {                                                                 \
-            failed++;                                                            \
-            fprintf(stderr, "%s:%d: %s: check failed: %s\n", __FILE__, __LINE__, \
-                    __func__, #condition);                                       \
-        }                                                                        \
-    } while (0)
 
 /* rp_last_error() is never NULL and is a plain C string. */
 static int last_error_is(const char *expected) {
@@ -158,6 +146,5 @@ int main(void) {
     test_invalid_utf8_is_refused();
     test_each_thread_has_its_own_last_error();
 
-    printf("test_version: %d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return checks_done("test_version");
 }
