@@ -713,3 +713,135 @@ fn eventual_turns_are_not_dropped_silently_after_an_io_error() {
         }
     }
 }
+
+/// A turn's two durable commits (the input at `begin_turn`, the outcome at `finish`) are
+/// written while the engine works on: a failing write or sync in either still fails cleanly.
+/// `begin_turn` changes nothing and can be retried; a failed `finish` keeps the input and
+/// nothing of the outcome; after the disk heals, the next turn works and the file reopens.
+#[test]
+fn a_turn_whose_commits_fail_changes_nothing_it_did_not_report() {
+    use rp_core::turn::{GenerateResult, Step, TurnInput, TurnOptions};
+    const WORLD: &str = r#"
+[world]
+name = "Inn"
+
+[[containers]]
+id = "inn"
+name = "The Inn"
+
+[[entities]]
+id = "you"
+name = "You"
+player = true
+container = "inn"
+
+[[entities]]
+id = "mira"
+name = "Mira"
+container = "inn"
+facts = '''
+Mira keeps the inn.
+$respond
+'''
+"#;
+    let run_turn = |engine: &mut Engine, text: &str, now: i64| -> rp_core::Result<u64> {
+        let you = engine.world().find_entity("You").expect("you").id;
+        let mut turn =
+            engine.begin_turn_with(TurnInput::say(you, text, now), TurnOptions::default())?;
+        loop {
+            match turn.step()? {
+                Step::Generate(_) => turn.provide(GenerateResult::text("Welcome."))?,
+                Step::Done => break,
+                Step::Embed(_) => unreachable!("no semantic recall here"),
+            }
+        }
+        Ok(turn.finish()?.seq)
+    };
+    for kind in [OpKind::Write, OpKind::Sync] {
+        for at_finish in [false, true] {
+            let ctx = format!(
+                "{kind:?} fails at {}",
+                if at_finish { "finish" } else { "begin" }
+            );
+            let disk = Disk::default();
+            let store = RedbStore::with_backend(NAME, disk.factory()).expect("store");
+            let mut engine =
+                Engine::new_in(Box::new(store), WORLD_NAME, 0, options(0)).expect("create");
+            engine.apply_world_file("inn.toml", WORLD).expect("world");
+            run_turn(&mut engine, "Good evening.", 1_000).expect("first turn");
+            let you = engine.world().find_entity("You").expect("you").id;
+            let before = engine.world().to_bytes();
+            let head = engine.head();
+            let fault = Fault {
+                kind,
+                skip: 0,
+                fails: PERSISTENT,
+                error: FaultError::Eio,
+            };
+            let err = if at_finish {
+                let mut turn = engine
+                    .begin_turn_with(
+                        TurnInput::say(you, "A room, please.", 2_000),
+                        TurnOptions::default(),
+                    )
+                    .expect("begin");
+                while let Step::Generate(_) = turn.step().expect("step") {
+                    turn.provide(GenerateResult::text("Of course."))
+                        .expect("provide");
+                }
+                disk.arm(Some(fault));
+                let err = turn.finish().expect_err("the outcome's commit fails");
+                // The input (the clock and the line) stays; nothing of the outcome does.
+                assert_eq!(engine.head(), head + 2, "{ctx}");
+                let last = engine.world().dialogue().last().map(|u| u.text.clone());
+                assert_eq!(last.as_deref(), Some("A room, please."), "{ctx}");
+                err
+            } else {
+                disk.arm(Some(fault));
+                let err = engine
+                    .begin_turn_with(
+                        TurnInput::say(you, "A room, please.", 2_000),
+                        TurnOptions::default(),
+                    )
+                    .map(drop)
+                    .expect_err("the input's commit fails");
+                assert_eq!(engine.head(), head, "{ctx}: the head moved");
+                assert!(
+                    engine.world().to_bytes() == before,
+                    "{ctx}: the world changed"
+                );
+                err
+            };
+            assert_eq!(err.kind(), ErrorKind::Storage, "{ctx}: {err}");
+            support::assert_names_file(&err, NAME, &ctx);
+            disk.arm(None);
+            let seq = run_turn(&mut engine, "A room, please.", 3_000)
+                .unwrap_or_else(|e| panic!("{ctx}: the turn after the fault failed: {e}"));
+            assert_eq!(seq, engine.head(), "{ctx}");
+            let world = engine.world().to_bytes();
+            drop(engine);
+            let reopened = open_image(disk.bytes()).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+            assert!(
+                reopened.world().to_bytes() == world,
+                "{ctx}: reopened differs"
+            );
+            let lines: Vec<String> = reopened
+                .world()
+                .dialogue()
+                .map(|u| u.text.clone())
+                .collect();
+            let expected: &[&str] = if at_finish {
+                &[
+                    "Good evening.",
+                    "Welcome.",
+                    "A room, please.",
+                    "A room, please.",
+                    "Welcome.",
+                ]
+            } else {
+                &["Good evening.", "Welcome.", "A room, please.", "Welcome."]
+            };
+            assert_eq!(lines, expected, "{ctx}");
+        }
+    }
+}

@@ -4,7 +4,9 @@
 
 mod branches;
 mod catalog;
+mod commit;
 mod memories;
+mod writer;
 
 pub use branches::{BranchInfo, RewindPreview};
 
@@ -83,6 +85,9 @@ pub struct Engine {
     entity_index: Option<crate::memory::EntityIndex>,
     /// The lore keys of the current world's entities, once a prompt needed them.
     lore_index: Option<std::sync::Arc<crate::turn::LoreIndex>>,
+    /// The thread that writes durable commits while the engine works on (started when first
+    /// needed).
+    writer: Option<writer::Writer>,
 }
 
 /// With eventual durability, every this many events a commit is made durable anyway, which
@@ -181,6 +186,7 @@ impl Engine {
             memory_index: None,
             entity_index: None,
             lore_index: None,
+            writer: None,
         };
         let created = Event::WorldCreated {
             name: name.to_owned(),
@@ -210,6 +216,7 @@ impl Engine {
             memory_index: None,
             entity_index: None,
             lore_index: None,
+            writer: None,
         })
     }
 
@@ -288,97 +295,6 @@ impl Engine {
         f: &mut dyn FnMut(Seq, Event) -> Result<()>,
     ) -> Result<()> {
         visit_range(self.store.as_ref(), &self.catalog, branch, first, last, f).map(drop)
-    }
-
-    fn commit_events(&mut self, events: &[Event], durable: bool) -> Result<Seq> {
-        self.resync_if_stale()?;
-        let head = self.head();
-        if events.is_empty() {
-            return Ok(head);
-        }
-        let mut next = self.world.clone();
-        for e in events {
-            next.apply(e)?;
-        }
-        let branch = self.catalog.current;
-        let new_head = next.seq();
-        let durable = durable || self.unsynced.len() + events.len() > MAX_UNSYNCED_EVENTS;
-        let mut commit = Commit {
-            events: events
-                .iter()
-                .zip(head + 1..)
-                .map(|(e, s)| (branch, s, codec::encode(e)))
-                .collect(),
-            durable,
-            ..Commit::default()
-        };
-        let appended: u64 = commit.events.iter().map(|(_, _, b)| b.len() as u64).sum();
-        let mut cost = LoadCost {
-            tail_bytes: self.cost.tail_bytes + appended,
-            ..self.cost
-        };
-        let every = self.options.snapshot_every;
-        // Snapshot at every `snapshot_every` boundary once the events replayed after the last
-        // snapshot weigh at least a quarter of it: opening stays cheap, and a large world is
-        // not rewritten on every boundary (write amplification stays under 4×).
-        if every > 0
-            && head / every < new_head / every
-            && cost.tail_bytes >= cost.snapshot_bytes / 4
-        {
-            let snapshot = codec::encode(&next);
-            cost = LoadCost {
-                snapshot_bytes: snapshot.len() as u64,
-                tail_bytes: 0,
-            };
-            commit.snapshots.push((branch, new_head, snapshot));
-            commit.drop_snapshots = self.superseded_snapshots(branch)?;
-        }
-        if head == 0 {
-            commit.meta = Some(codec::encode(&self.catalog));
-        }
-        self.write(commit)?;
-        self.world = next;
-        self.cost = cost;
-        self.heads.insert(branch, new_head);
-        self.index_events(events);
-        Ok(new_head)
-    }
-
-    /// Snapshots of `branch` that a new one makes useless: all but the latest (kept in case
-    /// the new one is ever unreadable) and, for each branch forked from this one, the latest
-    /// at or before its fork point (what opening that branch starts from).
-    fn superseded_snapshots(&self, branch: BranchId) -> Result<Vec<(BranchId, Seq)>> {
-        let seqs = self.store.snapshot_seqs(branch)?;
-        let latest_at_or_before = |seq: Seq| seqs.iter().rev().find(|s| **s <= seq).copied();
-        let mut keep: Vec<Seq> = seqs.last().copied().into_iter().collect();
-        keep.extend(
-            self.catalog
-                .children(branch)
-                .filter_map(|c| latest_at_or_before(c.base())),
-        );
-        Ok(seqs
-            .iter()
-            .filter(|s| !keep.contains(s))
-            .map(|s| (branch, *s))
-            .collect())
-    }
-
-    /// Commits to the store; on failure marks the engine stale so the next call re-reads
-    /// what the store actually holds.
-    fn write(&mut self, commit: Commit) -> Result<()> {
-        let durable = commit.durable;
-        let pending = if durable {
-            Vec::new()
-        } else {
-            commit.events.clone()
-        };
-        let r = self.store.commit(commit);
-        match &r {
-            Ok(()) if durable => self.unsynced.clear(),
-            Ok(()) => self.unsynced.extend(pending),
-            Err(_) => self.stale = true,
-        }
-        r
     }
 
     fn resync_if_stale(&mut self) -> Result<()> {

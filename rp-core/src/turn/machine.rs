@@ -443,36 +443,40 @@ impl TurnMachine {
                 "witnesses are for what is said; a wake-up turn says nothing",
             ));
         }
-        if !events.is_empty() {
-            engine.append(events)?;
-        }
-        let base = engine.head();
-        let mut m = TurnMachine {
-            options,
-            query: input.text.clone(),
-            input,
-            base,
-            input_utterance,
-            scratch: engine.world().clone(),
-            pending: Vec::new(),
-            decisions: Vec::new(),
-            responders: Vec::new(),
-            next: 0,
-            phase: Phase::NextResponder,
-            query_vector: None,
-            replies: Vec::new(),
-            silent: Vec::new(),
-            wake: Vec::new(),
-            prompts: Vec::new(),
-            recalled: Vec::new(),
-            lines,
-            counter,
+        // The input's commit is written while response control and the first prompt are
+        // worked out: with durable commits the disk's wait hides behind that work.
+        let make = move |engine: &mut Engine| -> Result<TurnMachine> {
+            let mut m = TurnMachine {
+                options,
+                query: input.text.clone(),
+                input,
+                base: engine.head(),
+                input_utterance,
+                scratch: engine.world().clone(),
+                pending: Vec::new(),
+                decisions: Vec::new(),
+                responders: Vec::new(),
+                next: 0,
+                phase: Phase::NextResponder,
+                query_vector: None,
+                replies: Vec::new(),
+                silent: Vec::new(),
+                wake: Vec::new(),
+                prompts: Vec::new(),
+                recalled: Vec::new(),
+                lines,
+                counter,
+            };
+            m.decide_responders()?;
+            if m.options.semantic && !m.responders.is_empty() && !m.query.trim().is_empty() {
+                m.phase = Phase::QueryVector;
+            } else if m.next < m.responders.len() {
+                // Ahead of the first step. Should it fail, that step tries again and reports.
+                let _ = m.ask_next_responder(engine);
+            }
+            Ok(m)
         };
-        m.decide_responders()?;
-        if m.options.semantic && !m.responders.is_empty() && !m.query.trim().is_empty() {
-            m.phase = Phase::QueryVector;
-        }
-        Ok(m)
+        engine.append_overlapped(events, make)?.1
     }
 
     /// Response control for every engine-controlled entity that heard the input (in a wake-up
@@ -585,43 +589,50 @@ impl TurnMachine {
                 Phase::LineVectors(request) => return Ok(Step::Embed(request.clone())),
                 Phase::Done => return Ok(Step::Done),
                 Phase::NextResponder => {
-                    let Some(&speaker) = self.responders.get(self.next) else {
+                    if self.next < self.responders.len() {
+                        self.ask_next_responder(engine)?;
+                    } else {
                         self.phase = self.after_replies();
-                        continue;
-                    };
-                    let facts = self
-                        .decisions
-                        .iter()
-                        .find(|d| d.entity == speaker)
-                        .map(|d| d.decision.facts.iter().map(|f| f.to_string()).collect());
-                    let (prompt, recalled) = build_prompt(
-                        engine,
-                        &self.scratch,
-                        speaker,
-                        &self.query,
-                        self.query_vector.as_deref(),
-                        self.input.now,
-                        &self.options.prompt,
-                        self.counter.as_ref(),
-                        facts,
-                    )?;
-                    for id in recalled {
-                        if !self.recalled.contains(&id) {
-                            self.recalled.push(id);
-                        }
                     }
-                    let request = GenerateRequest {
-                        purpose: Purpose::Reply { speaker },
-                        messages: prompt.messages.clone(),
-                        params: self.options.sampling.clone(),
-                        json_schema: None,
-                        tools: Vec::new(),
-                    };
-                    self.prompts.push(prompt);
-                    self.phase = Phase::Generating(request);
                 }
             }
         }
+    }
+
+    /// Builds the prompt of the next responder and asks for its reply.
+    fn ask_next_responder(&mut self, engine: &mut Engine) -> Result<()> {
+        let speaker = self.responders[self.next];
+        let facts = self
+            .decisions
+            .iter()
+            .find(|d| d.entity == speaker)
+            .map(|d| d.decision.facts.iter().map(|f| f.to_string()).collect());
+        let (prompt, recalled) = build_prompt(
+            engine,
+            &self.scratch,
+            speaker,
+            &self.query,
+            self.query_vector.as_deref(),
+            self.input.now,
+            &self.options.prompt,
+            self.counter.as_ref(),
+            facts,
+        )?;
+        for id in recalled {
+            if !self.recalled.contains(&id) {
+                self.recalled.push(id);
+            }
+        }
+        let request = GenerateRequest {
+            purpose: Purpose::Reply { speaker },
+            messages: prompt.messages.clone(),
+            params: self.options.sampling.clone(),
+            json_schema: None,
+            tools: Vec::new(),
+        };
+        self.prompts.push(prompt);
+        self.phase = Phase::Generating(request);
+        Ok(())
     }
 
     fn after_replies(&self) -> Phase {
@@ -785,7 +796,10 @@ impl TurnMachine {
         let seq = if self.pending.is_empty() {
             engine.head()
         } else {
-            engine.append(std::mem::take(&mut self.pending))?
+            // Nothing is left to do but wait for the disk; the indexes catch up meanwhile.
+            engine
+                .append_overlapped(std::mem::take(&mut self.pending), |_| ())?
+                .0
         };
         Ok(TurnOutcome {
             seq,
