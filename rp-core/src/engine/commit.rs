@@ -21,6 +21,9 @@ struct Prepared {
     snapshot: bool,
 }
 
+/// What a commit written by the writer may have to go back to.
+type Before = (World, LoadCost, std::collections::BTreeMap<BranchId, Seq>);
+
 /// What an engine's store is while its commit runs on another thread: anything that reaches
 /// for it meanwhile gets an error, never a half-written file.
 struct Busy(String);
@@ -130,7 +133,6 @@ impl Engine {
             snapshot: snapshot.then(|| (branch, new_head, next.clone())),
             cost,
         });
-        self.install(next, cost, branch, new_head, &events);
         let started = match &self.writer {
             Some(writer) => writer.start(job),
             None => match Writer::spawn() {
@@ -142,17 +144,21 @@ impl Engine {
             // No thread to be had: write here, then work.
             let Done { store, result } = writer::run(job);
             self.store = store;
+            self.install(next, cost, branch, new_head, &events);
             self.settle(result, before)?;
             return Ok((new_head, work(self)));
         }
+        // The indexes catch up while the commit is written.
+        self.install(next, cost, branch, new_head, &events);
         let done = catch_unwind(AssertUnwindSafe(|| work(self)));
         let Some(Done { store, result }) = self.writer.as_ref().and_then(Writer::wait) else {
             // The store went down with the thread: nothing can be written again.
             self.writer = None;
-            return Err(Error::Storage {
+            let lost = Error::Storage {
                 file: name,
                 message: "the writer thread stopped; reopen the save".into(),
-            });
+            };
+            return Err(self.roll_back(before, lost));
         };
         self.store = store;
         self.settle(result, before)?;
@@ -164,24 +170,24 @@ impl Engine {
 
     /// After a durable commit written by the writer: keep the world installed for it, or, if
     /// it failed, go back to the world `before` it.
-    fn settle(
-        &mut self,
-        result: Result<LoadCost>,
-        before: (World, LoadCost, std::collections::BTreeMap<BranchId, Seq>),
-    ) -> Result<()> {
+    fn settle(&mut self, result: Result<LoadCost>, before: Before) -> Result<()> {
         match result {
             Ok(cost) => {
                 self.cost = cost;
                 self.unsynced.clear();
                 Ok(())
             }
-            Err(e) => {
-                (self.world, self.cost, self.heads) = before;
-                self.drop_memory_index();
-                self.stale = true;
-                Err(e)
-            }
+            Err(e) => Err(self.roll_back(before, e)),
         }
+    }
+
+    /// Goes back to the world `before` a commit that failed with `error` (its indexes are
+    /// rebuilt when next needed), and returns the error.
+    fn roll_back(&mut self, before: Before, error: Error) -> Error {
+        (self.world, self.cost, self.heads) = before;
+        self.drop_memory_index();
+        self.stale = true;
+        error
     }
 
     /// Validates `events` on a copy of the world and builds their transaction; `None` if
