@@ -4,7 +4,7 @@
 //! This index is the host's view (every entity of the world). Nothing a character knows is
 //! in it: fact sheets are the world's description, not anyone's memory.
 
-use super::index::{ids_of, query_words, writer_and_reader};
+use super::index::{IdColumns, ids_of, query_words, writer_and_reader};
 use crate::error::{Error, Result};
 use crate::log::World;
 use crate::model::{Entity, EntityId};
@@ -131,7 +131,7 @@ impl EntityIndex {
                 &TopDocs::with_limit(k).order_by_score(),
             )
             .map_err(index_error)?;
-        Ok(ids_of(&searcher, top)
+        Ok(ids_of(&searcher, top, &IdColumns::default())
             .map_err(index_error)?
             .into_iter()
             .map(|(id, score)| (EntityId(id), score))

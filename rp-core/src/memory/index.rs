@@ -9,6 +9,7 @@
 //! document frequencies are thereby counted within the owner's memories (relevance within a
 //! point of view); the document count and average length are the whole index's.
 
+use super::pending::{Pending, PendingSet, Stats};
 use crate::error::{Error, Result};
 use crate::log::World;
 use crate::model::{EntityId, Memory, MemoryId};
@@ -31,10 +32,6 @@ const BUILD_THREADS: usize = 4;
 /// commits (a new segment, the costly part) once this many have gathered, so most turns
 /// never commit.
 pub const COMMIT_EVERY: usize = 1024;
-
-/// BM25's parameters, as tantivy uses them.
-const K1: f32 = 1.2;
-const B: f32 = 0.75;
 
 /// A single-threaded writer with `budget` bytes and a reader that reloads when told to.
 pub(super) fn writer_and_reader(
@@ -134,39 +131,45 @@ fn document(
     (doc, pending)
 }
 
-/// The `id` fast field of each hit, with its score, in order. Each segment's column is
-/// opened once: opening one is a look-up by name, which per hit would cost more than the
-/// query.
+/// The `id` columns of a searcher's segments, opened once per reload: opening one is a
+/// look-up by name, which per query costs more than many hits.
+#[derive(Default)]
+pub(super) struct IdColumns(Vec<(tantivy::index::SegmentId, tantivy::columnar::Column<u64>)>);
+
+impl IdColumns {
+    /// The columns of every segment `searcher` has.
+    pub fn of(searcher: &tantivy::Searcher) -> tantivy::Result<IdColumns> {
+        let columns = searcher
+            .segment_readers()
+            .iter()
+            .map(|r| Ok((r.segment_id(), r.fast_fields().u64("id")?)))
+            .collect::<tantivy::Result<_>>()?;
+        Ok(IdColumns(columns))
+    }
+}
+
+/// The `id` fast field of each hit, with its score, in order. Columns come from `known` when
+/// it has the hit's segment, else each segment's is opened once.
 pub(super) fn ids_of(
     searcher: &tantivy::Searcher,
     hits: Vec<(f32, tantivy::DocAddress)>,
+    known: &IdColumns,
 ) -> tantivy::Result<Vec<(u64, f32)>> {
     let mut columns: Vec<Option<tantivy::columnar::Column<u64>>> =
         vec![None; searcher.segment_readers().len()];
     let mut out = Vec::with_capacity(hits.len());
     for (score, addr) in hits {
-        let slot = &mut columns[addr.segment_ord as usize];
-        if slot.is_none() {
-            *slot = Some(
-                searcher
-                    .segment_reader(addr.segment_ord)
-                    .fast_fields()
-                    .u64("id")?,
-            );
-        }
-        if let Some(id) = slot.as_ref().and_then(|c| c.first(addr.doc_id)) {
+        let ord = addr.segment_ord as usize;
+        let reader = searcher.segment_reader(addr.segment_ord);
+        let column = match known.0.get(ord) {
+            Some((segment, column)) if *segment == reader.segment_id() => column,
+            _ => columns[ord].get_or_insert(reader.fast_fields().u64("id")?),
+        };
+        if let Some(id) = column.first(addr.doc_id) {
             out.push((id, score));
         }
     }
     Ok(out)
-}
-
-/// A memory added since the last commit: its words and their counts.
-struct Pending {
-    id: MemoryId,
-    owner: EntityId,
-    words: Vec<(String, u32)>,
-    len: u32,
 }
 
 /// Query words kept from one query: enough for any sentence a player types; the rest of a
@@ -189,7 +192,9 @@ pub struct MemoryIndex {
     text: Field,
     analyzer: TextAnalyzer,
     /// Memories added since the last commit (searched here until it).
-    pending: Vec<Pending>,
+    pending: PendingSet,
+    /// The `id` columns of the reader's segments as of its last reload.
+    columns: IdColumns,
     /// Removals not yet committed (their documents still match in the committed index).
     removed: std::collections::HashSet<MemoryId>,
     /// Each owner's memories that have a vector (semantic recall scans them exactly).
@@ -221,7 +226,8 @@ impl MemoryIndex {
             id,
             text,
             analyzer: analyzer(&index)?,
-            pending: Vec::new(),
+            pending: PendingSet::default(),
+            columns: IdColumns::default(),
             removed: Default::default(),
             embedded: Default::default(),
             docs,
@@ -256,7 +262,7 @@ impl MemoryIndex {
         bulk.wait_merging_threads().map_err(index_error)?;
         let mut built = MemoryIndex::over(index, id, text, docs)?;
         built.embedded = embedded;
-        built.reader.reload().map_err(index_error)?;
+        built.reload()?;
         Ok(built)
     }
 
@@ -290,9 +296,7 @@ impl MemoryIndex {
     /// Removes a memory; searches stop returning it at once.
     pub fn remove(&mut self, id: MemoryId) {
         self.writer.delete_term(Term::from_field_u64(self.id, id.0));
-        let before = self.pending.len();
-        self.pending.retain(|p| p.id != id);
-        if self.pending.len() == before {
+        if !self.pending.remove(id) {
             self.removed.insert(id);
         }
         // `embedded` keeps the id: recall looks every listed memory up in the world, where it
@@ -312,9 +316,16 @@ impl MemoryIndex {
     /// Writes every change into the index's segments now.
     pub fn commit(&mut self) -> Result<()> {
         self.writer.commit().map_err(index_error)?;
-        self.reader.reload().map_err(index_error)?;
+        self.reload()?;
         self.pending.clear();
         self.removed.clear();
+        Ok(())
+    }
+
+    /// Makes the reader see the last commit.
+    fn reload(&mut self) -> Result<()> {
+        self.reader.reload().map_err(index_error)?;
+        self.columns = IdColumns::of(&self.reader.searcher()).map_err(index_error)?;
         Ok(())
     }
 
@@ -362,7 +373,7 @@ impl MemoryIndex {
             )
             .map_err(index_error)?;
         let mut out = Vec::with_capacity(top.len());
-        for (id, score) in ids_of(&searcher, top).map_err(index_error)? {
+        for (id, score) in ids_of(&searcher, top, &self.columns).map_err(index_error)? {
             let id = MemoryId(id);
             if !self.removed.contains(&id) {
                 out.push((id, score));
@@ -384,40 +395,24 @@ impl MemoryIndex {
         out: &mut Vec<(MemoryId, f32)>,
     ) -> Result<()> {
         use tantivy::query::Bm25StatisticsProvider;
-        if !self.pending.iter().any(|p| p.owner == owner) {
+        if !self.pending.has_owner(owner) {
             return Ok(());
         }
         let docs = searcher.total_num_docs().map_err(index_error)? + self.pending.len() as u64;
-        let tokens = searcher.total_num_tokens(self.text).map_err(index_error)?
-            + self.pending.iter().map(|p| u64::from(p.len)).sum::<u64>();
-        let average = tokens as f32 / docs.max(1) as f32;
+        let tokens =
+            searcher.total_num_tokens(self.text).map_err(index_error)? + self.pending.tokens();
+        let stats = Stats {
+            average: tokens as f32 / docs.max(1) as f32,
+        };
         let mut idf = Vec::with_capacity(words.len());
         for w in words {
             let committed = searcher
                 .doc_freq(&self.term(owner, w))
                 .map_err(index_error)?;
-            let pending = self
-                .pending
-                .iter()
-                .filter(|p| p.owner == owner && p.words.iter().any(|(x, _)| x == w))
-                .count() as u64;
-            let n = (committed + pending) as f32;
+            let n = (committed + self.pending.doc_freq(owner, w)) as f32;
             idf.push((1.0 + (docs as f32 - n + 0.5) / (n + 0.5)).ln());
         }
-        for p in self.pending.iter().filter(|p| p.owner == owner) {
-            let norm = K1 * (1.0 - B + B * p.len as f32 / average.max(f32::MIN_POSITIVE));
-            let score: f32 = words
-                .iter()
-                .zip(&idf)
-                .filter_map(|(w, idf)| {
-                    let tf = p.words.iter().find(|(x, _)| x == w)?.1 as f32;
-                    Some(idf * tf * (K1 + 1.0) / (tf + norm))
-                })
-                .sum();
-            if score > 0.0 {
-                out.push((p.id, score));
-            }
-        }
+        self.pending.score(owner, words, &idf, &stats, out);
         Ok(())
     }
 }
@@ -542,7 +537,7 @@ mod tests {
             .add(&memory(COMMIT_EVERY as u64, 1, "ale"))
             .expect("add");
         index.refresh().expect("refresh");
-        assert!(index.pending.is_empty());
+        assert_eq!(index.pending.len(), 0);
         assert_eq!(ids(&mut index, 1, "ale").len(), COMMIT_EVERY);
     }
 }

@@ -9,6 +9,7 @@
 
 mod entities;
 mod index;
+mod pending;
 mod recall;
 mod semantic;
 
