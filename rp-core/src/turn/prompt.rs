@@ -704,11 +704,11 @@ fn fit(
     let mut drop_order = Vec::new();
     let mut next = order.into_iter();
     let render_kept = |dropped: &[bool]| -> (Vec<ChatMessage>, usize) {
-        let kept: Vec<PromptPiece> = pieces
+        let kept: Vec<&PromptPiece> = pieces
             .iter()
             .zip(dropped)
             .filter(|(_, d)| !**d)
-            .map(|(p, _)| p.clone())
+            .map(|(p, _)| p)
             .collect();
         let m = render(name, &kept, &options.template);
         let t = m.iter().map(|x| counter.count(&x.content)).sum();
@@ -761,7 +761,7 @@ fn fit(
 /// Renders `pieces` through `template`.
 pub(crate) fn render(
     name: &str,
-    pieces: &[PromptPiece],
+    pieces: &[&PromptPiece],
     template: &PromptTemplate,
 ) -> Vec<ChatMessage> {
     let fill = |text: &str| -> String {
@@ -847,8 +847,8 @@ mod tests {
         let m = render(
             "Mira",
             &[
-                piece(Section::Identity, "You are Mira."),
-                piece(Section::Dialogue, "Wren: hi"),
+                &piece(Section::Identity, "You are Mira."),
+                &piece(Section::Dialogue, "Wren: hi"),
             ],
             &PromptTemplate::default(),
         );
