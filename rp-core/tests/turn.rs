@@ -407,6 +407,25 @@ fn the_machine_refuses_out_of_order_calls_and_bad_input_without_changing_anythin
         machine.finish(&mut engine2).unwrap_err().kind(),
         ErrorKind::Conflict
     );
+
+    // Rewound and brought back to the same head by other events: still another world.
+    let mut machine = rp_core::turn::TurnMachine::begin(
+        &mut engine2,
+        TurnInput::say(wren, "Ana, one more thing.", 400),
+        TurnOptions::default(),
+    )
+    .unwrap();
+    let head = engine2.head();
+    engine2.rewind(head - 1).unwrap();
+    engine2
+        .append(vec![Event::TimeAdvanced { to: 450 }])
+        .unwrap();
+    assert_eq!(engine2.head(), head, "the same head, a different world");
+    assert_eq!(
+        machine.finish(&mut engine2).unwrap_err().kind(),
+        ErrorKind::Conflict,
+        "a turn never commits what it worked out on a world that is gone"
+    );
 }
 
 #[test]

@@ -67,7 +67,7 @@ fn busy(name: &str) -> Error {
 impl Engine {
     pub(super) fn commit_events(&mut self, events: &[Event], durable: bool) -> Result<Seq> {
         self.resync_if_stale()?;
-        let Some(prepared) = self.prepare(events, durable)? else {
+        let Some(prepared) = self.prepare(events, durable, None)? else {
             return Ok(self.head());
         };
         let Prepared {
@@ -100,9 +100,24 @@ impl Engine {
         events: Vec<Event>,
         work: impl FnOnce(&mut Engine) -> R,
     ) -> Result<(Seq, R)> {
+        self.append_applied(events, None, work)
+    }
+
+    /// [`Engine::append_overlapped`] of `events` already applied, in order, to a copy of this
+    /// engine's world taken at `epoch`: `applied.0` is the world after them, which then need not
+    /// be validated again. If the world changed since `epoch`, they are validated as usual.
+    pub(crate) fn append_applied<R>(
+        &mut self,
+        events: Vec<Event>,
+        applied: Option<(World, u64)>,
+        work: impl FnOnce(&mut Engine) -> R,
+    ) -> Result<(Seq, R)> {
         self.resync_if_stale()?;
         let durable = self.options.durability == super::Durability::Immediate;
-        let Some(prepared) = self.prepare(&events, durable)? else {
+        let applied = applied
+            .filter(|(_, epoch)| *epoch == self.epoch)
+            .map(|(next, _)| next);
+        let Some(prepared) = self.prepare(&events, durable, applied)? else {
             let r = work(self);
             return Ok((self.head(), r));
         };
@@ -192,15 +207,26 @@ impl Engine {
 
     /// Validates `events` on a copy of the world and builds their transaction; `None` if
     /// there are none.
-    fn prepare(&self, events: &[Event], durable: bool) -> Result<Option<Prepared>> {
+    fn prepare(
+        &self,
+        events: &[Event],
+        durable: bool,
+        applied: Option<World>,
+    ) -> Result<Option<Prepared>> {
         let head = self.head();
         if events.is_empty() {
             return Ok(None);
         }
-        let mut next = self.world.clone();
-        for e in events {
-            next.apply(e)?;
-        }
+        let next = match applied {
+            Some(next) if next.seq() == head + events.len() as u64 => next,
+            _ => {
+                let mut next = self.world.clone();
+                for e in events {
+                    next.apply(e)?;
+                }
+                next
+            }
+        };
         let branch = self.catalog.current;
         let new_head = next.seq();
         let durable = durable || self.unsynced.len() + events.len() > MAX_UNSYNCED_EVENTS;
@@ -253,6 +279,7 @@ impl Engine {
         events: &[Event],
     ) {
         self.world = next;
+        self.epoch += 1;
         self.cost = cost;
         self.heads.insert(branch, new_head);
         self.index_events(events);

@@ -177,6 +177,7 @@ impl Engine {
 
     /// Forgets the indexes: the world was replaced (rewind, branch switch, resync).
     pub(super) fn drop_memory_index(&mut self) {
+        self.epoch += 1;
         self.memory_index = None;
         self.entity_index = None;
         self.lore_index = None;

@@ -88,6 +88,9 @@ pub struct Engine {
     /// The thread that writes durable commits while the engine works on (started when first
     /// needed).
     writer: Option<writer::Writer>,
+    /// Counts changes of the world: work prepared on a copy of it (a turn) is still valid
+    /// while this is unchanged.
+    epoch: u64,
 }
 
 /// With eventual durability, every this many events a commit is made durable anyway, which
@@ -187,6 +190,7 @@ impl Engine {
             entity_index: None,
             lore_index: None,
             writer: None,
+            epoch: 0,
         };
         let created = Event::WorldCreated {
             name: name.to_owned(),
@@ -217,12 +221,18 @@ impl Engine {
             entity_index: None,
             lore_index: None,
             writer: None,
+            epoch: 0,
         })
     }
 
     /// The world as of the head of the current branch.
     pub fn world(&self) -> &World {
         &self.world
+    }
+
+    /// Changes whenever the world does (a commit, a rewind, a branch switch).
+    pub(crate) fn epoch(&self) -> u64 {
+        self.epoch
     }
 
     /// The seq of the last event on the current branch.

@@ -228,6 +228,8 @@ pub struct TurnMachine {
     /// The world with this turn's events applied, not yet committed.
     scratch: World,
     pending: Vec<Event>,
+    /// The engine's epoch when `scratch` was copied from its world.
+    epoch: u64,
     decisions: Vec<TurnDecision>,
     responders: Vec<EntityId>,
     next: usize,
@@ -454,6 +456,7 @@ impl TurnMachine {
                 input_utterance,
                 scratch: engine.world().clone(),
                 pending: Vec::new(),
+                epoch: engine.epoch(),
                 decisions: Vec::new(),
                 responders: Vec::new(),
                 next: 0,
@@ -788,17 +791,21 @@ impl TurnMachine {
             }
         }
         if !self.recalled.is_empty() {
-            self.pending.push(Event::MemoriesRecalled {
+            let event = Event::MemoriesRecalled {
                 ids: std::mem::take(&mut self.recalled),
                 at: now,
-            });
+            };
+            self.scratch.apply(&event)?;
+            self.pending.push(event);
         }
         let seq = if self.pending.is_empty() {
             engine.head()
         } else {
+            // `scratch` is the world after `pending`: the engine need not apply them again.
             // Nothing is left to do but wait for the disk; the indexes catch up meanwhile.
+            let applied = Some((std::mem::take(&mut self.scratch), self.epoch));
             engine
-                .append_overlapped(std::mem::take(&mut self.pending), |_| ())?
+                .append_applied(std::mem::take(&mut self.pending), applied, |_| ())?
                 .0
         };
         Ok(TurnOutcome {
@@ -849,7 +856,7 @@ impl TurnMachine {
     }
 
     fn check_engine(&self, engine: &Engine) -> Result<()> {
-        if engine.head() != self.base {
+        if engine.head() != self.base || engine.epoch() != self.epoch {
             return Err(Error::conflict(
                 "the world changed since the turn began; begin a new turn",
             ));
