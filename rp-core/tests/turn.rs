@@ -409,7 +409,7 @@ fn the_machine_refuses_out_of_order_calls_and_bad_input_without_changing_anythin
     );
 
     // Rewound and brought back to the same head by other events: still another world.
-    let mut machine = rp_core::turn::TurnMachine::begin(
+    let machine = rp_core::turn::TurnMachine::begin(
         &mut engine2,
         TurnInput::say(wren, "Ana, one more thing.", 400),
         TurnOptions::default(),
