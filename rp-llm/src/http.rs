@@ -112,15 +112,20 @@ impl Endpoint {
 
     /// The `Host` header: the port only when it is not the scheme's default.
     fn authority(&self) -> String {
-        let host = if self.host.contains(':') {
-            format!("[{}]", self.host)
-        } else {
-            self.host.clone()
-        };
+        let host = self.bracketed_host();
         if self.port == if self.tls { 443 } else { 80 } {
             host
         } else {
             format!("{host}:{}", self.port)
+        }
+    }
+
+    /// The host, an IPv6 address in brackets.
+    fn bracketed_host(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
         }
     }
 
@@ -293,10 +298,18 @@ impl Conn {
         }
     }
 
+    /// Bounds the next reads and writes by `wait` (both: a TLS handshake reads while the
+    /// request is written).
+    fn set_timeouts(&self, wait: Duration) {
+        let tcp = self.stream.tcp();
+        let _ = tcp.set_write_timeout(Some(wait));
+        let _ = tcp.set_read_timeout(Some(wait));
+    }
+
     fn write_all(&mut self, mut bytes: &[u8]) -> Result<(), Error> {
         while !bytes.is_empty() {
             let (wait, which) = self.wait()?;
-            let _ = self.stream.tcp().set_write_timeout(Some(wait));
+            self.set_timeouts(wait);
             match self.stream.write(bytes) {
                 Ok(0) => {
                     return Err(Error::dropped(
@@ -308,7 +321,8 @@ impl Conn {
                 Err(e) => return Err(self.io_error(e, which, "sending the request")),
             }
         }
-        let (_, which) = self.wait()?;
+        let (wait, which) = self.wait()?;
+        self.set_timeouts(wait);
         self.stream
             .flush()
             .map_err(|e| self.io_error(e, which, "sending the request"))
@@ -326,7 +340,7 @@ impl Conn {
         }
         loop {
             let (wait, which) = self.wait()?;
-            let _ = self.stream.tcp().set_read_timeout(Some(wait));
+            self.set_timeouts(wait);
             match self.stream.read(&mut self.buf[self.end..]) {
                 Ok(0) => return Ok(false),
                 Ok(n) => {
@@ -600,7 +614,7 @@ pub(crate) fn post(
 }
 
 fn connect(endpoint: &Endpoint, limits: Limits, started: Instant) -> Result<TcpStream, Error> {
-    let address = format!("{}:{}", endpoint.authority_host(), endpoint.port);
+    let address = format!("{}:{}", endpoint.bracketed_host(), endpoint.port);
     let addrs: Vec<SocketAddr> = (endpoint.host.as_str(), endpoint.port)
         .to_socket_addrs()
         .map_err(|e| Error::Connect {
@@ -615,7 +629,14 @@ fn connect(endpoint: &Endpoint, limits: Limits, started: Instant) -> Result<TcpS
     for addr in addrs {
         let left = limits.total.saturating_sub(started.elapsed());
         if left.is_zero() {
-            break;
+            let ms = limits.total.as_millis() as u64;
+            return Err(Error::Timeout {
+                which: "total",
+                after_ms: ms,
+                message: format!(
+                    "connecting to {address} took longer than {ms} ms (total_timeout_ms)"
+                ),
+            });
         }
         let wait = limits.connect.min(left).max(Duration::from_millis(1));
         match TcpStream::connect_timeout(&addr, wait) {
@@ -644,16 +665,6 @@ fn connect(endpoint: &Endpoint, limits: Limits, started: Instant) -> Result<TcpS
         }
     }
     Err(last)
-}
-
-impl Endpoint {
-    fn authority_host(&self) -> String {
-        if self.host.contains(':') {
-            format!("[{}]", self.host)
-        } else {
-            self.host.clone()
-        }
-    }
 }
 
 #[cfg(feature = "tls")]

@@ -401,16 +401,21 @@ impl StreamState {
             return Ok(());
         }
         let what = format!("event {n} of the stream");
+        if event.event == "error" {
+            // An `event: error`, its data JSON or not.
+            let message = error_message(&event.data, None);
+            return Err(serde_json::from_slice::<Map<String, Value>>(&event.data)
+                .ok()
+                .and_then(|o| embedded_error(&o))
+                .unwrap_or(Error::Status {
+                    status: 500,
+                    message,
+                    retry_after_ms: None,
+                }));
+        }
         let o = json_object(&event.data, None, &what)?;
         if let Some(e) = embedded_error(&o) {
             return Err(e);
-        }
-        if event.event == "error" {
-            return Err(Error::Status {
-                status: 500,
-                message: snippet(&event.data, 200),
-                retry_after_ms: None,
-            });
         }
         if self.model.is_none() {
             self.model = o
@@ -794,6 +799,17 @@ mod tests {
             .event(&sse(r#"{"error":{"message":"boom"}}"#), &p, &mut NoSink)
             .unwrap_err();
         assert!(matches!(e, Error::Status { status: 500, .. }), "{e}");
+        let named = SseEvent {
+            event: "error".into(),
+            data: b"model crashed".to_vec(),
+        };
+        let e = StreamState::default()
+            .event(&named, &p, &mut NoSink)
+            .unwrap_err();
+        assert!(
+            matches!(&e, Error::Status { status: 500, message, .. } if message.contains("model crashed")),
+            "{e}"
+        );
         let mut s = StreamState::default();
         s.event(
             &sse(r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]}}]}"#),

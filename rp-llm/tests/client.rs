@@ -757,6 +757,31 @@ fn https_to_a_server_without_tls_is_a_tls_error() {
     assert_eq!(e.kind(), ErrorKind::Tls, "{e}");
 }
 
+#[cfg(feature = "tls")]
+#[test]
+fn a_tls_handshake_that_stalls_times_out() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        if let Ok((conn, _)) = listener.accept() {
+            std::thread::sleep(Duration::from_secs(3));
+            drop(conn);
+        }
+    });
+    let mut c = ClientConfig::new(format!("https://127.0.0.1:{port}/v1"), "m");
+    c.read_timeout_ms = 200;
+    c.max_retries = 0;
+    let (client, _) = new_client(c);
+    let start = Instant::now();
+    let e = client.chat(&reply(), &mut NoSink).unwrap_err();
+    assert!(
+        start.elapsed() < Duration::from_millis(1_500),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+}
+
 #[test]
 fn embeddings_come_back_in_the_order_of_the_texts() {
     let server = Server::start(|_, r, conn| {
