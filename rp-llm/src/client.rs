@@ -431,6 +431,14 @@ impl Generate for OpenAiClient {
 mod tests {
     use super::*;
 
+    #[cfg(not(feature = "tls"))]
+    #[test]
+    fn without_tls_an_https_url_is_refused_up_front() {
+        let e =
+            OpenAiClient::new(ClientConfig::new("https://example.invalid/v1", "m")).unwrap_err();
+        assert!(e.to_string().contains("`tls` feature"), "{e}");
+    }
+
     #[test]
     fn backoff_doubles_up_to_the_maximum_with_jitter_and_honours_retry_after() {
         let mut config = ClientConfig::new("http://127.0.0.1:1/v1", "m");
