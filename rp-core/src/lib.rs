@@ -21,6 +21,7 @@ pub mod memory;
 pub mod model;
 pub mod store;
 pub mod turn;
+pub mod update;
 pub mod worldfile;
 
 pub use engine::{BranchInfo, Durability, Engine, EngineOptions, RewindPreview};

@@ -477,6 +477,45 @@ impl World {
                 check_text("generation", &result.text)?;
                 check_texts("generation", result.model.iter())?;
             }
+            Event::ThreadOpened { thread } => {
+                self.check_fresh(thread.id.0)?;
+                check_text("thread", &thread.text)?;
+                if thread.text.trim().is_empty() {
+                    return Err(Error::invalid("event", "a thread's text is empty"));
+                }
+                if thread.status != ThreadStatus::Open {
+                    return Err(Error::invalid("event", "a thread opens as open"));
+                }
+                for p in &thread.participants {
+                    self.get_entity(*p)?;
+                }
+                self.take_id(thread.id.0);
+                self.threads.insert(thread.clone());
+            }
+            Event::ThreadClosed { id, status } => {
+                let thread = self
+                    .threads
+                    .get(id)
+                    .ok_or_else(|| Error::not_found("thread", id))?;
+                if thread.status != ThreadStatus::Open {
+                    return Err(Error::conflict(format!("thread {id} is already closed")));
+                }
+                if *status == ThreadStatus::Open {
+                    return Err(Error::invalid(
+                        "event",
+                        "a thread closes as resolved or dropped",
+                    ));
+                }
+                if let Some(t) = self.threads.get_mut(id) {
+                    t.status = *status;
+                }
+            }
+            Event::ReportsJudged { reports } => {
+                for r in reports {
+                    check_text("report", &r.report)?;
+                    check_texts("report", r.rejected.iter().chain(r.answer.iter()))?;
+                }
+            }
             Event::WorldFileApplied { file, text } => {
                 if text.len() > MAX_WORLD_FILE_BYTES {
                     return Err(Error::invalid("event", "the world file is too large"));

@@ -3,7 +3,7 @@
 
 use crate::model::{
     Activity, ContainerId, ContainerProperties, Edge, EntityId, EntityState, FactSheet, Group,
-    GroupId, Memory, MemoryId, Millis, Slot, Utterance,
+    GroupId, Memory, MemoryId, Millis, Slot, Thread, ThreadId, ThreadStatus, Utterance,
 };
 use serde::{Deserialize, Serialize};
 
@@ -236,6 +236,25 @@ pub enum Event {
         /// What came back.
         result: crate::turn::GenerateResult,
     },
+    /// A thread opened: an unresolved tension, sticky in its participants' prompts.
+    ThreadOpened {
+        /// The thread (status open).
+        thread: Thread,
+    },
+    /// An open thread resolved or dropped.
+    ThreadClosed {
+        /// Which thread.
+        id: ThreadId,
+        /// `resolved` or `dropped`.
+        status: ThreadStatus,
+    },
+    /// The reports of a state-update pass, as judged: each applied (its changes are the
+    /// events that follow in the same commit) or rejected with the reason. Host actions carry
+    /// the host's answer, so replay never asks the host again.
+    ReportsJudged {
+        /// In the order the model gave them.
+        reports: Vec<JudgedReport>,
+    },
     /// A world file was applied; its text is the base the next patch is compared with.
     WorldFileApplied {
         /// The file name as given.
@@ -269,6 +288,9 @@ impl Event {
             Event::MemoryRemoved { .. } => "memory_removed",
             Event::MemoriesRecalled { .. } => "memories_recalled",
             Event::TimeAdvanced { .. } => "time_advanced",
+            Event::ThreadOpened { .. } => "thread_opened",
+            Event::ThreadClosed { .. } => "thread_closed",
+            Event::ReportsJudged { .. } => "reports_judged",
             Event::WorldFileApplied { .. } => "world_file_applied",
             Event::ResponseDecided { .. } => "response_decided",
             Event::Generated { .. } => "generated",
@@ -283,7 +305,11 @@ impl Event {
             | Event::TimeAdvanced { .. }
             | Event::WorldFileApplied { .. } => {}
             Event::ResponseDecided { entity, .. } => t.entities.push(*entity),
-            Event::Generated { .. } => {}
+            Event::Generated { .. } | Event::ReportsJudged { .. } => {}
+            Event::ThreadOpened { thread } => {
+                t.entities.extend(thread.participants.iter().copied())
+            }
+            Event::ThreadClosed { .. } => {}
             Event::EntityCreated { id, .. }
             | Event::EntityEdited { id, .. }
             | Event::EntityRemoved { id } => t.entities.push(*id),
@@ -321,4 +347,17 @@ pub struct Touched {
     pub groups: Vec<GroupId>,
     /// Memories.
     pub memories: Vec<MemoryId>,
+}
+
+/// One report of a state-update pass and what became of it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JudgedReport {
+    /// The report as the model wrote it (JSON), or the whole answer when it could not be read.
+    pub report: String,
+    /// `None`: applied. Otherwise why it was rejected; nothing of it was applied.
+    #[serde(default)]
+    pub rejected: Option<String>,
+    /// For a host action: the host's answer (JSON).
+    #[serde(default)]
+    pub answer: Option<String>,
 }

@@ -13,7 +13,7 @@ mod world;
 pub(crate) use apply::check_name;
 pub use apply::{MAX_NAME_CHARS, MAX_TEXT_BYTES, MAX_WORLD_FILE_BYTES};
 pub use codec::FORMAT_VERSION;
-pub use event::{Event, Touched, WorldSettings};
+pub use event::{Event, JudgedReport, Touched, WorldSettings};
 pub use hearing::Speech;
 pub use respond::{Message, hour_of};
 pub use world::{World, WorldFileBase, WorldMeta};

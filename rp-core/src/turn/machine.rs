@@ -32,11 +32,13 @@ use super::{EmbedRequest, GenerateRequest, GenerateResult, Purpose, Sampling};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::facts::{Decision, SeededDraws, TraceEvent};
-use crate::log::{Event, Message, World};
+use crate::log::{Event, JudgedReport, Message, World};
 use crate::model::{
     EntityId, Memory, MemoryId, MemoryKind, Millis, Seq, Utterance, UtteranceId, WitnessSet,
 };
+use crate::update::{self, UpdateOptions};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// What starts a turn. Reads from JSON with these field names.
@@ -97,6 +99,8 @@ pub struct TurnOptions {
     pub semantic: bool,
     /// The most characters that answer in one turn.
     pub max_responders: usize,
+    /// The state-update pass after the replies ([`crate::update`]).
+    pub updates: UpdateOptions,
 }
 
 impl Default for TurnOptions {
@@ -108,6 +112,7 @@ impl Default for TurnOptions {
             dialogue_significance: 0.3,
             semantic: false,
             max_responders: 8,
+            updates: UpdateOptions::default(),
         }
     }
 }
@@ -120,6 +125,7 @@ impl TurnOptions {
 
     fn check(&self) -> Result<()> {
         self.prompt.check()?;
+        self.updates.check()?;
         self.prompt.recall.check()?;
         if !(0.0..=1.0).contains(&self.dialogue_significance) {
             return Err(Error::invalid(
@@ -197,6 +203,9 @@ pub struct TurnOutcome {
     pub wake: Vec<Wake>,
     /// The prompt each responder was given.
     pub prompts: Vec<Prompt>,
+    /// The reports of the state-update pass, each applied or rejected with the reason.
+    #[serde(default)]
+    pub reports: Vec<JudgedReport>,
 }
 
 /// Where the machine is.
@@ -208,6 +217,8 @@ enum Phase {
     NextResponder,
     /// Waiting for the generation of responder `i`.
     Generating(GenerateRequest),
+    /// Waiting for the state-update pass (the request, and whether it is the retry).
+    Updating(GenerateRequest, bool),
     /// Waiting for vectors of the remembered lines.
     LineVectors(EmbedRequest),
     /// Ready to commit.
@@ -242,6 +253,12 @@ pub struct TurnMachine {
     recalled: Vec<MemoryId>,
     /// Lines to remember: (speaker, text, witnesses, vector).
     lines: Vec<(EntityId, String, WitnessSet, Option<Vec<f32>>)>,
+    /// Whether the state-update pass is over (or was never asked for).
+    updated: bool,
+    /// The pass's reports, as judged.
+    reports: Vec<JudgedReport>,
+    /// Significance the pass gave the memories of (line, owner).
+    significance: BTreeMap<(usize, EntityId), f64>,
     counter: Arc<dyn TokenCounter>,
 }
 
@@ -469,6 +486,9 @@ impl TurnMachine {
                 recalled: Vec::new(),
                 lines,
                 counter,
+                updated: false,
+                reports: Vec::new(),
+                significance: BTreeMap::new(),
             };
             m.decide_responders()?;
             if m.options.semantic && !m.responders.is_empty() && !m.query.trim().is_empty() {
@@ -588,7 +608,9 @@ impl TurnMachine {
                         texts: vec![self.query.clone()],
                     }));
                 }
-                Phase::Generating(request) => return Ok(Step::Generate(request.clone())),
+                Phase::Generating(request) | Phase::Updating(request, _) => {
+                    return Ok(Step::Generate(request.clone()));
+                }
                 Phase::LineVectors(request) => return Ok(Step::Embed(request.clone())),
                 Phase::Done => return Ok(Step::Done),
                 Phase::NextResponder => {
@@ -639,6 +661,16 @@ impl TurnMachine {
     }
 
     fn after_replies(&self) -> Phase {
+        if self.options.updates.enabled && !self.updated && !self.lines.is_empty() {
+            let lines: Vec<(EntityId, String, WitnessSet)> = self
+                .lines
+                .iter()
+                .map(|(s, t, w, _)| (*s, t.clone(), w.clone()))
+                .collect();
+            let present: WitnessSet = lines.iter().flat_map(|l| l.2.iter()).collect();
+            let request = update::request(&self.scratch, &present, &lines, &self.options.updates);
+            return Phase::Updating(request, false);
+        }
         if self.options.semantic && self.options.remember_dialogue && !self.lines.is_empty() {
             Phase::LineVectors(EmbedRequest {
                 texts: self.lines.iter().map(|l| l.1.clone()).collect(),
@@ -648,11 +680,111 @@ impl TurnMachine {
         }
     }
 
+    /// Reads the state-update pass's answer: retries once with the problems, then applies what
+    /// is valid and records every report as judged.
+    fn provide_update(
+        &mut self,
+        request: GenerateRequest,
+        retried: bool,
+        mut result: GenerateResult,
+    ) -> Result<()> {
+        let answer = std::mem::take(&mut result.text);
+        // What is recorded is bounded; what is read is the answer as given (and refused if
+        // too long).
+        result.text = cut_at(&answer, crate::log::MAX_TEXT_BYTES).to_owned();
+        let generated = Event::Generated {
+            purpose: Purpose::StateUpdate,
+            result,
+        };
+        let mut scratch = self.scratch.clone();
+        scratch.apply(&generated)?;
+        let parsed = update::parse(&answer, &[]);
+        let lines: Vec<(EntityId, WitnessSet)> =
+            self.lines.iter().map(|l| (l.0, l.2.clone())).collect();
+        let present: WitnessSet = lines.iter().flat_map(|l| l.1.iter()).collect();
+        let mut significance = self.significance.clone();
+        let mut judged = Vec::new();
+        let mut changes = Vec::new();
+        let mut problems = Vec::new();
+        match parsed {
+            Err(whole) => {
+                let whole = cut_at(&whole, 1000).to_owned();
+                problems.push(whole.clone());
+                judged.push(JudgedReport {
+                    report: cut_at(&answer, 2000).to_owned(),
+                    rejected: Some(whole),
+                    answer: None,
+                });
+            }
+            Ok(raws) => {
+                let mut judge = update::Judge {
+                    world: &mut scratch,
+                    present: &present,
+                    lines: &lines,
+                    remembered: self.options.remember_dialogue,
+                    step: self.options.updates.step,
+                    now: self.input.now,
+                    significance: &mut significance,
+                };
+                for raw in raws {
+                    let verdict = match &raw.parsed {
+                        Ok(update::Parsed::Builtin(report)) => judge.judge(report),
+                        Ok(update::Parsed::Action { name, .. }) => {
+                            Err(format!("\"{name}\" is not a report type of this turn"))
+                        }
+                        Err(e) => Err(e.clone()),
+                    };
+                    let rejected = match verdict {
+                        Ok(events) => {
+                            changes.extend(events);
+                            None
+                        }
+                        Err(reason) => {
+                            let reason = cut_at(&reason, 1000).to_owned();
+                            problems.push(format!("{}: {reason}", cut_at(&raw.json, 1000)));
+                            Some(reason)
+                        }
+                    };
+                    judged.push(JudgedReport {
+                        report: cut_at(&raw.json, 4000).to_owned(),
+                        rejected,
+                        answer: None,
+                    });
+                }
+            }
+        }
+        if !problems.is_empty() && !retried {
+            // Exactly one retry, with what was wrong; nothing of this answer is kept but its
+            // record.
+            self.scratch.apply(&generated)?;
+            self.pending.push(generated);
+            self.phase = Phase::Updating(update::retry(&request, &answer, &problems), true);
+            return Ok(());
+        }
+        let record = Event::ReportsJudged {
+            reports: judged.clone(),
+        };
+        scratch.apply(&record)?;
+        self.scratch = scratch;
+        self.significance = significance;
+        self.pending.push(generated);
+        self.pending.extend(changes);
+        self.pending.push(record);
+        self.reports = judged;
+        self.updated = true;
+        self.phase = self.after_replies();
+        Ok(())
+    }
+
     /// Feeds the generation asked for by the last [`Step::Generate`]. The text becomes the
     /// responder's line (trimmed, without a leading "Name:" the model may echo); an empty text
     /// means it stays silent. The result is recorded as it is given.
     pub fn provide(&mut self, engine: &mut Engine, result: GenerateResult) -> Result<()> {
         self.check_engine(engine)?;
+        if let Phase::Updating(request, retried) = &self.phase {
+            let (request, retried) = (request.clone(), *retried);
+            return self.provide_update(request, retried, result);
+        }
         let Phase::Generating(request) = &self.phase else {
             return Err(Error::conflict("the turn is not waiting for a generation"));
         };
@@ -768,15 +900,20 @@ impl TurnMachine {
         let now = self.input.now;
         if self.options.remember_dialogue {
             let lines = std::mem::take(&mut self.lines);
-            for (_, text, witnesses, vector) in lines {
+            for (line, (_, text, witnesses, vector)) in lines.into_iter().enumerate() {
                 for owner in witnesses.iter() {
+                    let significance = self
+                        .significance
+                        .get(&(line, owner))
+                        .copied()
+                        .unwrap_or(self.options.dialogue_significance);
                     let memory = Memory {
                         id: MemoryId(self.scratch.next_id()),
                         owner,
                         witnesses: witnesses.clone(),
                         text: text.clone(),
                         kind: MemoryKind::Utterance,
-                        significance: self.options.dialogue_significance,
+                        significance,
                         created: now,
                         last_accessed: None,
                         access_count: 0,
@@ -816,6 +953,7 @@ impl TurnMachine {
             silent: self.silent,
             wake: self.wake,
             prompts: self.prompts,
+            reports: self.reports,
         })
     }
 
@@ -927,6 +1065,18 @@ impl Turn<'_> {
     pub fn machine(&self) -> &TurnMachine {
         &self.machine
     }
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
+fn cut_at(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
 
 /// Answers each request with the next line scripted for its speaker (replies) or its purpose
-/// (everything else), then with the fallback. The fallback may use `{name}` (the speaker's
+/// (everything else), then with the fallback (an unscripted state-update pass gets
+/// `{"reports": []}`). The fallback may use `{name}` (the speaker's
 /// name, read from the prompt's first line "You are NAME…"), `{n}` (a running count) and
 /// `{heard}` (the last dialogue line of the prompt). Embeddings are deterministic hashes of
 /// the words, so equal texts get equal vectors and shared words raise similarity.
@@ -97,6 +98,10 @@ impl ScriptedGenerator {
                 .and_then(VecDeque::pop_front)
         });
         let text = scripted.unwrap_or_else(|| {
+            if request.purpose == Purpose::StateUpdate {
+                // Unscripted, nothing changed.
+                return r#"{"reports": []}"#.to_owned();
+            }
             let system = request.messages.first().map_or("", |m| m.content.as_str());
             let name = system
                 .lines()

@@ -1,0 +1,263 @@
+//! Guided state updates (seeds 002 and 003): after the replies of a turn, the model reads the
+//! turn's lines and reports what changed, as pure JSON against a published schema. It reports;
+//! the engine computes. Names are resolved against what exists and is present, values are
+//! checked against their ranges, affinity and trust move by a bounded step the engine sets, and
+//! every change is applied as events in the turn's commit. A malformed answer gets exactly one
+//! retry that carries the errors back; reports still bad after it are recorded as rejected,
+//! with the reason, and nothing of them is applied.
+//!
+//! One pass covers every entity that heard a line of the turn, silent witnesses included. It
+//! runs once per turn, after the replies, so the first reply is never delayed by it.
+
+mod judge;
+pub mod report;
+
+pub use judge::{MAX_KNOWLEDGE, MAX_REPORT_TEXT};
+pub use report::{Direction, MAX_ANSWER_BYTES, MAX_REPORTS, Parsed, Raw, Report, parse};
+
+pub(crate) use judge::Judge;
+
+use crate::log::World;
+use crate::model::{EntityId, ThreadStatus, WitnessSet};
+use crate::turn::{ChatMessage, GenerateRequest, Purpose, Role, Sampling};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// How a turn asks for state updates.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct UpdateOptions {
+    /// Whether the turn runs a state-update pass. Off by default: the pass is one more model
+    /// call per turn (a cheap one: route `Purpose::StateUpdate` to a fast model).
+    pub enabled: bool,
+    /// How far one `warmer`/`colder` (affinity) or `more`/`less` (trust) moves, in (0, 1].
+    pub step: f64,
+    /// Sampling for the pass (a low temperature suits reports).
+    pub sampling: Sampling,
+}
+
+impl Default for UpdateOptions {
+    fn default() -> Self {
+        UpdateOptions {
+            enabled: false,
+            step: 0.1,
+            sampling: Sampling {
+                temperature: Some(0.2),
+                ..Sampling::default()
+            },
+        }
+    }
+}
+
+impl UpdateOptions {
+    pub(crate) fn check(&self) -> crate::Result<()> {
+        if !(self.step > 0.0 && self.step <= 1.0) {
+            return Err(crate::Error::invalid(
+                "update options",
+                format!("step is {}; it must be in (0, 1]", self.step),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// How many names the schema lists as `toward`/`about` choices at most.
+const MAX_NAMED: usize = 200;
+
+/// The request of a pass over `lines` (speaker, text as shown, witnesses) heard by `present`.
+pub(crate) fn request(
+    world: &World,
+    present: &WitnessSet,
+    lines: &[(EntityId, String, WitnessSet)],
+    options: &UpdateOptions,
+) -> GenerateRequest {
+    let name = |id: EntityId| world.entity(id).map_or("someone", |e| e.name.as_str());
+    let mut s = String::from(
+        "You keep the state of a story world. Read the lines just spoken and report what \
+         changed, as JSON only: one object {\"reports\": [...]}, with no other text and no code \
+         fences. Report only what the lines show; {\"reports\": []} is a fine answer. Name \
+         people, places and items exactly as listed here. Never compute numbers: say warmer or \
+         colder, more or less, and the engine does the rest.\n\nReport types:\n\
+         - {\"type\": \"feeling\", \"who\", \"toward\", \"affinity\": \"warmer\"|\"colder\", \"trust\": \"more\"|\"less\"} (either or both)\n\
+         - {\"type\": \"learned\", \"who\", \"about\", \"fact\"}: who learned a fact about someone\n\
+         - {\"type\": \"relationship\", \"who\", \"toward\", \"summary\"}: how who now sums up the relationship\n\
+         - {\"type\": \"state\", \"who\", \"mood\", \"goals\": [...], \"status\"} (any of them; \"\" clears)\n\
+         - {\"type\": \"activity\", \"who\", \"move_to\": place, \"slot\", \"posture\", \"action\", \"stop_action\": true, \"pick_up\": item, \"put_down\": item} (any of them)\n\
+         - {\"type\": \"thread_opened\", \"text\", \"participants\": [...]}: a tension the story must come back to\n\
+         - {\"type\": \"thread_resolved\", \"thread\": number} or {\"type\": \"thread_dropped\", \"thread\": number}\n\
+         - {\"type\": \"significance\", \"who\", \"line\": number, \"significance\": 0 to 1}: how much a line matters to who\n\
+         \"who\" is always one of the people present.\n",
+    );
+    s.push_str("\nPresent:\n");
+    for id in present.iter() {
+        let Some(e) = world.entity(id) else { continue };
+        s.push_str(&format!("- {}", e.name));
+        if let Some(m) = &e.state.mood {
+            s.push_str(&format!("; mood: {m}"));
+        }
+        if let Some(p) = &e.activity.position
+            && let Some(c) = world.container(p.container)
+        {
+            s.push_str(&format!("; at {}", c.name));
+            if let Some(slot) = &p.slot {
+                s.push_str(&format!(" ({slot})"));
+            }
+        }
+        if let Some(p) = &e.activity.posture {
+            s.push_str(&format!("; {p}"));
+        }
+        if let Some(a) = &e.activity.action {
+            s.push_str(&format!("; {}", a.verb));
+        }
+        if !e.inventory.is_empty() {
+            let items: Vec<&str> = e.inventory.iter().map(|i| name(*i)).collect();
+            s.push_str(&format!("; carries {}", items.join(", ")));
+        }
+        s.push('\n');
+    }
+    let places: Vec<String> = world
+        .containers()
+        .take(MAX_NAMED)
+        .map(|c| {
+            if c.slots.is_empty() {
+                c.name.clone()
+            } else {
+                let slots: Vec<&str> = c.slots.iter().map(|x| x.name.as_str()).collect();
+                format!("{} (slots: {})", c.name, slots.join(", "))
+            }
+        })
+        .collect();
+    s.push_str(&format!("\nPlaces: {}\n", places.join("; ")));
+    let threads: Vec<String> = world
+        .threads()
+        .filter(|t| {
+            t.status == ThreadStatus::Open && t.participants.iter().any(|p| present.contains(*p))
+        })
+        .map(|t| format!("- thread {}: {}", t.id.0, t.text))
+        .collect();
+    if !threads.is_empty() {
+        s.push_str(&format!("\nOpen threads:\n{}\n", threads.join("\n")));
+    }
+    s.push_str("\nLines of this turn:\n");
+    for (i, (speaker, text, _)) in lines.iter().enumerate() {
+        let _ = speaker;
+        s.push_str(&format!("{}. {text}\n", i + 1));
+    }
+    GenerateRequest {
+        purpose: Purpose::StateUpdate,
+        messages: vec![
+            ChatMessage::new(Role::System, s),
+            ChatMessage::new(Role::User, "What changed? Answer with the JSON object."),
+        ],
+        params: options.sampling.clone(),
+        json_schema: Some(schema(world, present, lines.len())),
+        tools: Vec::new(),
+    }
+}
+
+/// The request that retries `first` after `answer` was refused for `problems`.
+pub(crate) fn retry(first: &GenerateRequest, answer: &str, problems: &[String]) -> GenerateRequest {
+    let mut request = first.clone();
+    let shown: String = answer.chars().take(4000).collect();
+    request
+        .messages
+        .push(ChatMessage::new(Role::Assistant, shown));
+    request.messages.push(ChatMessage::new(
+        Role::User,
+        format!(
+            "That answer could not be used:\n- {}\nAnswer again with the whole corrected JSON \
+             object {{\"reports\": [...]}} and nothing else.",
+            problems.join("\n- ")
+        ),
+    ));
+    request
+}
+
+/// The JSON Schema of an answer, with the names of this world as choices.
+pub fn schema(world: &World, present: &WitnessSet, lines: usize) -> Value {
+    let present_names: Vec<&str> = present
+        .iter()
+        .filter_map(|id| world.entity(id).map(|e| e.name.as_str()))
+        .collect();
+    let all_names: Vec<&str> = world
+        .entities()
+        .take(MAX_NAMED)
+        .map(|e| e.name.as_str())
+        .collect();
+    let places: Vec<&str> = world
+        .containers()
+        .take(MAX_NAMED)
+        .map(|c| c.name.as_str())
+        .collect();
+    let who = json!({"type": "string", "enum": present_names});
+    let anyone = json!({"type": "string", "enum": all_names});
+    let text = json!({"type": "string", "minLength": 1, "maxLength": MAX_REPORT_TEXT});
+    let short = json!({"type": "string", "maxLength": 100});
+    let report = |kind: &str, required: &[&str], props: Value| {
+        let mut properties = props;
+        properties["type"] = json!({"const": kind});
+        let mut req = vec!["type"];
+        req.extend_from_slice(required);
+        json!({"type": "object", "additionalProperties": false, "required": req, "properties": properties})
+    };
+    let reports = vec![
+        report(
+            "feeling",
+            &["who", "toward"],
+            json!({"who": who, "toward": anyone,
+            "affinity": {"enum": ["warmer", "colder"]}, "trust": {"enum": ["more", "less"]}}),
+        ),
+        report(
+            "learned",
+            &["who", "about", "fact"],
+            json!({"who": who, "about": anyone, "fact": text}),
+        ),
+        report(
+            "relationship",
+            &["who", "toward", "summary"],
+            json!({"who": who, "toward": anyone, "summary": text}),
+        ),
+        report(
+            "state",
+            &["who"],
+            json!({"who": who, "mood": short, "status": short,
+            "goals": {"type": "array", "maxItems": 8, "items": text}}),
+        ),
+        report(
+            "activity",
+            &["who"],
+            json!({"who": who, "move_to": {"type": "string", "enum": places},
+            "slot": short, "posture": short, "action": text, "stop_action": {"type": "boolean"},
+            "pick_up": anyone, "put_down": anyone}),
+        ),
+        report(
+            "thread_opened",
+            &["text", "participants"],
+            json!({"text": text,
+            "participants": {"type": "array", "minItems": 1, "items": who}}),
+        ),
+        report(
+            "thread_resolved",
+            &["thread"],
+            json!({"thread": {"type": "integer", "minimum": 0}}),
+        ),
+        report(
+            "thread_dropped",
+            &["thread"],
+            json!({"thread": {"type": "integer", "minimum": 0}}),
+        ),
+        report(
+            "significance",
+            &["who", "line", "significance"],
+            json!({"who": who,
+            "line": {"type": "integer", "minimum": 1, "maximum": lines.max(1)},
+            "significance": {"type": "number", "minimum": 0, "maximum": 1}}),
+        ),
+    ];
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["reports"],
+        "properties": {"reports": {"type": "array", "maxItems": MAX_REPORTS, "items": {"anyOf": reports}}}
+    })
+}
