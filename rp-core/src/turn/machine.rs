@@ -36,7 +36,7 @@ use crate::log::{Event, JudgedReport, Message, World};
 use crate::model::{
     EntityId, Memory, MemoryId, MemoryKind, Millis, Seq, Utterance, UtteranceId, WitnessSet,
 };
-use crate::update::{self, UpdateOptions};
+use crate::update::{self, UpdateOptions, cut_at};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -698,61 +698,23 @@ impl TurnMachine {
         };
         let mut scratch = self.scratch.clone();
         scratch.apply(&generated)?;
-        let parsed = update::parse(&answer, &[]);
         let lines: Vec<(EntityId, WitnessSet)> =
             self.lines.iter().map(|l| (l.0, l.2.clone())).collect();
         let present: WitnessSet = lines.iter().flat_map(|l| l.1.iter()).collect();
-        let mut significance = self.significance.clone();
-        let mut judged = Vec::new();
-        let mut changes = Vec::new();
-        let mut problems = Vec::new();
-        match parsed {
-            Err(whole) => {
-                let whole = cut_at(&whole, 1000).to_owned();
-                problems.push(whole.clone());
-                judged.push(JudgedReport {
-                    report: cut_at(&answer, 2000).to_owned(),
-                    rejected: Some(whole),
-                    answer: None,
-                });
-            }
-            Ok(raws) => {
-                let mut judge = update::Judge {
-                    world: &mut scratch,
-                    present: &present,
-                    lines: &lines,
-                    remembered: self.options.remember_dialogue,
-                    step: self.options.updates.step,
-                    now: self.input.now,
-                    significance: &mut significance,
-                };
-                for raw in raws {
-                    let verdict = match &raw.parsed {
-                        Ok(update::Parsed::Builtin(report)) => judge.judge(report),
-                        Ok(update::Parsed::Action { name, .. }) => {
-                            Err(format!("\"{name}\" is not a report type of this turn"))
-                        }
-                        Err(e) => Err(e.clone()),
-                    };
-                    let rejected = match verdict {
-                        Ok(events) => {
-                            changes.extend(events);
-                            None
-                        }
-                        Err(reason) => {
-                            let reason = cut_at(&reason, 1000).to_owned();
-                            problems.push(format!("{}: {reason}", cut_at(&raw.json, 1000)));
-                            Some(reason)
-                        }
-                    };
-                    judged.push(JudgedReport {
-                        report: cut_at(&raw.json, 4000).to_owned(),
-                        rejected,
-                        answer: None,
-                    });
-                }
-            }
-        }
+        let pass = update::Pass {
+            present: &present,
+            lines: &lines,
+            remembered: self.options.remember_dialogue,
+            step: self.options.updates.step,
+            now: self.input.now,
+        };
+        let verdict = update::judge_answer(&mut scratch, &pass, &answer);
+        let update::Verdict {
+            events: changes,
+            reports: judged,
+            problems,
+            significance,
+        } = verdict;
         if !problems.is_empty() && !retried {
             // Exactly one retry, with what was wrong; nothing of this answer is kept but its
             // record.
@@ -766,7 +728,7 @@ impl TurnMachine {
         };
         scratch.apply(&record)?;
         self.scratch = scratch;
-        self.significance = significance;
+        self.significance.extend(significance);
         self.pending.push(generated);
         self.pending.extend(changes);
         self.pending.push(record);
@@ -1065,18 +1027,6 @@ impl Turn<'_> {
     pub fn machine(&self) -> &TurnMachine {
         &self.machine
     }
-}
-
-/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
-fn cut_at(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
 
 #[cfg(test)]

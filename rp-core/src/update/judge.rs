@@ -17,7 +17,7 @@ pub const MAX_REPORT_TEXT: usize = 1000;
 pub const MAX_KNOWLEDGE: usize = 64;
 
 /// What a pass judges against.
-pub(crate) struct Judge<'a> {
+pub(super) struct Judge<'a> {
     /// The world as the turn left it; accepted reports are applied to it.
     pub world: &'a mut World,
     /// Who was present: the witnesses of the turn's lines.

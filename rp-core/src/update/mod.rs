@@ -15,13 +15,14 @@ pub mod report;
 pub use judge::{MAX_KNOWLEDGE, MAX_REPORT_TEXT};
 pub use report::{Direction, MAX_ANSWER_BYTES, MAX_REPORTS, Parsed, Raw, Report, parse};
 
-pub(crate) use judge::Judge;
+use judge::Judge;
 
-use crate::log::World;
-use crate::model::{EntityId, ThreadStatus, WitnessSet};
+use crate::log::{Event, JudgedReport, World};
+use crate::model::{EntityId, Millis, ThreadStatus, WitnessSet};
 use crate::turn::{ChatMessage, GenerateRequest, Purpose, Role, Sampling};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
 /// How a turn asks for state updates.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -59,6 +60,102 @@ impl UpdateOptions {
         }
         Ok(())
     }
+}
+
+/// What a pass judges an answer against.
+#[derive(Clone, Copy, Debug)]
+pub struct Pass<'a> {
+    /// Who was present: every witness of the turn's lines.
+    pub present: &'a WitnessSet,
+    /// The turn's lines: (speaker, witnesses), in order (line 1 first).
+    pub lines: &'a [(EntityId, WitnessSet)],
+    /// Whether the lines become memories (a significance report needs them).
+    pub remembered: bool,
+    /// The step of one `warmer`/`colder` or `more`/`less`.
+    pub step: f64,
+    /// The host clock.
+    pub now: Millis,
+}
+
+/// What an answer comes to.
+#[derive(Clone, Debug, Default)]
+pub struct Verdict {
+    /// The events of the valid reports, in order, already applied to the world judged.
+    pub events: Vec<Event>,
+    /// Every report with its fate (the whole answer, if it could not be read).
+    pub reports: Vec<JudgedReport>,
+    /// What was wrong, one line each, as a retry would feed it back (empty: all valid).
+    pub problems: Vec<String>,
+    /// Significance by (line index from 0, owner) for the memories the turn forms.
+    pub significance: BTreeMap<(usize, EntityId), f64>,
+}
+
+/// Reads and judges a pass's `answer` against `world`, applying every valid report's events to
+/// it. Invalid reports change nothing; they are listed with their reasons.
+pub fn judge_answer(world: &mut World, pass: &Pass<'_>, answer: &str) -> Verdict {
+    let mut verdict = Verdict::default();
+    let raws = match parse(answer, &[]) {
+        Ok(raws) => raws,
+        Err(whole) => {
+            let whole = cut_at(&whole, 1000).to_owned();
+            verdict.problems.push(whole.clone());
+            verdict.reports.push(JudgedReport {
+                report: cut_at(answer, 2000).to_owned(),
+                rejected: Some(whole),
+                answer: None,
+            });
+            return verdict;
+        }
+    };
+    let mut judge = Judge {
+        world,
+        present: pass.present,
+        lines: pass.lines,
+        remembered: pass.remembered,
+        step: pass.step,
+        now: pass.now,
+        significance: &mut verdict.significance,
+    };
+    for raw in raws {
+        let outcome = match &raw.parsed {
+            Ok(Parsed::Builtin(report)) => judge.judge(report),
+            Ok(Parsed::Action { name, .. }) => {
+                Err(format!("\"{name}\" is not a report type of this turn"))
+            }
+            Err(e) => Err(e.clone()),
+        };
+        let rejected = match outcome {
+            Ok(events) => {
+                verdict.events.extend(events);
+                None
+            }
+            Err(reason) => {
+                let reason = cut_at(&reason, 1000).to_owned();
+                verdict
+                    .problems
+                    .push(format!("{}: {reason}", cut_at(&raw.json, 1000)));
+                Some(reason)
+            }
+        };
+        verdict.reports.push(JudgedReport {
+            report: cut_at(&raw.json, 4000).to_owned(),
+            rejected,
+            answer: None,
+        });
+    }
+    verdict
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
+pub(crate) fn cut_at(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 /// How many names the schema lists as `toward`/`about` choices at most.
