@@ -399,3 +399,75 @@ fn the_pass_is_off_unless_asked_for_and_its_options_are_checked() {
         .unwrap_err();
     assert!(e.to_string().contains("step"), "{e}");
 }
+
+#[test]
+fn an_injected_system_line_reaches_the_next_prompts_until_a_turn_shows_it() {
+    let mut engine = engine();
+    let (mira, tobias) = (id(&engine, "Mira Holt"), id(&engine, "Tobias"));
+    let prompt_of = |engine: &mut Engine, who| {
+        let p = engine
+            .inspect_prompt(
+                who,
+                Some("hello"),
+                500,
+                &rp_core::turn::PromptOptions::default(),
+            )
+            .unwrap();
+        p.messages[0].content.clone()
+    };
+    let to_mira = engine
+        .inject_system_line("The cellar door slams shut. React to it.", Some(vec![mira]))
+        .unwrap();
+    assert!(
+        engine.inject_system_line("   ", None).is_err(),
+        "an empty line is refused"
+    );
+    assert!(
+        engine
+            .inject_system_line("x", Some(vec![EntityId(9999)]))
+            .is_err(),
+        "an unknown audience is refused"
+    );
+    assert!(
+        prompt_of(&mut engine, mira).contains("[SYSTEM: The cellar door slams shut. React to it.]")
+    );
+    assert!(
+        !prompt_of(&mut engine, tobias).contains("[SYSTEM:"),
+        "only its audience sees it"
+    );
+    // Never trimmed, even on a tiny budget.
+    let tiny = rp_core::turn::PromptOptions {
+        budget_tokens: 40,
+        ..Default::default()
+    };
+    let p = engine
+        .inspect_prompt(mira, Some("hello"), 500, &tiny)
+        .unwrap();
+    assert!(
+        p.messages[0].content.contains("[SYSTEM: The cellar"),
+        "{:?}",
+        p.trimmed
+    );
+    assert_eq!(engine.world().system_lines().count(), 1);
+
+    let (outcome, generator) = turn(&mut engine, "Did you hear that?", &[]);
+    let reply_prompt = &generator.requests()[0].messages[0].content;
+    assert!(
+        reply_prompt.contains("[SYSTEM: The cellar door"),
+        "the generation processes it"
+    );
+    assert_eq!(outcome.replies.len(), 1);
+    assert_eq!(
+        engine.world().system_lines().count(),
+        0,
+        "shown once, then gone"
+    );
+    assert!(!prompt_of(&mut engine, mira).contains("[SYSTEM:"));
+    let shown = engine
+        .events(1, engine.head())
+        .unwrap()
+        .into_iter()
+        .any(|(_, e)| matches!(e, Event::SystemLinesShown { ids } if ids == [to_mira]));
+    assert!(shown, "recorded as shown");
+    assert!(replayed(&engine).to_bytes() == engine.world().to_bytes());
+}

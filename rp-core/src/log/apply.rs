@@ -516,6 +516,26 @@ impl World {
                     check_texts("report", r.rejected.iter().chain(r.answer.iter()))?;
                 }
             }
+            Event::SystemLineInjected { line } => {
+                self.check_fresh(line.id)?;
+                check_text("system line", &line.text)?;
+                if line.text.trim().is_empty() {
+                    return Err(Error::invalid("event", "a system line is empty"));
+                }
+                for e in line.audience.iter().flatten() {
+                    self.get_entity(*e)?;
+                }
+                self.take_id(line.id);
+                self.system_lines.push_back(line.clone());
+            }
+            Event::SystemLinesShown { ids } => {
+                for id in ids {
+                    if !self.system_lines.iter().any(|l| l.id == *id) {
+                        return Err(Error::not_found("system line", id));
+                    }
+                }
+                self.system_lines.retain(|l| !ids.contains(&l.id));
+            }
             Event::WorldFileApplied { file, text } => {
                 if text.len() > MAX_WORLD_FILE_BYTES {
                     return Err(Error::invalid("event", "the world file is too large"));

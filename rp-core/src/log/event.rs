@@ -3,7 +3,7 @@
 
 use crate::model::{
     Activity, ContainerId, ContainerProperties, Edge, EntityId, EntityState, FactSheet, Group,
-    GroupId, Memory, MemoryId, Millis, Slot, Thread, ThreadId, ThreadStatus, Utterance,
+    GroupId, Memory, MemoryId, Millis, Slot, SystemLine, Thread, ThreadId, ThreadStatus, Utterance,
 };
 use serde::{Deserialize, Serialize};
 
@@ -255,6 +255,16 @@ pub enum Event {
         /// In the order the model gave them.
         reports: Vec<JudgedReport>,
     },
+    /// A system line injected for the next generation to process.
+    SystemLineInjected {
+        /// The line.
+        line: SystemLine,
+    },
+    /// System lines shown to a responder: they leave the prompts.
+    SystemLinesShown {
+        /// Which lines.
+        ids: Vec<u64>,
+    },
     /// A world file was applied; its text is the base the next patch is compared with.
     WorldFileApplied {
         /// The file name as given.
@@ -291,6 +301,8 @@ impl Event {
             Event::ThreadOpened { .. } => "thread_opened",
             Event::ThreadClosed { .. } => "thread_closed",
             Event::ReportsJudged { .. } => "reports_judged",
+            Event::SystemLineInjected { .. } => "system_line_injected",
+            Event::SystemLinesShown { .. } => "system_lines_shown",
             Event::WorldFileApplied { .. } => "world_file_applied",
             Event::ResponseDecided { .. } => "response_decided",
             Event::Generated { .. } => "generated",
@@ -306,6 +318,10 @@ impl Event {
             | Event::WorldFileApplied { .. } => {}
             Event::ResponseDecided { entity, .. } => t.entities.push(*entity),
             Event::Generated { .. } | Event::ReportsJudged { .. } => {}
+            Event::SystemLineInjected { line } => {
+                t.entities.extend(line.audience.iter().flatten().copied())
+            }
+            Event::SystemLinesShown { .. } => {}
             Event::ThreadOpened { thread } => {
                 t.entities.extend(thread.participants.iter().copied())
             }

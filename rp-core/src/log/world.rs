@@ -58,6 +58,9 @@ pub struct World {
     /// Each entity's conversation timing (see [`World::speech`]).
     #[serde(default)]
     pub(super) speech: imbl::OrdMap<EntityId, super::Speech>,
+    /// System lines not yet shown to a responder.
+    #[serde(default)]
+    pub(super) system_lines: Vector<SystemLine>,
     #[serde(skip)]
     pub(super) index: Index,
     #[serde(skip)]
@@ -254,6 +257,11 @@ impl World {
     /// Scoped events.
     pub fn scoped_events(&self) -> impl DoubleEndedIterator<Item = &ScopedEvent> + '_ {
         self.scoped_events.iter()
+    }
+
+    /// System lines waiting to be shown to a responder, oldest first.
+    pub fn system_lines(&self) -> impl DoubleEndedIterator<Item = &SystemLine> + '_ {
+        self.system_lines.iter()
     }
 
     /// Threads.

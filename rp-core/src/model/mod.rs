@@ -24,5 +24,5 @@ pub use ids::{
     UtteranceId,
 };
 pub use memory::{DecayStage, Memory, MemoryKind, WitnessSet};
-pub use story::{EventStatus, Scene, ScopedEvent, Thread, ThreadStatus};
+pub use story::{EventStatus, Scene, ScopedEvent, SystemLine, Thread, ThreadStatus};
 pub use utterance::Utterance;

@@ -125,3 +125,26 @@ pub struct Scene {
     #[serde(default)]
     pub witnesses: WitnessSet,
 }
+
+/// A line injected for the next generation to process (seed 002, pattern 4): the host or a
+/// rule says `[SYSTEM: …]` and the characters' next prompts carry it until a turn has shown it
+/// to a responder.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SystemLine {
+    /// Its id (from the world's id space).
+    pub id: u64,
+    /// What it says (shown as `[SYSTEM: text]`).
+    pub text: String,
+    /// Whose prompts carry it; `None`: every character's.
+    #[serde(default)]
+    pub audience: Option<Vec<EntityId>>,
+    /// When it was injected.
+    pub at: Millis,
+}
+
+impl SystemLine {
+    /// Whether `entity`'s prompts carry it.
+    pub fn reaches(&self, entity: EntityId) -> bool {
+        self.audience.as_ref().is_none_or(|a| a.contains(&entity))
+    }
+}

@@ -255,6 +255,8 @@ pub struct TurnMachine {
     lines: Vec<(EntityId, String, WitnessSet, Option<Vec<f32>>)>,
     /// Whether the state-update pass is over (or was never asked for).
     updated: bool,
+    /// System lines shown to a responder in this turn.
+    shown_system: Vec<u64>,
     /// The pass's reports, as judged.
     reports: Vec<JudgedReport>,
     /// Significance the pass gave the memories of (line, owner).
@@ -269,6 +271,26 @@ impl std::fmt::Debug for dyn TokenCounter {
 }
 
 impl Engine {
+    /// Injects a system line (seed 002, pattern 4): the next prompts of `audience` (every
+    /// character when `None`) carry `[SYSTEM: text]` after their newest line, never trimmed,
+    /// until a turn has shown it to a responder. Recorded as an event; returns its id.
+    pub fn inject_system_line(
+        &mut self,
+        text: &str,
+        audience: Option<Vec<EntityId>>,
+    ) -> Result<u64> {
+        let id = self.world().next_id();
+        self.append(vec![Event::SystemLineInjected {
+            line: crate::model::SystemLine {
+                id,
+                text: text.trim().to_owned(),
+                audience,
+                at: self.world().now(),
+            },
+        }])?;
+        Ok(id)
+    }
+
     /// Starts a turn with the default options: see [`Engine::begin_turn_with`].
     pub fn begin_turn(&mut self, input: TurnInput) -> Result<Turn<'_>> {
         self.begin_turn_with(input, TurnOptions::default())
@@ -487,6 +509,7 @@ impl TurnMachine {
                 lines,
                 counter,
                 updated: false,
+                shown_system: Vec::new(),
                 reports: Vec::new(),
                 significance: BTreeMap::new(),
             };
@@ -655,6 +678,11 @@ impl TurnMachine {
             json_schema: None,
             tools: Vec::new(),
         };
+        for line in self.scratch.system_lines().filter(|l| l.reaches(speaker)) {
+            if !self.shown_system.contains(&line.id) {
+                self.shown_system.push(line.id);
+            }
+        }
         self.prompts.push(prompt);
         self.phase = Phase::Generating(request);
         Ok(())
@@ -888,6 +916,13 @@ impl TurnMachine {
                     self.pending.push(event);
                 }
             }
+        }
+        if !self.shown_system.is_empty() {
+            let event = Event::SystemLinesShown {
+                ids: std::mem::take(&mut self.shown_system),
+            };
+            self.scratch.apply(&event)?;
+            self.pending.push(event);
         }
         if !self.recalled.is_empty() {
             let event = Event::MemoriesRecalled {

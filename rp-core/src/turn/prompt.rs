@@ -310,6 +310,9 @@ pub(crate) fn dialogue_lines(
         .collect()
 }
 
+/// The rule of a system line's piece: it is never trimmed.
+pub const SYSTEM_LINE: &str = "a system line to process (injected; never trimmed)";
+
 /// Builds the prompt of `speaker` in `world`.
 pub(crate) fn build(
     world: &World,
@@ -560,6 +563,20 @@ pub(crate) fn build(
         });
     }
 
+    // System lines to process, after the newest line; never trimmed.
+    for line in world.system_lines().filter(|l| l.reaches(speaker)) {
+        let t = format!("[SYSTEM: {}]", line.text);
+        pieces.push(PromptPiece {
+            section: Section::Dialogue,
+            tokens: counter.count(&t),
+            text: t,
+            why: SYSTEM_LINE.into(),
+            memory: None,
+            entity: None,
+            score: None,
+        });
+    }
+
     // Memories: pinned and recalled, all the speaker's own.
     for m in gathered.memories {
         pieces.push(PromptPiece {
@@ -667,7 +684,8 @@ fn fit(
                 .map(|s| heading[s])
                 .sum::<usize>()
     };
-    let newest_line = pieces.iter().rposition(|p| p.section == Section::Dialogue);
+    let line = |p: &PromptPiece| p.section == Section::Dialogue && p.why != SYSTEM_LINE;
+    let newest_line = pieces.iter().rposition(line);
     let mut order: Vec<usize> = Vec::new();
     // 1. Recalled memories, lowest score first.
     let mut recalled: Vec<usize> = (0..pieces.len())
@@ -687,10 +705,7 @@ fn fit(
             .filter(|&i| pieces[i].section == Section::Lore),
     );
     // 3. Dialogue, oldest first, never the newest line.
-    order.extend(
-        (0..pieces.len())
-            .filter(|&i| pieces[i].section == Section::Dialogue && Some(i) != newest_line),
-    );
+    order.extend((0..pieces.len()).filter(|&i| line(&pieces[i]) && Some(i) != newest_line));
     // 4. Events, 5. threads, 6. pinned memories: last first.
     for s in [Section::Events, Section::Threads] {
         order.extend((0..pieces.len()).rev().filter(|&i| pieces[i].section == s));
