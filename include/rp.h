@@ -122,8 +122,10 @@ typedef struct rp_turn rp_turn;
 
 // The generate callback of `rp_engine_run_turn`: the host's model.
 //
-// Called once per generation the turn needs (one per responder), on the
-// thread that called `rp_engine_run_turn`, before that call returns, with:
+// Called once per generation the turn needs (one per responder, then, with
+// `"updates"` enabled in the options, one or two for the state-update pass),
+// on the thread that called `rp_engine_run_turn`, before that call returns,
+// with:
 //
 // - `user_data`: the pointer given to `rp_engine_run_turn`, untouched;
 // - `request_json`, `request_json_len`: the request, NUL-terminated UTF-8
@@ -137,6 +139,10 @@ typedef struct rp_turn rp_turn;
 //    "params": {"temperature": 0.8, "max_tokens": 200}}  // sampling; only
 //                                   // what the turn's options set
 //   ```
+//
+//   A request of purpose `{"kind": "state_update"}` is the state-update
+//   pass: it carries a `"json_schema"`, and its answer is the JSON object
+//   the messages ask for, as the result's `"text"` (see `rp_turn_step`).
 //
 // - `sink`: where streamed tokens go: call `rp_token_sink_emit(sink, text,
 //   len)` for each piece as the model produces it (or never, if the host
@@ -184,7 +190,7 @@ typedef int (*rp_generate_fn)(void *user_data,
 //
 // - `user_data`: the pointer given to `rp_engine_run_turn`, untouched;
 // - `speaker`: the entity whose line is being generated (0 for a request
-//   that is not a character's line);
+//   that is not a character's line, such as the state-update pass);
 // - `text`, `text_len`: the piece, NUL-terminated UTF-8 owned by rp, valid
 //   only during the call (`text_len` does not count the NUL).
 //
@@ -805,7 +811,9 @@ enum rp_result rp_token_sink_emit(struct rp_token_sink *sink, const char *text, 
 // - `input_json`, `options_json`: as for `rp_turn_begin` (`options_json`
 //   may be `NULL` with length 0 for the defaults). Options with
 //   `"semantic": true` are refused with `RP_RESULT_INVALID` before anything
-//   is committed: vectors are asked for by the poll form only.
+//   is committed: vectors are asked for by the poll form only. With
+//   `"updates": {"enabled": true}`, `generate` also answers the
+//   state-update pass (and its one retry), after the replies.
 // - `generate`: the host's model (see `rp_generate_fn`); must not be `NULL`.
 // - `on_token`: receives what `generate` streams with `rp_token_sink_emit`
 //   (see `rp_token_fn`); `NULL` drops it.
@@ -939,7 +947,13 @@ void rp_string_free(char *string);
 //  "remember_dialogue": true,   // each line becomes a memory of each witness
 //  "dialogue_significance": 0.3,  // of those memories, 0-1
 //  "semantic": false,           // ask for vectors ("embed" steps)
-//  "max_responders": 8}         // at least 1
+//  "max_responders": 8,         // at least 1
+//  "updates": {                 // the state-update pass, after the replies
+//    "enabled": false,          // true: one more "generate" step, of
+//                               // purpose "state_update" (see rp_turn_step)
+//    "step": 0.1,               // how far one warmer/colder (affinity) or
+//                               // more/less (trust) moves, in (0, 1]
+//    "sampling": {"temperature": 0.2}}}  // of the pass's requests
 // ```
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match
@@ -984,6 +998,32 @@ enum rp_result rp_turn_begin(struct rp_engine *engine,
 // prompt is built when its step is asked for, so it sees the lines given
 // before it. Asking again without providing returns the same step.
 //
+// With `"updates": {"enabled": true}` in the options, one more
+// `"generate"` step follows the replies: the state-update pass, which asks
+// the model what the turn's lines changed (a cheap request: send it to a
+// fast model):
+//
+// ```text
+// {"step": "generate",
+//  "purpose": {"kind": "state_update"},
+//  "messages": [{"role": "system", "content": "You keep the state of..."},
+//               {"role": "user", "content": "What changed? ..."}],
+//  "params": {"temperature": 0.2},     // the "updates" sampling
+//  "json_schema": {...}}               // what the answer must match: pass
+//                                      // it to a backend that constrains
+//                                      // decoding, if there is one
+// ```
+//
+// The answer (the `"text"` of `rp_turn_provide`) is one JSON object and
+// nothing else, such as
+// `{"reports": [{"type": "feeling", "who": "Tobias Reed", "toward": "Wren",
+// "affinity": "warmer"}]}`. An answer that cannot be read, or that holds a
+// report the engine refuses, is asked for once more: a second
+// `"state_update"` step whose messages end with the answer given and a
+// user message listing what was wrong. After that second answer, the valid
+// reports are applied and every report is recorded, applied or rejected
+// with the reason (`"reports"` of the outcome, see `rp_turn_finish`).
+//
 // Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` when `engine` is not the
 // engine the turn began on; `RP_RESULT_CONFLICT` when the turn is over or
 // the engine changed since it began; `RP_RESULT_NULL_ARGUMENT`,
@@ -996,7 +1036,9 @@ enum rp_result rp_turn_begin(struct rp_engine *engine,
 // `out_step_json` is writable.
 enum rp_result rp_turn_step(struct rp_engine *engine, struct rp_turn *turn, char **out_step_json);
 
-// Gives the turn the generation its last `"generate"` step asked for.
+// Gives the turn the generation its last `"generate"` step asked for: a
+// responder's line, or the answer of the state-update pass (see
+// `rp_turn_step`).
 //
 // `result_json` (`result_json_len` bytes of UTF-8, borrowed for the call)
 // is an object whose fields are all optional (`{"text": "..."}` is enough):
@@ -1011,7 +1053,10 @@ enum rp_result rp_turn_step(struct rp_engine *engine, struct rp_turn *turn, char
 //  "tool_calls": [{"id": "c1", "name": "roll", "arguments": {}}]}
 // ```
 //
-// The result is recorded as given (replay never calls a model).
+// The result is recorded as given (replay never calls a model). For the
+// state-update pass, `"text"` is the model's JSON answer, as a string; an
+// answer the engine cannot use is not an error of this call (it is
+// answered with a retry, then recorded as rejected).
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match,
 // or an `engine` that is not the one the turn began on;
@@ -1058,9 +1103,9 @@ enum rp_result rp_turn_provide_embeddings(struct rp_engine *engine,
                                           size_t vectors_json_len);
 
 // Commits the turn: its decisions, generations, replies, the memories of
-// its lines and what it recalled, in one transaction; writes the outcome
-// as JSON to `*out_outcome_json` (a string the caller releases with
-// `rp_string_free`).
+// its lines, what it recalled and the changes of its state-update pass, in
+// one transaction; writes the outcome as JSON to `*out_outcome_json` (a
+// string the caller releases with `rp_string_free`).
 //
 // Only a turn whose `rp_turn_step` says `"done"` can finish; earlier the
 // call is refused with `RP_RESULT_CONFLICT` and the turn goes on. Once the
@@ -1078,8 +1123,17 @@ enum rp_result rp_turn_provide_embeddings(struct rp_engine *engine,
 //  "silent": [],           // responders whose text was empty
 //  "wake": [{"entity": 2, "at": 65000}],  // $retry: start a wake-up turn
 //                          // then (rp keeps no timers)
-//  "prompts": [{...}]}     // each responder's prompt, as the JSON of
+//  "prompts": [{...}],     // each responder's prompt, as the JSON of
 //                          // rp_engine_inspect_prompt
+//  "reports": [            // the state-update pass ("updates" in the
+//                          // options; [] without it), in the order given
+//    {"report": "{\"type\": \"feeling\", ...}",  // the report as the
+//                          // model wrote it (a JSON text), or the whole
+//                          // answer when it could not be read
+//     "rejected": null,    // null: applied; else why it was refused
+//                          // (nothing of it was applied)
+//     "answer": null}]}    // for a host action, the host's answer
+//                          // (JSON); null for a report
 // ```
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_CONFLICT` when the turn still needs a

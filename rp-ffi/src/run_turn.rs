@@ -28,8 +28,10 @@ pub struct rp_token_sink {
 
 /// The generate callback of `rp_engine_run_turn`: the host's model.
 ///
-/// Called once per generation the turn needs (one per responder), on the
-/// thread that called `rp_engine_run_turn`, before that call returns, with:
+/// Called once per generation the turn needs (one per responder, then, with
+/// `"updates"` enabled in the options, one or two for the state-update pass),
+/// on the thread that called `rp_engine_run_turn`, before that call returns,
+/// with:
 ///
 /// - `user_data`: the pointer given to `rp_engine_run_turn`, untouched;
 /// - `request_json`, `request_json_len`: the request, NUL-terminated UTF-8
@@ -43,6 +45,10 @@ pub struct rp_token_sink {
 ///    "params": {"temperature": 0.8, "max_tokens": 200}}  // sampling; only
 ///                                   // what the turn's options set
 ///   ```
+///
+///   A request of purpose `{"kind": "state_update"}` is the state-update
+///   pass: it carries a `"json_schema"`, and its answer is the JSON object
+///   the messages ask for, as the result's `"text"` (see `rp_turn_step`).
 ///
 /// - `sink`: where streamed tokens go: call `rp_token_sink_emit(sink, text,
 ///   len)` for each piece as the model produces it (or never, if the host
@@ -95,7 +101,7 @@ pub type rp_generate_fn = Option<
 ///
 /// - `user_data`: the pointer given to `rp_engine_run_turn`, untouched;
 /// - `speaker`: the entity whose line is being generated (0 for a request
-///   that is not a character's line);
+///   that is not a character's line, such as the state-update pass);
 /// - `text`, `text_len`: the piece, NUL-terminated UTF-8 owned by rp, valid
 ///   only during the call (`text_len` does not count the NUL).
 ///
@@ -309,7 +315,9 @@ impl rp_core::turn::Generate for CallbackGenerator {
 /// - `input_json`, `options_json`: as for `rp_turn_begin` (`options_json`
 ///   may be `NULL` with length 0 for the defaults). Options with
 ///   `"semantic": true` are refused with `RP_RESULT_INVALID` before anything
-///   is committed: vectors are asked for by the poll form only.
+///   is committed: vectors are asked for by the poll form only. With
+///   `"updates": {"enabled": true}`, `generate` also answers the
+///   state-update pass (and its one retry), after the replies.
 /// - `generate`: the host's model (see `rp_generate_fn`); must not be `NULL`.
 /// - `on_token`: receives what `generate` streams with `rp_token_sink_emit`
 ///   (see `rp_token_fn`); `NULL` drops it.

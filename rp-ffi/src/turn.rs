@@ -9,7 +9,7 @@
 use std::ffi::c_char;
 
 use rp_core::turn::{
-    GenerateRequest, GenerateResult, Prompt, PromptOptions, Step, TurnInput, TurnMachine,
+    GenerateRequest, GenerateResult, Prompt, PromptOptions, Purpose, Step, TurnInput, TurnMachine,
     TurnOptions,
 };
 use rp_core::{Engine, EntityId};
@@ -168,7 +168,13 @@ pub(crate) unsafe fn options_arg(json: *const c_char, len: usize) -> Result<Turn
 ///  "remember_dialogue": true,   // each line becomes a memory of each witness
 ///  "dialogue_significance": 0.3,  // of those memories, 0-1
 ///  "semantic": false,           // ask for vectors ("embed" steps)
-///  "max_responders": 8}         // at least 1
+///  "max_responders": 8,         // at least 1
+///  "updates": {                 // the state-update pass, after the replies
+///    "enabled": false,          // true: one more "generate" step, of
+///                               // purpose "state_update" (see rp_turn_step)
+///    "step": 0.1,               // how far one warmer/colder (affinity) or
+///                               // more/less (trust) moves, in (0, 1]
+///    "sampling": {"temperature": 0.2}}}  // of the pass's requests
 /// ```
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match
@@ -235,6 +241,32 @@ pub unsafe extern "C" fn rp_turn_begin(
 /// prompt is built when its step is asked for, so it sees the lines given
 /// before it. Asking again without providing returns the same step.
 ///
+/// With `"updates": {"enabled": true}` in the options, one more
+/// `"generate"` step follows the replies: the state-update pass, which asks
+/// the model what the turn's lines changed (a cheap request: send it to a
+/// fast model):
+///
+/// ```text
+/// {"step": "generate",
+///  "purpose": {"kind": "state_update"},
+///  "messages": [{"role": "system", "content": "You keep the state of..."},
+///               {"role": "user", "content": "What changed? ..."}],
+///  "params": {"temperature": 0.2},     // the "updates" sampling
+///  "json_schema": {...}}               // what the answer must match: pass
+///                                      // it to a backend that constrains
+///                                      // decoding, if there is one
+/// ```
+///
+/// The answer (the `"text"` of `rp_turn_provide`) is one JSON object and
+/// nothing else, such as
+/// `{"reports": [{"type": "feeling", "who": "Tobias Reed", "toward": "Wren",
+/// "affinity": "warmer"}]}`. An answer that cannot be read, or that holds a
+/// report the engine refuses, is asked for once more: a second
+/// `"state_update"` step whose messages end with the answer given and a
+/// user message listing what was wrong. After that second answer, the valid
+/// reports are applied and every report is recorded, applied or rejected
+/// with the reason (`"reports"` of the outcome, see `rp_turn_finish`).
+///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` when `engine` is not the
 /// engine the turn began on; `RP_RESULT_CONFLICT` when the turn is over or
 /// the engine changed since it began; `RP_RESULT_NULL_ARGUMENT`,
@@ -263,7 +295,9 @@ pub unsafe extern "C" fn rp_turn_step(
     })
 }
 
-/// Gives the turn the generation its last `"generate"` step asked for.
+/// Gives the turn the generation its last `"generate"` step asked for: a
+/// responder's line, or the answer of the state-update pass (see
+/// `rp_turn_step`).
 ///
 /// `result_json` (`result_json_len` bytes of UTF-8, borrowed for the call)
 /// is an object whose fields are all optional (`{"text": "..."}` is enough):
@@ -278,7 +312,10 @@ pub unsafe extern "C" fn rp_turn_step(
 ///  "tool_calls": [{"id": "c1", "name": "roll", "arguments": {}}]}
 /// ```
 ///
-/// The result is recorded as given (replay never calls a model).
+/// The result is recorded as given (replay never calls a model). For the
+/// state-update pass, `"text"` is the model's JSON answer, as a string; an
+/// answer the engine cannot use is not an error of this call (it is
+/// answered with a retry, then recorded as rejected).
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match,
 /// or an `engine` that is not the one the turn began on;
@@ -351,9 +388,9 @@ pub unsafe extern "C" fn rp_turn_provide_embeddings(
 }
 
 /// Commits the turn: its decisions, generations, replies, the memories of
-/// its lines and what it recalled, in one transaction; writes the outcome
-/// as JSON to `*out_outcome_json` (a string the caller releases with
-/// `rp_string_free`).
+/// its lines, what it recalled and the changes of its state-update pass, in
+/// one transaction; writes the outcome as JSON to `*out_outcome_json` (a
+/// string the caller releases with `rp_string_free`).
 ///
 /// Only a turn whose `rp_turn_step` says `"done"` can finish; earlier the
 /// call is refused with `RP_RESULT_CONFLICT` and the turn goes on. Once the
@@ -371,8 +408,17 @@ pub unsafe extern "C" fn rp_turn_provide_embeddings(
 ///  "silent": [],           // responders whose text was empty
 ///  "wake": [{"entity": 2, "at": 65000}],  // $retry: start a wake-up turn
 ///                          // then (rp keeps no timers)
-///  "prompts": [{...}]}     // each responder's prompt, as the JSON of
+///  "prompts": [{...}],     // each responder's prompt, as the JSON of
 ///                          // rp_engine_inspect_prompt
+///  "reports": [            // the state-update pass ("updates" in the
+///                          // options; [] without it), in the order given
+///    {"report": "{\"type\": \"feeling\", ...}",  // the report as the
+///                          // model wrote it (a JSON text), or the whole
+///                          // answer when it could not be read
+///     "rejected": null,    // null: applied; else why it was refused
+///                          // (nothing of it was applied)
+///     "answer": null}]}    // for a host action, the host's answer
+///                          // (JSON); null for a report
 /// ```
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_CONFLICT` when the turn still needs a
@@ -434,9 +480,10 @@ fn not_done(needs: std::fmt::Arguments<'_>) -> Error {
 
 /// What a request is for, in words.
 fn describe(request: &GenerateRequest) -> String {
-    match request.purpose.speaker() {
-        Some(speaker) => format!("the line of entity {}", speaker.0),
-        None => format!("a request {}", to_json(&request.purpose)),
+    match request.purpose {
+        Purpose::Reply { speaker } => format!("the line of entity {}", speaker.0),
+        Purpose::StateUpdate => "the answer of the state-update pass".to_owned(),
+        _ => format!("a request {}", to_json(&request.purpose)),
     }
 }
 
@@ -866,6 +913,72 @@ pub(crate) mod tests {
         assert_eq!(embed("[[1, 0], [0, 1]]"), rp_result::Ok, "{}", last_error());
         finish(t.engine, turn).expect("finishes");
         assert_eq!(free(turn), rp_result::Ok);
+    }
+
+    #[test]
+    fn the_state_update_pass_is_a_generate_step_and_its_reports_are_in_the_outcome() {
+        let t = tavern();
+        let turn = begin(
+            &t,
+            &say(&t, "Tobias, the lights?", 1_000),
+            Some(r#"{"updates": {"enabled": true, "step": 0.25}}"#),
+        )
+        .expect("begins");
+        assert_eq!(
+            step(t.engine, turn).expect("a step")["purpose"]["kind"],
+            "reply"
+        );
+        assert_eq!(
+            provide(t.engine, turn, r#"{"text": "Green ones."}"#),
+            rp_result::Ok
+        );
+        let pass = step(t.engine, turn).expect("a step");
+        assert_eq!(pass["step"], "generate");
+        assert_eq!(pass["purpose"], serde_json::json!({"kind": "state_update"}));
+        assert!(pass["json_schema"].is_object(), "{pass}");
+        assert_eq!(finish(t.engine, turn), Err(rp_result::Conflict));
+        assert!(
+            last_error().contains("the state-update pass"),
+            "{}",
+            last_error()
+        );
+        let answer = serde_json::json!({"reports": [
+            {"type": "feeling", "who": "Tobias Reed", "toward": "Wren", "affinity": "warmer"},
+            {"type": "feeling", "who": "Nobody", "toward": "Wren", "affinity": "warmer"},
+        ]})
+        .to_string();
+        let result = serde_json::json!({ "text": answer }).to_string();
+        assert_eq!(provide(t.engine, turn, &result), rp_result::Ok);
+        let retry = step(t.engine, turn).expect("a step");
+        assert_eq!(retry["purpose"]["kind"], "state_update", "one retry");
+        let feedback = retry["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .map(|m| m["content"].to_string())
+            .unwrap_or_default();
+        assert!(feedback.contains("Nobody"), "{feedback}");
+        assert_eq!(provide(t.engine, turn, &result), rp_result::Ok);
+        let outcome = finish(t.engine, turn).expect("finishes");
+        let reports = outcome["reports"].as_array().expect("reports");
+        assert_eq!(reports.len(), 2);
+        assert_eq!(reports[0]["rejected"], Value::Null, "applied");
+        assert!(reports[1]["rejected"].is_string(), "{}", reports[1]);
+        assert_eq!(free(turn), rp_result::Ok);
+
+        let mut text = ptr::null_mut();
+        // SAFETY: valid out-parameter.
+        let result = unsafe { crate::engine::rp_engine_export_world_file(t.engine, &mut text) };
+        assert_eq!(result, rp_result::Ok);
+        // SAFETY: a live string rp handed out, released once.
+        let world = unsafe { CStr::from_ptr(text) }
+            .to_string_lossy()
+            .into_owned();
+        // SAFETY: as above.
+        unsafe { rp_string_free(text) };
+        assert!(
+            world.contains("from = \"tobias\"\nto = \"wren\"\naffinity = 0.25\n"),
+            "the step of the options: {world}"
+        );
     }
 
     #[test]

@@ -18,7 +18,9 @@ use std::sync::{Mutex, PoisonError};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
-use rp_core::turn::{GenerateRequest, GenerateResult, Step, TurnInput, TurnMachine, TurnOptions};
+use rp_core::turn::{
+    GenerateRequest, GenerateResult, Purpose, Step, TurnInput, TurnMachine, TurnOptions,
+};
 use rp_core::{Engine, EntityId};
 
 use crate::json;
@@ -181,6 +183,17 @@ impl Turn {
     /// - ``"done"``: nothing more; call ``finish()``.
     ///
     /// Asking again without answering returns the same request.
+    ///
+    /// With the options' ``"updates": {"enabled": True}``, one more
+    /// ``"generate"`` step follows the replies: the state-update pass, of
+    /// purpose ``{"kind": "state_update"}``, with the ``"json_schema"`` its
+    /// answer must match. Answer it with the model's JSON text, such as
+    /// ``'{"reports": [{"type": "feeling", "who": "Tobias Reed", "toward":
+    /// "Wren", "affinity": "warmer"}]}'``. An answer that cannot be read, or
+    /// that holds a report the engine refuses, is asked for once more: a
+    /// second ``"state_update"`` step whose messages end with the answer
+    /// given and what was wrong with it. Then the valid reports are applied
+    /// and every report is recorded (``"reports"`` of ``finish()``).
     fn step<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let step = self.with_machine(py, |machine, engine| machine.step(engine))?;
         json::to_py(py, serde_json::to_value(&step))
@@ -190,7 +203,10 @@ impl Turn {
     /// or a dict with ``"text"`` and optionally ``"tool_calls"``,
     /// ``"prompt_tokens"``, ``"completion_tokens"`` and ``"model"``, recorded
     /// as given. The text becomes the responder's line (trimmed, without an
-    /// echoed ``"Name:"``); an empty text means it stays silent.
+    /// echoed ``"Name:"``); an empty text means it stays silent. For the
+    /// state-update pass the text is the model's JSON answer; an answer the
+    /// engine cannot use raises nothing (it is asked for again, then
+    /// recorded as rejected).
     ///
     /// Raises ``Conflict`` when no generation was asked for,
     /// ``InvalidInput`` for a dict that is not a result, ``TypeError`` for
@@ -225,13 +241,19 @@ impl Turn {
         })
     }
 
-    /// Commits the turn (decisions, replies, generations, memories, recalls)
-    /// in one transaction and returns what it did, as a dict: ``"seq"`` (the
-    /// head after the commit), ``"input"`` (the input's utterance id, or
-    /// None), ``"decisions"``, ``"replies"`` (dicts with ``"speaker"``,
-    /// ``"utterance"`` and ``"text"``, in the order spoken), ``"silent"``,
-    /// ``"wake"`` (``{"entity", "at"}``: when the host should start a wake-up
-    /// turn) and ``"prompts"`` (each responder's prompt).
+    /// Commits the turn (decisions, replies, generations, memories, recalls,
+    /// the changes of the state-update pass) in one transaction and returns
+    /// what it did, as a dict: ``"seq"`` (the head after the commit),
+    /// ``"input"`` (the input's utterance id, or None), ``"decisions"``,
+    /// ``"replies"`` (dicts with ``"speaker"``, ``"utterance"`` and
+    /// ``"text"``, in the order spoken), ``"silent"``, ``"wake"``
+    /// (``{"entity", "at"}``: when the host should start a wake-up turn),
+    /// ``"prompts"`` (each responder's prompt) and ``"reports"`` (the
+    /// state-update pass, empty without it: dicts with ``"report"``, the
+    /// report as the model wrote it, a JSON text, or the whole answer when
+    /// it could not be read; ``"rejected"``, None when it was applied, else
+    /// why it was refused, and then nothing of it was applied; and
+    /// ``"answer"``, the host's answer to a host action, None for a report).
     ///
     /// Raises ``Conflict`` while ``step()`` still asks for something (the
     /// turn goes on), when the world changed since the turn began, or when
@@ -330,7 +352,9 @@ impl Turn {
 }
 
 /// A stand-in for a model, for tests and notebooks: it answers each request
-/// with the next line scripted for its speaker, then with ``fallback``.
+/// with the next line scripted for its speaker (``script``) or its purpose
+/// (``script_purpose``), then with ``fallback``; an unscripted state-update
+/// pass is answered ``{"reports": []}`` (nothing changed).
 ///
 /// ``fallback`` may use ``{name}`` (the speaker's name), ``{n}`` (a running
 /// count of requests) and ``{heard}`` (the last dialogue line of the prompt).
@@ -353,6 +377,38 @@ impl ScriptedGenerator {
     /// order.
     fn script(&self, speaker: u64, lines: Vec<String>) {
         self.0.script(EntityId(speaker), lines);
+    }
+
+    /// Queues ``answers`` for requests of ``purpose``, in order:
+    /// ``"state_update"`` (the answers of the state-update pass, JSON texts
+    /// such as ``'{"reports": []}'``), ``"summary"``, ``"query"``, or
+    /// ``"reply"`` (the replies of any speaker, after those ``script``
+    /// queued for that speaker). Raises ``InvalidInput`` for another
+    /// purpose.
+    fn script_purpose(&self, py: Python<'_>, purpose: &str, answers: Vec<String>) -> PyResult<()> {
+        let purpose = match purpose {
+            // Replies are scripted by purpose whoever speaks: the speaker is not read.
+            "reply" => Purpose::Reply {
+                speaker: EntityId(0),
+            },
+            "state_update" => Purpose::StateUpdate,
+            "summary" => Purpose::Summary,
+            "query" => Purpose::Query,
+            other => {
+                return Err(crate::errors::to_py_err(
+                    py,
+                    rp_core::Error::Invalid {
+                        what: "purpose",
+                        reason: format!(
+                            "{other:?} is not a purpose; use \"reply\", \"state_update\", \
+                             \"summary\" or \"query\""
+                        ),
+                    },
+                ));
+            }
+        };
+        self.0.script_purpose(&purpose, answers);
+        Ok(())
     }
 
     /// Answers ``request`` (a ``"generate"`` step, or the request a

@@ -375,8 +375,12 @@ impl World {
     /// (``budget_tokens``, ``memories_k``, ``dialogue_lines``,
     /// ``lore_lines``, ``lore_budget_tokens``, ``template``, ``recall``),
     /// ``"sampling"``, ``"remember_dialogue"``, ``"dialogue_significance"``,
-    /// ``"semantic"`` (then the turn asks for vectors) and
-    /// ``"max_responders"``.
+    /// ``"semantic"`` (then the turn asks for vectors),
+    /// ``"max_responders"`` and ``"updates"``: ``{"enabled": True}`` runs
+    /// the state-update pass after the replies (see ``Turn.step``), with
+    /// ``"step"`` (how far one warmer/colder or more/less moves affinity or
+    /// trust, in (0, 1], default 0.1) and ``"sampling"`` (of the pass,
+    /// default ``{"temperature": 0.2}``).
     ///
     /// Raises ``NotFound`` (speaker or witness), ``InvalidInput`` (a speaker
     /// the engine controls, ``now`` before the world's clock, bad options),
@@ -401,8 +405,11 @@ impl World {
     /// ``"messages"``, ``"params"``, ...) and returns the text (``str``), a
     /// result dict (``{"text": ...}``, see ``Turn.provide``), or an
     /// iterable of ``str`` chunks (a generator that streams), which are
-    /// joined. ``on_token(purpose, text)`` sees the text as it comes: each
-    /// chunk of a streaming ``generate``, else the whole text at once.
+    /// joined. With ``"updates"`` in the options it also answers the
+    /// state-update pass (purpose ``{"kind": "state_update"}``, see
+    /// ``Turn.step``), after the replies. ``on_token(purpose, text)`` sees
+    /// the text as it comes: each chunk of a streaming ``generate``, else
+    /// the whole text at once.
     /// ``embed(texts)`` returns one vector per text; it is needed when
     /// ``options`` turn on ``"semantic"``.
     ///

@@ -165,7 +165,7 @@ class Turn:
     def provide_embeddings(self, vectors: _Vectors) -> None:
         """Answers the last ``"embed"`` step: one vector per text, in order."""
     def finish(self) -> dict[str, Any]:
-        """Commits the turn in one transaction and returns its outcome."""
+        """Commits the turn in one transaction and returns its outcome (with ``"reports"``)."""
     def abandon(self) -> None:
         """Drops the turn; the input stays committed. Does nothing on a turn that is over."""
     @property
@@ -189,11 +189,14 @@ class Turn:
 
 @final
 class ScriptedGenerator:
-    """A stand-in for a model: scripted lines per speaker, then a fallback."""
+    """A stand-in for a model: scripted lines per speaker or purpose, then a fallback."""
 
     def __new__(cls, fallback: str = "{name} nods. ({n})") -> "ScriptedGenerator": ...
     def script(self, speaker: int, lines: Sequence[str]) -> None:
         """Queues ``lines`` for the replies of ``speaker``, in order."""
+    def script_purpose(self, purpose: str, answers: Sequence[str]) -> None:
+        """Queues ``answers`` for requests of ``purpose`` (``"state_update"``, ``"summary"``,
+        ``"query"`` or ``"reply"``), in order."""
     def __call__(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """Answers a generate request with a result dict."""
     @property
