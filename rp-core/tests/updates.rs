@@ -471,3 +471,118 @@ fn an_injected_system_line_reaches_the_next_prompts_until_a_turn_shows_it() {
     assert!(shown, "recorded as shown");
     assert!(replayed(&engine).to_bytes() == engine.world().to_bytes());
 }
+
+#[test]
+fn tools_roll_with_the_worlds_generator_and_replay_never_rolls_again() {
+    use rp_core::turn::{GenerateResult, Step, ToolCall};
+    let mut engine = engine();
+    let wren = id(&engine, "Wren");
+    let draws_before = engine.world().draws_taken();
+    let mut turn = engine
+        .begin_turn_with(
+            TurnInput::say(wren, "Roll for the storm.", 1000),
+            TurnOptions::default(),
+        )
+        .unwrap();
+    let Step::Generate(first) = turn.step().unwrap() else {
+        panic!("a reply is asked for")
+    };
+    let names: Vec<&str> = first.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["roll_dice", "roll_effects"]);
+    let call = |id: &str, name: &str, args: serde_json::Value| ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: args,
+    };
+    turn.provide(GenerateResult {
+        text: String::new(),
+        tool_calls: vec![
+            call("a", "roll_dice", serde_json::json!({"notation": "2d6+1"})),
+            call(
+                "b",
+                "roll_effects",
+                serde_json::json!({"effects": [
+                {"chance": 1.0, "desc": "thunder"}, {"chance": 0.0, "desc": "hail"}]}),
+            ),
+            call("c", "summon_dragon", serde_json::json!({})),
+            call(
+                "d",
+                "roll_dice",
+                serde_json::Value::String("{not json".into()),
+            ),
+        ],
+        ..GenerateResult::default()
+    })
+    .unwrap();
+    let Step::Generate(second) = turn.step().unwrap() else {
+        panic!("asked again with the results")
+    };
+    let tail = &second.messages[first.messages.len()..];
+    assert_eq!(
+        tail.len(),
+        5,
+        "the assistant's calls and one result per call"
+    );
+    assert_eq!(tail[0].tool_calls.len(), 4);
+    let result =
+        |i: usize| -> serde_json::Value { serde_json::from_str(&tail[i].content).unwrap() };
+    let total = result(1)["total"].as_f64().unwrap();
+    assert!((3.0..=13.0).contains(&total), "2d6+1 = {total}");
+    assert_eq!(tail[1].tool_call_id.as_deref(), Some("a"));
+    assert_eq!(result(2)["results"], serde_json::json!([true, false]));
+    assert!(result(3)["error"].as_str().unwrap().contains("no tool"));
+    assert!(result(4)["error"].as_str().unwrap().contains("not JSON"));
+    // Three rounds at most; then the reply must come.
+    let mut request = second;
+    for round in 2..=3 {
+        turn.provide(GenerateResult {
+            tool_calls: vec![call(
+                "x",
+                "roll_dice",
+                serde_json::json!({"notation": "d20"}),
+            )],
+            ..GenerateResult::default()
+        })
+        .unwrap();
+        let Step::Generate(r) = turn.step().unwrap() else {
+            panic!()
+        };
+        request = r;
+        assert_eq!(request.tools.is_empty(), round == 3, "round {round}");
+    }
+    assert!(request.tools.is_empty());
+    turn.provide(GenerateResult::text(format!("The dice say {total}.")))
+        .unwrap();
+    assert!(matches!(turn.step().unwrap(), Step::Done));
+    let outcome = turn.finish().unwrap();
+    assert_eq!(outcome.replies.len(), 1);
+    // 2 dice + 2 effects + two d20: six draws, recorded.
+    assert_eq!(engine.world().draws_taken(), draws_before + 6);
+    let runs = engine
+        .events(1, engine.head())
+        .unwrap()
+        .into_iter()
+        .filter(|(_, e)| matches!(e, Event::ToolsRun { .. }))
+        .count();
+    assert_eq!(runs, 3);
+    assert!(
+        replayed(&engine).to_bytes() == engine.world().to_bytes(),
+        "replay reads the rolls"
+    );
+
+    // Tools off: none offered.
+    let generator = ScriptedGenerator::default();
+    let options = TurnOptions {
+        tools: false,
+        ..TurnOptions::default()
+    };
+    engine
+        .run_turn_blocking(
+            TurnInput::say(wren, "Again.", 2000),
+            options,
+            &generator,
+            &mut NoSink,
+        )
+        .unwrap();
+    assert!(generator.requests().iter().all(|r| r.tools.is_empty()));
+}

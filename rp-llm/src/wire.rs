@@ -66,6 +66,19 @@ pub(crate) fn chat_body(request: &GenerateRequest, options: &ChatOptions) -> Val
             if let Some(id) = &m.tool_call_id {
                 o.insert("tool_call_id".into(), id.clone().into());
             }
+            if !m.tool_calls.is_empty() {
+                let calls: Vec<Value> = m
+                    .tool_calls
+                    .iter()
+                    .map(|c| {
+                        json!({"id": c.id, "type": "function", "function": {
+                            "name": c.name,
+                            "arguments": c.arguments.as_str().map_or_else(|| c.arguments.to_string(), str::to_owned),
+                        }})
+                    })
+                    .collect();
+                o.insert("tool_calls".into(), Value::Array(calls));
+            }
             Value::Object(o)
         })
         .collect();
@@ -626,6 +639,7 @@ mod tests {
                     role: Role::Tool,
                     content: "4".into(),
                     tool_call_id: Some("call_1".into()),
+                    tool_calls: Vec::new(),
                 },
             ],
             params: Sampling {

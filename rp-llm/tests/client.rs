@@ -176,6 +176,7 @@ fn messages_sampling_and_tool_results_go_on_the_wire() {
         role: Role::Tool,
         content: "4".into(),
         tool_call_id: Some("call_a".into()),
+        tool_calls: Vec::new(),
     });
     req.params = Sampling {
         temperature: Some(0.7),

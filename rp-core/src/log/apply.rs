@@ -516,6 +516,23 @@ impl World {
                     check_texts("report", r.rejected.iter().chain(r.answer.iter()))?;
                 }
             }
+            Event::ToolsRun { speaker, calls } => {
+                self.get_entity(*speaker)?;
+                let mut taken: u64 = 0;
+                for c in calls {
+                    check_texts("tool call", [&c.id, &c.name, &c.arguments, &c.result])?;
+                    if let Some(d) = c.draws.iter().find(|d| !(0.0..1.0).contains(*d)) {
+                        return Err(Error::invalid(
+                            "event",
+                            format!("a random draw of {d} is outside [0, 1)"),
+                        ));
+                    }
+                    taken = taken.saturating_add(c.draws.len() as u64);
+                }
+                self.draws_taken = self.draws_taken.checked_add(taken).ok_or_else(|| {
+                    Error::invalid("event", "the random generator's counter is exhausted")
+                })?;
+            }
             Event::SystemLineInjected { line } => {
                 self.check_fresh(line.id)?;
                 check_text("system line", &line.text)?;

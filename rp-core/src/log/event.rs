@@ -255,6 +255,14 @@ pub enum Event {
         /// In the order the model gave them.
         reports: Vec<JudgedReport>,
     },
+    /// Tools a reply generation called, run by the engine: each call's arguments, result and
+    /// the draws it took, so replay reads them and never rolls again.
+    ToolsRun {
+        /// Whose reply called them.
+        speaker: EntityId,
+        /// The calls, in order.
+        calls: Vec<crate::turn::ToolRun>,
+    },
     /// A system line injected for the next generation to process.
     SystemLineInjected {
         /// The line.
@@ -301,6 +309,7 @@ impl Event {
             Event::ThreadOpened { .. } => "thread_opened",
             Event::ThreadClosed { .. } => "thread_closed",
             Event::ReportsJudged { .. } => "reports_judged",
+            Event::ToolsRun { .. } => "tools_run",
             Event::SystemLineInjected { .. } => "system_line_injected",
             Event::SystemLinesShown { .. } => "system_lines_shown",
             Event::WorldFileApplied { .. } => "world_file_applied",
@@ -322,6 +331,7 @@ impl Event {
                 t.entities.extend(line.audience.iter().flatten().copied())
             }
             Event::SystemLinesShown { .. } => {}
+            Event::ToolsRun { speaker, .. } => t.entities.push(*speaker),
             Event::ThreadOpened { thread } => {
                 t.entities.extend(thread.participants.iter().copied())
             }

@@ -28,7 +28,7 @@
 use super::prompt::{
     self, CharsPerToken, Gathered, MemoryPick, Prompt, PromptOptions, TokenCounter,
 };
-use super::{EmbedRequest, GenerateRequest, GenerateResult, Purpose, Sampling};
+use super::{ChatMessage, EmbedRequest, GenerateRequest, GenerateResult, Purpose, Role, Sampling};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::facts::{Decision, SeededDraws, TraceEvent};
@@ -101,6 +101,10 @@ pub struct TurnOptions {
     pub max_responders: usize,
     /// The state-update pass after the replies ([`crate::update`]).
     pub updates: UpdateOptions,
+    /// Offer replies the engine's tools (`roll_dice`, `roll_effects`): the engine rolls with
+    /// the world's generator and asks again with the results, at most
+    /// [`super::tools::MAX_TOOL_ROUNDS`] times per reply.
+    pub tools: bool,
 }
 
 impl Default for TurnOptions {
@@ -113,6 +117,7 @@ impl Default for TurnOptions {
             semantic: false,
             max_responders: 8,
             updates: UpdateOptions::default(),
+            tools: true,
         }
     }
 }
@@ -257,6 +262,8 @@ pub struct TurnMachine {
     updated: bool,
     /// System lines shown to a responder in this turn.
     shown_system: Vec<u64>,
+    /// Rounds of tool calls the current responder has taken.
+    tool_rounds: usize,
     /// The pass's reports, as judged.
     reports: Vec<JudgedReport>,
     /// Significance the pass gave the memories of (line, owner).
@@ -510,6 +517,7 @@ impl TurnMachine {
                 counter,
                 updated: false,
                 shown_system: Vec::new(),
+                tool_rounds: 0,
                 reports: Vec::new(),
                 significance: BTreeMap::new(),
             };
@@ -676,8 +684,13 @@ impl TurnMachine {
             messages: prompt.messages.clone(),
             params: self.options.sampling.clone(),
             json_schema: None,
-            tools: Vec::new(),
+            tools: if self.options.tools {
+                super::tools::definitions()
+            } else {
+                Vec::new()
+            },
         };
+        self.tool_rounds = 0;
         for line in self.scratch.system_lines().filter(|l| l.reaches(speaker)) {
             if !self.shown_system.contains(&line.id) {
                 self.shown_system.push(line.id);
@@ -706,6 +719,56 @@ impl TurnMachine {
         } else {
             Phase::Done
         }
+    }
+
+    /// Runs the tools a reply called, records them, and asks again with their results.
+    fn run_tools(
+        &mut self,
+        speaker: EntityId,
+        request: GenerateRequest,
+        result: GenerateResult,
+    ) -> Result<()> {
+        let seed = self.scratch.meta().map_or(0, |m| m.settings.seed);
+        let calls = super::tools::run(&result.tool_calls, seed, self.scratch.draws_taken());
+        let events = vec![
+            Event::Generated {
+                purpose: request.purpose,
+                result: result.clone(),
+            },
+            Event::ToolsRun {
+                speaker,
+                calls: calls.clone(),
+            },
+        ];
+        // Validate on a copy first: a bad result changes nothing.
+        let mut next = self.scratch.clone();
+        for e in &events {
+            next.apply(e)?;
+        }
+        self.scratch = next;
+        self.pending.extend(events);
+        self.tool_rounds += 1;
+        let mut again = request;
+        again.messages.push(ChatMessage {
+            role: Role::Assistant,
+            content: result.text,
+            tool_call_id: None,
+            tool_calls: result.tool_calls,
+        });
+        for call in calls {
+            again.messages.push(ChatMessage {
+                role: Role::Tool,
+                content: call.result,
+                tool_call_id: Some(call.id),
+                tool_calls: Vec::new(),
+            });
+        }
+        if self.tool_rounds >= super::tools::MAX_TOOL_ROUNDS {
+            // Enough rolling: the next answer is the reply.
+            again.tools.clear();
+        }
+        self.phase = Phase::Generating(again);
+        Ok(())
     }
 
     /// Reads the state-update pass's answer: retries once with the problems, then applies what
@@ -782,6 +845,10 @@ impl TurnMachine {
         let Some(speaker) = purpose.speaker() else {
             return Err(Error::conflict("the turn is not waiting for a reply"));
         };
+        if !result.tool_calls.is_empty() && !request.tools.is_empty() {
+            let request = request.clone();
+            return self.run_tools(speaker, request, result);
+        }
         let name = self
             .scratch
             .entity(speaker)

@@ -9,6 +9,7 @@ pub mod machine;
 pub mod prompt;
 mod request;
 mod scripted;
+pub mod tools;
 
 pub use generate::{Generate, NoSink, TokenSink, block_on};
 pub use lore::{LoreEntry, LoreIndex};
@@ -23,6 +24,7 @@ pub use request::{
     ToolDef,
 };
 pub use scripted::ScriptedGenerator;
+pub use tools::ToolRun;
 
 /// `json` parsed, when it is a JSON object (serde would also read a struct from an array).
 pub(crate) fn json_value(what: &'static str, json: &str) -> crate::Result<serde_json::Value> {

@@ -29,6 +29,9 @@ pub struct ChatMessage {
     /// For a [`Role::Tool`] message: the id of the call it answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// For a [`Role::Assistant`] message: the tool calls it made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
 }
 
 impl ChatMessage {
@@ -38,6 +41,7 @@ impl ChatMessage {
             role,
             content: content.into(),
             tool_call_id: None,
+            tool_calls: Vec::new(),
         }
     }
 }
@@ -103,7 +107,7 @@ pub struct ToolDef {
 }
 
 /// A tool call made by the model.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCall {
     /// The call's id (answered by a [`Role::Tool`] message with the same id).
     pub id: String,
