@@ -897,6 +897,71 @@ enum rp_result rp_sheet_check(const char *text, size_t text_len, char **out_json
 // not been released yet.
 void rp_string_free(char *string);
 
+// Injects a system line: the next prompts of the characters of the
+// audience carry `[SYSTEM: text]` after their newest line of dialogue,
+// never trimmed for the token budget, until a turn has shown it to one of
+// them as a responder (then the turn records it as shown and it is gone).
+// Recorded as one event, so the head moves forward and a replay reproduces
+// it. On success writes the line's id to `*out_line_id`.
+//
+// - `text`, `text_len`: what the line says (UTF-8, borrowed for the call);
+//   surrounding whitespace is dropped. It may not be empty, nor longer
+//   than 64 KiB.
+// - `audience_json`, `audience_json_len`: whose prompts carry it, as a JSON
+//   array of entity ids (UTF-8, borrowed for the call), such as `[3, 5]`;
+//   `NULL` with length 0: every character's.
+//
+// `rp_engine_system_lines` lists the lines not shown yet;
+// `rp_engine_inspect_prompt` shows where a prompt carries one (a piece of
+// section `"dialogue"` whose `"why"` says it is a system line).
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for an empty or too long
+// text, or an audience that is not a JSON array of ids (`rp_last_error()`
+// says where); `RP_RESULT_NOT_FOUND` for an audience entity that does not
+// exist; `RP_RESULT_NULL_ARGUMENT` (`text` or `out_line_id` is `NULL`, or
+// `audience_json` is `NULL` with a length), `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback
+// of a turn on this engine), `RP_RESULT_STORAGE`. On failure the world is
+// unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `text` points to `text_len` readable bytes; `audience_json` is `NULL`
+// (with `audience_json_len` 0) or points to `audience_json_len` readable
+// bytes; `out_line_id` is writable.
+enum rp_result rp_engine_inject_system_line(struct rp_engine *engine,
+                                            const char *text,
+                                            size_t text_len,
+                                            const char *audience_json,
+                                            size_t audience_json_len,
+                                            uint64_t *out_line_id);
+
+// The system lines no turn has shown yet, oldest first, as a JSON array
+// written to `*out_json` (a string the caller releases with
+// `rp_string_free`):
+//
+// ```text
+// [{"id": 41,                     // from rp_engine_inject_system_line
+//   "text": "The cellar door slams shut.",
+//   "audience": [3],              // entity ids; null: every character
+//   "at": 60000}]                 // the world's clock when injected, ms
+// ```
+//
+// Changes nothing.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE` or `RP_RESULT_CONFLICT` (called from a
+// callback of a turn on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_system_lines(const struct rp_engine *engine, char **out_json);
+
 // Starts a turn: commits the input at once (a crash from here on keeps it),
 // advancing the world's clock to its `now`, and decides who responds
 // (response control for every character that heard it). On success writes

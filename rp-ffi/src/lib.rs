@@ -48,6 +48,7 @@ mod panic;
 mod run_turn;
 mod sheet;
 mod string;
+mod system_line;
 mod turn;
 
 pub use condition::{rp_condition, rp_condition_compile, rp_condition_free, rp_condition_test};
@@ -66,6 +67,7 @@ pub use run_turn::{
 };
 pub use sheet::rp_sheet_check;
 pub use string::rp_string_free;
+pub use system_line::{rp_engine_inject_system_line, rp_engine_system_lines};
 pub use turn::{
     rp_engine_inspect_prompt, rp_turn, rp_turn_begin, rp_turn_finish, rp_turn_free,
     rp_turn_provide, rp_turn_provide_embeddings, rp_turn_step,

@@ -721,7 +721,7 @@ pub(crate) mod tests {
         }
     }
 
-    fn step(engine: *mut rp_engine, turn: *mut rp_turn) -> Result<Value, rp_result> {
+    pub(crate) fn step(engine: *mut rp_engine, turn: *mut rp_turn) -> Result<Value, rp_result> {
         let mut json = ptr::null_mut();
         // SAFETY: valid out-parameter.
         match unsafe { rp_turn_step(engine, turn, &mut json) } {
@@ -730,12 +730,12 @@ pub(crate) mod tests {
         }
     }
 
-    fn provide(engine: *mut rp_engine, turn: *mut rp_turn, result: &str) -> rp_result {
+    pub(crate) fn provide(engine: *mut rp_engine, turn: *mut rp_turn, result: &str) -> rp_result {
         // SAFETY: a valid string.
         unsafe { rp_turn_provide(engine, turn, result.as_ptr().cast(), result.len()) }
     }
 
-    fn finish(engine: *mut rp_engine, turn: *mut rp_turn) -> Result<Value, rp_result> {
+    pub(crate) fn finish(engine: *mut rp_engine, turn: *mut rp_turn) -> Result<Value, rp_result> {
         let mut json = ptr::null_mut();
         // SAFETY: valid out-parameter.
         match unsafe { rp_turn_finish(engine, turn, &mut json) } {

@@ -494,6 +494,40 @@ impl World {
         crate::turn::dialogue(self, py)
     }
 
+    /// Injects a system line and returns its id: the next prompts of the
+    /// characters of ``audience`` (entity ids; None: every character) carry
+    /// ``[SYSTEM: text]`` after their newest line of dialogue, never trimmed
+    /// for the token budget, until a turn has shown it to one of them as a
+    /// responder (then it is gone from ``system_lines()``). Surrounding
+    /// whitespace of ``text`` is dropped. Recorded as one event: the head
+    /// moves forward.
+    ///
+    /// Raises ``InvalidInput`` (an empty text, or one over 64 KiB) or
+    /// ``NotFound`` (an audience entity); the world is then unchanged.
+    #[pyo3(signature = (text, audience = None))]
+    fn inject_system_line(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        audience: Option<Vec<u64>>,
+    ) -> PyResult<u64> {
+        let audience = audience.map(|ids| ids.into_iter().map(EntityId).collect());
+        self.with_engine(py, |engine| engine.inject_system_line(text, audience))
+    }
+
+    /// The system lines no turn has shown yet, oldest first, as dicts:
+    /// ``"id"`` (from ``inject_system_line``), ``"text"``, ``"audience"``
+    /// (entity ids, or None: every character) and ``"at"`` (the world's
+    /// clock when it was injected, ms).
+    fn system_lines<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let lines = self.with_engine(py, |engine| {
+            Ok(serde_json::to_value(
+                engine.world().system_lines().collect::<Vec<_>>(),
+            ))
+        })?;
+        crate::json::to_py(py, lines)
+    }
+
     /// The current world in world-file form (TOML).
     fn export_world_file(&self, py: Python<'_>) -> PyResult<String> {
         self.with_engine(py, |engine| Ok(engine.export_world_file()))

@@ -539,6 +539,12 @@ impl World {
                 if line.text.trim().is_empty() {
                     return Err(Error::invalid("event", "a system line is empty"));
                 }
+                if line.audience.as_ref().is_some_and(Vec::is_empty) {
+                    return Err(Error::invalid(
+                        "event",
+                        "a system line's audience is empty: no prompt would ever carry it",
+                    ));
+                }
                 for e in line.audience.iter().flatten() {
                     self.get_entity(*e)?;
                 }

@@ -3,8 +3,9 @@
  * rp_turn_provide, rp_turn_provide_embeddings, rp_turn_finish, rp_turn_free),
  * the callback form (rp_engine_run_turn with a generate callback that streams
  * through rp_token_sink_emit), the state-update pass after the replies (its
- * "state_update" steps, its one retry, the reports of the outcome) and
- * rp_engine_inspect_prompt, on the tavern world, linked against librp.a the
+ * "state_update" steps, its one retry, the reports of the outcome),
+ * rp_engine_inspect_prompt, and system lines (rp_engine_inject_system_line,
+ * rp_engine_system_lines), on the tavern world, linked against librp.a the
  * way a C program would.
  *
  * Build and run (scripts/test-all does this, then runs it under valgrind):
@@ -1122,6 +1123,215 @@ static void test_update_options_are_checked(void) {
     CHECK(rp_engine_free(t.engine) == RP_RESULT_OK);
 }
 
+static const char slam[] = "The cellar door slams shut. React to it.";
+
+/* Injects `text` for `audience` (a JSON array of ids; NULL: every
+ * character). */
+static rp_result inject(rp_engine *engine, const char *text, const char *audience,
+                        uint64_t *id) {
+    return rp_engine_inject_system_line(engine, text, text == NULL ? 0 : strlen(text), audience,
+                                        audience == NULL ? 0 : strlen(audience), id);
+}
+
+/* The system lines not shown yet, as JSON; release with rp_string_free. */
+static char *pending_lines(const rp_engine *engine) {
+    char *json = NULL;
+    CHECK(rp_engine_system_lines(engine, &json) == RP_RESULT_OK);
+    return json;
+}
+
+static void test_an_injected_system_line_reaches_its_audience_until_a_turn_shows_it(void) {
+    static const char *const script[] = {"The wind, most like."};
+    static const char tiny[] = "{\"budget_tokens\": 40}";
+    struct tavern t;
+    struct host host;
+    char audience[64];
+    char part[256];
+    char *json = NULL;
+    char *outcome = NULL;
+    uint64_t to_tobias = 0, to_mira = 0, memory_id = 0, before = 0;
+
+    CHECK(open_tavern(&t));
+    if (t.engine == NULL) {
+        return;
+    }
+    json = pending_lines(t.engine);
+    CHECK(json != NULL && strcmp(json, "[]") == 0);
+    rp_string_free(json);
+
+    /* One line for Tobias, one for Mira: each is one event. */
+    before = head(t.engine);
+    snprintf(audience, sizeof audience, "[%llu]", (unsigned long long)t.tobias);
+    CHECK(inject(t.engine, slam, audience, &to_tobias) == RP_RESULT_OK);
+    CHECK(head(t.engine) == before + 1);
+    snprintf(audience, sizeof audience, "[%llu]", (unsigned long long)t.mira);
+    CHECK(inject(t.engine, "  A cat knocks a tankard off the bar.\n", audience, &to_mira) ==
+          RP_RESULT_OK);
+    CHECK(head(t.engine) == before + 2);
+    CHECK(to_mira != to_tobias);
+
+    /* Both are pending, oldest first, the text without its surrounding
+     * whitespace. */
+    json = pending_lines(t.engine);
+    snprintf(part, sizeof part, "[{\"id\":%llu,\"text\":\"%s\",\"audience\":[%llu],\"at\":0},",
+             (unsigned long long)to_tobias, slam, (unsigned long long)t.tobias);
+    CHECK(starts_with(json, part));
+    snprintf(part, sizeof part,
+             "{\"id\":%llu,\"text\":\"A cat knocks a tankard off the bar.\",\"audience\":[%llu],",
+             (unsigned long long)to_mira, (unsigned long long)t.mira);
+    CHECK(contains(json, part));
+    rp_string_free(json);
+
+    /* Each prompt carries its own line only, and says why. */
+    json = prompt_of(t.engine, t.tobias);
+    CHECK(contains(json, "[SYSTEM: The cellar door slams shut. React to it.]"));
+    CHECK(contains(json, "\"why\":\"a system line to process"));
+    CHECK(!contains(json, "A cat knocks"));
+    rp_string_free(json);
+    json = prompt_of(t.engine, t.mira);
+    CHECK(contains(json, "[SYSTEM: A cat knocks a tankard off the bar.]"));
+    CHECK(!contains(json, "cellar door"));
+    rp_string_free(json);
+    json = NULL;
+    /* Never trimmed, even on a budget too small for a recalled memory. */
+    snprintf(part, sizeof part,
+             "{\"owner\": %llu, \"text\": \"I saw green lights over the marsh\"}",
+             (unsigned long long)t.tobias);
+    CHECK(rp_engine_add_memory(t.engine, part, strlen(part), &memory_id) == RP_RESULT_OK);
+    CHECK(rp_engine_inspect_prompt(t.engine, t.tobias, "green lights", 12, 0, tiny, strlen(tiny),
+                                   &json) == RP_RESULT_OK);
+    CHECK(contains(json, "\"trimmed\":[{\"section\":\"memories\""));
+    CHECK(contains(json, "[SYSTEM: The cellar door"));
+    rp_string_free(json);
+
+    /* A turn in the booth: Tobias answers, and his generation reads the
+     * line. */
+    memset(&host, 0, sizeof host);
+    host.script = script;
+    host.self = t.engine;
+    CHECK(run_turn(&t, wren_says(&t, "Tobias, what was that?", 60000), NULL, &host, NULL,
+                   &outcome) == RP_RESULT_OK);
+    CHECK(host.calls == 1);
+    snprintf(part, sizeof part, "\"purpose\":{\"kind\":\"reply\",\"speaker\":%llu}",
+             (unsigned long long)t.tobias);
+    CHECK(contains(host.last_request, part));
+    CHECK(contains(host.last_request, "[SYSTEM: The cellar door slams shut. React to it.]"));
+    CHECK(contains(outcome, "\"text\":\"The wind, most like.\""));
+    rp_string_free(outcome);
+
+    /* Shown to Tobias, his line is gone; Mira did not respond, hers waits. */
+    json = pending_lines(t.engine);
+    CHECK(!contains(json, "cellar door"));
+    snprintf(part, sizeof part, "[{\"id\":%llu,", (unsigned long long)to_mira);
+    CHECK(starts_with(json, part));
+    rp_string_free(json);
+    json = prompt_of(t.engine, t.tobias);
+    CHECK(contains(json, "The wind, most like."));
+    CHECK(!contains(json, "[SYSTEM:"));
+    rp_string_free(json);
+    json = prompt_of(t.engine, t.mira);
+    CHECK(contains(json, "[SYSTEM: A cat knocks"));
+    rp_string_free(json);
+
+    /* Without an audience, every character's prompt carries it. */
+    CHECK(inject(t.engine, "Thunder rolls over the marsh.", NULL, &to_tobias) == RP_RESULT_OK);
+    json = pending_lines(t.engine);
+    snprintf(part, sizeof part,
+             "{\"id\":%llu,\"text\":\"Thunder rolls over the marsh.\",\"audience\":null,",
+             (unsigned long long)to_tobias);
+    CHECK(contains(json, part));
+    rp_string_free(json);
+    json = prompt_of(t.engine, t.tobias);
+    CHECK(contains(json, "[SYSTEM: Thunder rolls over the marsh.]"));
+    rp_string_free(json);
+    json = prompt_of(t.engine, t.mira);
+    CHECK(contains(json, "[SYSTEM: Thunder rolls over the marsh.]"));
+    rp_string_free(json);
+    CHECK(rp_engine_free(t.engine) == RP_RESULT_OK);
+}
+
+static void test_a_bad_system_line_is_refused_and_changes_nothing(void) {
+    static const char bad_utf8[] = {'a', (char)0xff, 'b'};
+    enum { too_long = 64 * 1024 + 1 };
+    struct tavern t;
+    struct tavern gone;
+    char audience[64];
+    char *json = NULL;
+    char *long_text = NULL;
+    uint64_t id = 12345;
+    uint64_t before = 0;
+
+    CHECK(open_tavern(&t));
+    if (t.engine == NULL) {
+        return;
+    }
+    before = head(t.engine);
+
+    /* NULL arguments. */
+    CHECK(inject(t.engine, NULL, NULL, &id) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(strcmp(rp_last_error(), "`text` is NULL") == 0);
+    CHECK(rp_engine_inject_system_line(t.engine, slam, strlen(slam), NULL, 2, &id) ==
+          RP_RESULT_NULL_ARGUMENT);
+    CHECK(strcmp(rp_last_error(), "`audience_json` is NULL") == 0);
+    CHECK(inject(t.engine, slam, NULL, NULL) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(strcmp(rp_last_error(), "`out_line_id` is NULL") == 0);
+    CHECK(inject(NULL, slam, NULL, &id) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(strcmp(rp_last_error(), "`engine` is NULL") == 0);
+    CHECK(rp_engine_system_lines(t.engine, NULL) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(strcmp(rp_last_error(), "`out_json` is NULL") == 0);
+    CHECK(rp_engine_system_lines(NULL, &json) == RP_RESULT_NULL_ARGUMENT);
+
+    /* Text that is not UTF-8, empty, or too long. */
+    CHECK(rp_engine_inject_system_line(t.engine, bad_utf8, sizeof bad_utf8, NULL, 0, &id) ==
+          RP_RESULT_INVALID_UTF8);
+    CHECK(contains(rp_last_error(), "`text` is not valid UTF-8"));
+    CHECK(inject(t.engine, "", NULL, &id) == RP_RESULT_INVALID);
+    CHECK(contains(rp_last_error(), "empty"));
+    CHECK(inject(t.engine, " \n\t ", NULL, &id) == RP_RESULT_INVALID);
+    CHECK(contains(rp_last_error(), "empty"));
+    long_text = malloc(too_long + 1);
+    CHECK(long_text != NULL);
+    if (long_text != NULL) {
+        memset(long_text, 'a', too_long);
+        long_text[too_long] = '\0';
+        CHECK(inject(t.engine, long_text, NULL, &id) == RP_RESULT_INVALID);
+        CHECK(contains(rp_last_error(), "longer than"));
+        free(long_text);
+    }
+
+    /* An audience that is not a JSON array of ids, or names nobody. */
+    CHECK(inject(t.engine, slam, "[3", &id) == RP_RESULT_INVALID);
+    CHECK(starts_with(rp_last_error(), "invalid audience JSON"));
+    CHECK(inject(t.engine, slam, "{\"who\": 3}", &id) == RP_RESULT_INVALID);
+    CHECK(inject(t.engine, slam, "[\"tobias\"]", &id) == RP_RESULT_INVALID);
+    CHECK(inject(t.engine, slam, "[-1]", &id) == RP_RESULT_INVALID);
+    CHECK(inject(t.engine, slam, "null", &id) == RP_RESULT_INVALID);
+    CHECK(rp_engine_inject_system_line(t.engine, slam, strlen(slam), bad_utf8, sizeof bad_utf8,
+                                       &id) == RP_RESULT_INVALID_UTF8);
+    CHECK(contains(rp_last_error(), "`audience_json` is not valid UTF-8"));
+    snprintf(audience, sizeof audience, "[%llu, 999999]", (unsigned long long)t.tobias);
+    CHECK(inject(t.engine, slam, audience, &id) == RP_RESULT_NOT_FOUND);
+    CHECK(contains(rp_last_error(), "999999"));
+
+    /* A freed engine. */
+    CHECK(open_tavern(&gone));
+    CHECK(rp_engine_free(gone.engine) == RP_RESULT_OK);
+    CHECK(inject(gone.engine, slam, NULL, &id) == RP_RESULT_INVALID_HANDLE);
+    CHECK(rp_engine_system_lines(gone.engine, &json) == RP_RESULT_INVALID_HANDLE);
+
+    /* Nothing was recorded, nothing written. */
+    CHECK(id == 12345);
+    CHECK(json == NULL);
+    CHECK(head(t.engine) == before);
+    json = pending_lines(t.engine);
+    CHECK(json != NULL && strcmp(json, "[]") == 0);
+    rp_string_free(json);
+    json = prompt_of(t.engine, t.tobias);
+    CHECK(!contains(json, "[SYSTEM:"));
+    rp_string_free(json);
+    CHECK(rp_engine_free(t.engine) == RP_RESULT_OK);
+}
+
 static void test_the_generation_code_keeps_its_number(void) {
     CHECK(RP_RESULT_FACT_SYNTAX == 15);
     CHECK(RP_RESULT_GENERATION == 16);
@@ -1148,6 +1358,8 @@ int main(int argc, char **argv) {
     test_a_malformed_answer_gets_one_retry_carrying_the_error();
     test_hostile_answers_are_rejected_and_change_nothing();
     test_update_options_are_checked();
+    test_an_injected_system_line_reaches_its_audience_until_a_turn_shows_it();
+    test_a_bad_system_line_is_refused_and_changes_nothing();
     test_the_generation_code_keeps_its_number();
 
     return checks_done("test_turn");

@@ -324,6 +324,10 @@ class World:
         """The prompt ``speaker`` would be given, with why each piece is there."""
     def dialogue(self) -> list[dict[str, Any]]:
         """The recent lines of dialogue, oldest first."""
+    def inject_system_line(self, text: str, audience: Optional[Sequence[int]] = None) -> int:
+        """Puts ``[SYSTEM: text]`` in the next prompts of ``audience`` (None: everyone)."""
+    def system_lines(self) -> list[dict[str, Any]]:
+        """The system lines no turn has shown yet, oldest first."""
     def export_world_file(self) -> str:
         """The current world in world-file form (TOML)."""
     def close(self) -> None:
