@@ -122,8 +122,9 @@ typedef struct rp_turn rp_turn;
 
 // The generate callback of `rp_engine_run_turn`: the host's model.
 //
-// Called once per generation the turn needs (one per responder, then, with
-// `"updates"` enabled in the options, one or two for the state-update pass),
+// Called once per generation the turn needs (one per responder, once more
+// per round of tool calls a reply makes, then, with `"updates"` enabled in
+// the options, one or two for the state-update pass),
 // on the thread that called `rp_engine_run_turn`, before that call returns,
 // with:
 //
@@ -136,9 +137,15 @@ typedef struct rp_turn rp_turn;
 //   {"purpose": {"kind": "reply", "speaker": 3},   // whose line
 //    "messages": [{"role": "system", "content": "You are Tobias Reed..."},
 //                 {"role": "user", "content": "What does Tobias Reed say?"}],
-//    "params": {"temperature": 0.8, "max_tokens": 200}}  // sampling; only
+//    "params": {"temperature": 0.8, "max_tokens": 200},  // sampling; only
 //                                   // what the turn's options set
+//    "tools": [{"name": "roll_dice", ...}, {"name": "roll_effects", ...}]}
 //   ```
+//
+//   `"tools"` is there unless the options say `"tools": false` (see
+//   `rp_turn_step`); a request asked again after tool calls ends with the
+//   assistant's calls and one `{"role": "tool", "content": "<JSON result>",
+//   "tool_call_id": "a"}` message per call.
 //
 //   A request of purpose `{"kind": "state_update"}` is the state-update
 //   pass: it carries a `"json_schema"`, and its answer is the JSON object
@@ -163,8 +170,16 @@ typedef struct rp_turn rp_turn;
 // {"text": "Lights on the marsh, I tell you.",  // the line; "" or only
 //                                               // spaces: stays silent
 //  "model": "my-model",                         // recorded with the line
-//  "prompt_tokens": 812, "completion_tokens": 9}
+//  "prompt_tokens": 812, "completion_tokens": 9,
+//  "tool_calls": [{"id": "a", "name": "roll_dice",  // instead of the line:
+//                  "arguments": {"notation": "2d6+1"}}]}  // see below
 // ```
+//
+// To call tools, answer a request that offers `"tools"` with
+// `"tool_calls"`, as for `rp_turn_provide` (the same result JSON): rp runs
+// them with the world's seeded generator and calls the callback again with
+// the request extended by their results; answer that one with the line. A
+// result of only `"text"`, as before tools existed, is the line.
 //
 // Any other return value abandons the turn: `rp_engine_run_turn` returns
 // `RP_RESULT_GENERATION`, and the input stays committed. On failure the
@@ -1013,6 +1028,9 @@ enum rp_result rp_engine_system_lines(const struct rp_engine *engine, char **out
 //  "dialogue_significance": 0.3,  // of those memories, 0-1
 //  "semantic": false,           // ask for vectors ("embed" steps)
 //  "max_responders": 8,         // at least 1
+//  "tools": true,               // offer replies the engine's tools
+//                               // (roll_dice, roll_effects; see
+//                               // rp_turn_step); false: none
 //  "updates": {                 // the state-update pass, after the replies
 //    "enabled": false,          // true: one more "generate" step, of
 //                               // purpose "state_update" (see rp_turn_step)
@@ -1062,6 +1080,37 @@ enum rp_result rp_turn_begin(struct rp_engine *engine,
 // Responders answer one by one, those the input mentions first; each
 // prompt is built when its step is asked for, so it sees the lines given
 // before it. Asking again without providing returns the same step.
+//
+// Unless the options say `"tools": false`, a reply request offers the
+// engine's tools, in the shape of OpenAI-style function definitions:
+//
+// ```text
+// "tools": [{"name": "roll_dice", "description": "...",
+//            "parameters": {...}},   // {"notation": "2d6+1"}
+//           {"name": "roll_effects", "description": "...",
+//            "parameters": {...}}]   // {"effects": [{"chance": 0.3,
+//                                    //   "desc": "fox ears"}]}
+// ```
+//
+// A result with `"tool_calls"` (see `rp_turn_provide`) is not the reply:
+// the engine runs the calls with the world's seeded generator (recorded
+// with their draws, so replay never rolls again) and the next step is the
+// same request again, its messages ending with the assistant's calls and
+// one `"tool"` message per call, in order:
+//
+// ```text
+// {"role": "assistant", "content": "",
+//  "tool_calls": [{"id": "a", "name": "roll_dice",
+//                  "arguments": {"notation": "2d6+1"}}]},
+// {"role": "tool",
+//  "content": "{\"dice\":[3,5],\"notation\":\"2d6+1\",\"total\":9.0}",
+//  "tool_call_id": "a"}
+// ```
+//
+// `roll_effects` answers `{"results": [true, false], "effects": [...]}`;
+// a bad call (an unknown tool, arguments that are not a JSON object, bad
+// notation) gets `{"error": "..."}` as its result. After three rounds of
+// calls the request has no `"tools"`, and the next answer is the reply.
 //
 // With `"updates": {"enabled": true}` in the options, one more
 // `"generate"` step follows the replies: the state-update pass, which asks
@@ -1115,8 +1164,16 @@ enum rp_result rp_turn_step(struct rp_engine *engine, struct rp_turn *turn, char
 //                       // silent
 //  "model": "my-model",                         // recorded with the line
 //  "prompt_tokens": 812, "completion_tokens": 9,
-//  "tool_calls": [{"id": "c1", "name": "roll", "arguments": {}}]}
+//  "tool_calls": [{"id": "a", "name": "roll_dice",
+//                  "arguments": {"notation": "2d6+1"}}]}
 // ```
+//
+// `"tool_calls"` answers a request that offered `"tools"`: each call has
+// an `"id"` (echoed as the `"tool_call_id"` of its result), the tool's
+// `"name"`, and `"arguments"`, a JSON object or a string holding one (as
+// some servers send them). The calls are run, and `rp_turn_step` asks
+// again with their results (see there); `"text"` may then be empty. In a
+// request without `"tools"`, calls are ignored and `"text"` is the reply.
 //
 // The result is recorded as given (replay never calls a model). For the
 // state-update pass, `"text"` is the model's JSON answer, as a string; an

@@ -503,6 +503,7 @@ fn run_turn(
                 break;
             }
             Step::Embed(_) => unreachable!("no semantic recall in this bench"),
+            Step::Act(_) => unreachable!("no host actions in this bench"),
         }
     }
     let sw = Stopwatch::start();

@@ -75,7 +75,7 @@ fn main() {
     let answer = answer();
     // Check once: every report is valid.
     let mut w = world.clone();
-    let v = judge_answer(&mut w, &pass, &answer);
+    let v = judge_answer(&mut w, &pass, &[], &answer);
     assert!(v.problems.is_empty(), "{:?}", v.problems);
     assert_eq!(v.reports.len(), 20);
 
@@ -85,7 +85,7 @@ fn main() {
     for _ in 0..rounds {
         let t = Instant::now();
         let mut w = world.clone();
-        let v = judge_answer(&mut w, &pass, black_box(&answer));
+        let v = judge_answer(&mut w, &pass, &[], black_box(&answer));
         black_box((w, v));
         judged.push(t.elapsed());
         let t = Instant::now();

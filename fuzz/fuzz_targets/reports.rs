@@ -76,7 +76,7 @@ fuzz_target!(|data: &[u8]| {
         now: 1000,
     };
     let mut world = base.clone();
-    let verdict = judge_answer(&mut world, &pass, answer);
+    let verdict = judge_answer(&mut world, &pass, &[], answer);
     let applied = verdict.reports.iter().filter(|r| r.rejected.is_none()).count();
     if applied == 0 {
         assert!(verdict.events.is_empty(), "nothing applied, yet events");
@@ -88,6 +88,6 @@ fuzz_target!(|data: &[u8]| {
     }
     assert!(replay.to_bytes() == world.to_bytes(), "replay differs");
     let mut again = base.clone();
-    let second = judge_answer(&mut again, &pass, answer);
+    let second = judge_answer(&mut again, &pass, &[], answer);
     assert_eq!(second.events, verdict.events, "judging is not deterministic");
 });

@@ -148,6 +148,12 @@ fuzz_target!(|data: &[u8]| {
                     return;
                 }
             }
+            Ok(Step::Act(_)) => {
+                let refused = Err("no actions in this target".to_owned());
+                if turn.provide_action(&mut engine, refused).is_err() {
+                    return;
+                }
+            }
             Ok(Step::Done) => break,
             Err(_) => return,
         }

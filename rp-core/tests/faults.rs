@@ -752,7 +752,7 @@ $respond
             match turn.step()? {
                 Step::Generate(_) => turn.provide(GenerateResult::text("Welcome."))?,
                 Step::Done => break,
-                Step::Embed(_) => unreachable!("no semantic recall here"),
+                Step::Embed(_) | Step::Act(_) => unreachable!("no semantic recall or actions here"),
             }
         }
         Ok(turn.finish()?.seq)

@@ -586,3 +586,127 @@ fn tools_roll_with_the_worlds_generator_and_replay_never_rolls_again() {
         .unwrap();
     assert!(generator.requests().iter().all(|r| r.tools.is_empty()));
 }
+
+#[test]
+fn host_actions_come_back_to_the_host_and_its_answer_is_recorded() {
+    use rp_core::turn::{GenerateResult, Step};
+    use rp_core::update::ActionType;
+    let mut engine = engine();
+    let (wren, mira) = (id(&engine, "Wren"), id(&engine, "Mira Holt"));
+    let open_door = ActionType {
+        name: "open_door".into(),
+        description: "someone opens a door".into(),
+        parameters: serde_json::json!({"type": "object", "additionalProperties": false,
+            "required": ["door"], "properties": {"door": {"enum": ["cellar", "front"]}}}),
+    };
+    let give = ActionType {
+        name: "give_gold".into(),
+        description: "someone pays".into(),
+        parameters: serde_json::json!({"properties": {"amount": {"type": "integer", "minimum": 1}}}),
+    };
+    let mut options = options();
+    options.updates.actions = vec![open_door, give];
+    let answer = r#"{"reports": [
+        {"type": "open_door", "who": "Mira", "door": "cellar"},
+        {"type": "open_door", "who": "Mira", "door": "attic"},
+        {"type": "give_gold", "who": "Mira", "amount": 5},
+        {"type": "feeling", "who": "Mira", "toward": "Wren", "affinity": "warmer"}
+    ]}"#;
+    let mut turn = engine
+        .begin_turn_with(
+            TurnInput::say(wren, "Open the cellar, Mira.", 1000),
+            options.clone(),
+        )
+        .unwrap();
+    let mut acts = Vec::new();
+    let mut state_requests = 0;
+    loop {
+        match turn.step().unwrap() {
+            Step::Generate(r) if r.purpose == Purpose::StateUpdate => {
+                state_requests += 1;
+                let schema = r.json_schema.as_ref().unwrap().to_string();
+                assert!(
+                    schema.contains("open_door") && schema.contains("cellar"),
+                    "published"
+                );
+                assert!(r.messages[0].content.contains("open_door"));
+                turn.provide(GenerateResult::text(answer)).unwrap();
+            }
+            Step::Generate(_) => turn.provide(GenerateResult::text("Aye.")).unwrap(),
+            Step::Act(call) => {
+                acts.push(call.clone());
+                let answer = if call.name == "open_door" {
+                    Ok(
+                        serde_json::json!({"opened": true, "system_line": "The cellar door creaks open."}),
+                    )
+                } else {
+                    Err("the purse is empty".to_owned())
+                };
+                turn.provide_action(answer).unwrap();
+            }
+            Step::Embed(_) => unreachable!(),
+            Step::Done => break,
+        }
+    }
+    assert_eq!(state_requests, 2, "the bad door is fed back once");
+    assert_eq!(
+        acts.len(),
+        2,
+        "only valid actions reach the host, once each"
+    );
+    assert_eq!(acts[0].arguments, serde_json::json!({"door": "cellar"}));
+    assert_eq!(acts[0].who, mira);
+    let outcome = turn.finish().unwrap();
+    let r = &outcome.reports;
+    assert_eq!(
+        r[0].answer.as_deref(),
+        Some(r#"{"opened":true,"system_line":"The cellar door creaks open."}"#)
+    );
+    assert!(
+        r[1].rejected.as_deref().unwrap().contains("must be one of"),
+        "{r:?}"
+    );
+    assert_eq!(r[2].rejected.as_deref(), Some("the purse is empty"));
+    assert!(r[3].rejected.is_none());
+    assert_eq!(
+        engine
+            .world()
+            .system_lines()
+            .map(|l| l.text.clone())
+            .collect::<Vec<_>>(),
+        ["The cellar door creaks open."],
+        "the game's answer can inject a system line"
+    );
+    assert!(
+        replayed(&engine).to_bytes() == engine.world().to_bytes(),
+        "replay never asks the host"
+    );
+
+    // Declarations are checked.
+    for (name, params, why) in [
+        ("Open Door", serde_json::json!({}), "lower-case"),
+        ("feeling", serde_json::json!({}), "built-in"),
+        (
+            "x",
+            serde_json::json!({"properties": {"a": {"pattern": "y"}}}),
+            "not supported",
+        ),
+        (
+            "x",
+            serde_json::json!({"properties": {"who": {"type": "string"}}}),
+            "engine's fields",
+        ),
+    ] {
+        let mut o = options.clone();
+        o.updates.actions = vec![ActionType {
+            name: name.into(),
+            description: String::new(),
+            parameters: params,
+        }];
+        let e = engine
+            .begin_turn_with(TurnInput::say(wren, "Hi.", 5000), o)
+            .map(drop)
+            .unwrap_err();
+        assert!(e.to_string().contains(why), "{name}: {e}");
+    }
+}

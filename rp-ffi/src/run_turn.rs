@@ -28,8 +28,9 @@ pub struct rp_token_sink {
 
 /// The generate callback of `rp_engine_run_turn`: the host's model.
 ///
-/// Called once per generation the turn needs (one per responder, then, with
-/// `"updates"` enabled in the options, one or two for the state-update pass),
+/// Called once per generation the turn needs (one per responder, once more
+/// per round of tool calls a reply makes, then, with `"updates"` enabled in
+/// the options, one or two for the state-update pass),
 /// on the thread that called `rp_engine_run_turn`, before that call returns,
 /// with:
 ///
@@ -42,9 +43,15 @@ pub struct rp_token_sink {
 ///   {"purpose": {"kind": "reply", "speaker": 3},   // whose line
 ///    "messages": [{"role": "system", "content": "You are Tobias Reed..."},
 ///                 {"role": "user", "content": "What does Tobias Reed say?"}],
-///    "params": {"temperature": 0.8, "max_tokens": 200}}  // sampling; only
+///    "params": {"temperature": 0.8, "max_tokens": 200},  // sampling; only
 ///                                   // what the turn's options set
+///    "tools": [{"name": "roll_dice", ...}, {"name": "roll_effects", ...}]}
 ///   ```
+///
+///   `"tools"` is there unless the options say `"tools": false` (see
+///   `rp_turn_step`); a request asked again after tool calls ends with the
+///   assistant's calls and one `{"role": "tool", "content": "<JSON result>",
+///   "tool_call_id": "a"}` message per call.
 ///
 ///   A request of purpose `{"kind": "state_update"}` is the state-update
 ///   pass: it carries a `"json_schema"`, and its answer is the JSON object
@@ -69,8 +76,16 @@ pub struct rp_token_sink {
 /// {"text": "Lights on the marsh, I tell you.",  // the line; "" or only
 ///                                               // spaces: stays silent
 ///  "model": "my-model",                         // recorded with the line
-///  "prompt_tokens": 812, "completion_tokens": 9}
+///  "prompt_tokens": 812, "completion_tokens": 9,
+///  "tool_calls": [{"id": "a", "name": "roll_dice",  // instead of the line:
+///                  "arguments": {"notation": "2d6+1"}}]}  // see below
 /// ```
+///
+/// To call tools, answer a request that offers `"tools"` with
+/// `"tool_calls"`, as for `rp_turn_provide` (the same result JSON): rp runs
+/// them with the world's seeded generator and calls the callback again with
+/// the request extended by their results; answer that one with the line. A
+/// result of only `"text"`, as before tools existed, is the line.
 ///
 /// Any other return value abandons the turn: `rp_engine_run_turn` returns
 /// `RP_RESULT_GENERATION`, and the input stays committed. On failure the

@@ -169,6 +169,9 @@ pub(crate) unsafe fn options_arg(json: *const c_char, len: usize) -> Result<Turn
 ///  "dialogue_significance": 0.3,  // of those memories, 0-1
 ///  "semantic": false,           // ask for vectors ("embed" steps)
 ///  "max_responders": 8,         // at least 1
+///  "tools": true,               // offer replies the engine's tools
+///                               // (roll_dice, roll_effects; see
+///                               // rp_turn_step); false: none
 ///  "updates": {                 // the state-update pass, after the replies
 ///    "enabled": false,          // true: one more "generate" step, of
 ///                               // purpose "state_update" (see rp_turn_step)
@@ -241,6 +244,37 @@ pub unsafe extern "C" fn rp_turn_begin(
 /// prompt is built when its step is asked for, so it sees the lines given
 /// before it. Asking again without providing returns the same step.
 ///
+/// Unless the options say `"tools": false`, a reply request offers the
+/// engine's tools, in the shape of OpenAI-style function definitions:
+///
+/// ```text
+/// "tools": [{"name": "roll_dice", "description": "...",
+///            "parameters": {...}},   // {"notation": "2d6+1"}
+///           {"name": "roll_effects", "description": "...",
+///            "parameters": {...}}]   // {"effects": [{"chance": 0.3,
+///                                    //   "desc": "fox ears"}]}
+/// ```
+///
+/// A result with `"tool_calls"` (see `rp_turn_provide`) is not the reply:
+/// the engine runs the calls with the world's seeded generator (recorded
+/// with their draws, so replay never rolls again) and the next step is the
+/// same request again, its messages ending with the assistant's calls and
+/// one `"tool"` message per call, in order:
+///
+/// ```text
+/// {"role": "assistant", "content": "",
+///  "tool_calls": [{"id": "a", "name": "roll_dice",
+///                  "arguments": {"notation": "2d6+1"}}]},
+/// {"role": "tool",
+///  "content": "{\"dice\":[3,5],\"notation\":\"2d6+1\",\"total\":9.0}",
+///  "tool_call_id": "a"}
+/// ```
+///
+/// `roll_effects` answers `{"results": [true, false], "effects": [...]}`;
+/// a bad call (an unknown tool, arguments that are not a JSON object, bad
+/// notation) gets `{"error": "..."}` as its result. After three rounds of
+/// calls the request has no `"tools"`, and the next answer is the reply.
+///
 /// With `"updates": {"enabled": true}` in the options, one more
 /// `"generate"` step follows the replies: the state-update pass, which asks
 /// the model what the turn's lines changed (a cheap request: send it to a
@@ -309,8 +343,16 @@ pub unsafe extern "C" fn rp_turn_step(
 ///                       // silent
 ///  "model": "my-model",                         // recorded with the line
 ///  "prompt_tokens": 812, "completion_tokens": 9,
-///  "tool_calls": [{"id": "c1", "name": "roll", "arguments": {}}]}
+///  "tool_calls": [{"id": "a", "name": "roll_dice",
+///                  "arguments": {"notation": "2d6+1"}}]}
 /// ```
+///
+/// `"tool_calls"` answers a request that offered `"tools"`: each call has
+/// an `"id"` (echoed as the `"tool_call_id"` of its result), the tool's
+/// `"name"`, and `"arguments"`, a JSON object or a string holding one (as
+/// some servers send them). The calls are run, and `rp_turn_step` asks
+/// again with their results (see there); `"text"` may then be empty. In a
+/// request without `"tools"`, calls are ignored and `"text"` is the reply.
 ///
 /// The result is recorded as given (replay never calls a model). For the
 /// state-update pass, `"text"` is the model's JSON answer, as a string; an
@@ -456,6 +498,9 @@ pub unsafe extern "C" fn rp_turn_finish(
                         "vectors for {} texts",
                         request.texts.len()
                     )));
+                }
+                Step::Act(call) => {
+                    return Err(not_done(format_args!("the host action \"{}\"", call.name)));
                 }
             }
             let machine = machine.take().ok_or_else(finished)?;

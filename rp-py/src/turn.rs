@@ -175,14 +175,32 @@ impl Turn {
     ///
     /// - ``"generate"``: a request for the host's model, with ``"purpose"``
     ///   (``{"kind": "reply", "speaker": id}``), ``"messages"`` (dicts with
-    ///   ``"role"`` and ``"content"``), ``"params"`` (sampling), and
-    ///   ``"json_schema"``/``"tools"`` when there are any; answer it with
-    ///   ``provide()``;
+    ///   ``"role"`` and ``"content"``, and ``"tool_calls"`` or
+    ///   ``"tool_call_id"`` when they carry tool calls or their results),
+    ///   ``"params"`` (sampling), and ``"json_schema"``/``"tools"`` when
+    ///   there are any; answer it with ``provide()``;
     /// - ``"embed"``: ``"texts"`` that need vectors; answer with
     ///   ``provide_embeddings()``;
     /// - ``"done"``: nothing more; call ``finish()``.
     ///
     /// Asking again without answering returns the same request.
+    ///
+    /// Unless the options say ``"tools": False``, a reply request offers the
+    /// engine's tools: ``"tools"`` is a list of ``{"name", "description",
+    /// "parameters"}`` (a JSON Schema) for ``"roll_dice"`` (arguments
+    /// ``{"notation": "2d6+1"}``) and ``"roll_effects"`` (``{"effects":
+    /// [{"chance": 0.3, "desc": "fox ears"}]}``). A result with
+    /// ``"tool_calls"`` (see ``provide()``) is not the reply: the engine runs
+    /// the calls with the world's seeded generator (recorded with their
+    /// draws: replay never rolls again), and the next step is the same
+    /// request, its messages ending with an ``"assistant"`` message carrying
+    /// the calls and one ``{"role": "tool", "content": <JSON result>,
+    /// "tool_call_id": id}`` message per call, in order. ``roll_dice``
+    /// answers ``{"notation", "dice", "total"}``, ``roll_effects``
+    /// ``{"results": [True, False, ...], "effects": [...]}``, a bad call
+    /// (unknown tool, arguments that are not an object, bad notation)
+    /// ``{"error": ...}``. After three rounds of calls the request offers no
+    /// tools, and the next answer is the reply.
     ///
     /// With the options' ``"updates": {"enabled": True}``, one more
     /// ``"generate"`` step follows the replies: the state-update pass, of
@@ -203,7 +221,14 @@ impl Turn {
     /// or a dict with ``"text"`` and optionally ``"tool_calls"``,
     /// ``"prompt_tokens"``, ``"completion_tokens"`` and ``"model"``, recorded
     /// as given. The text becomes the responder's line (trimmed, without an
-    /// echoed ``"Name:"``); an empty text means it stays silent. For the
+    /// echoed ``"Name:"``); an empty text means it stays silent.
+    ///
+    /// ``"tool_calls"`` answers a request that offered ``"tools"``: a list
+    /// of ``{"id": "a", "name": "roll_dice", "arguments": {"notation":
+    /// "2d6+1"}}``, the arguments a dict or a JSON text holding one. The
+    /// calls are run and ``step()`` asks again with their results; the text
+    /// may be empty. In a request without tools the calls are ignored and
+    /// the text is the reply. For the
     /// state-update pass the text is the model's JSON answer; an answer the
     /// engine cannot use raises nothing (it is asked for again, then
     /// recorded as rejected).
@@ -269,6 +294,7 @@ impl Turn {
                 Step::Done => None,
                 Step::Generate(_) => Some("a generation"),
                 Step::Embed(_) => Some("vectors"),
+                Step::Act(_) => Some("a host action's answer"),
             };
             if let Some(needed) = needed {
                 return Err(rp_core::Error::Conflict {

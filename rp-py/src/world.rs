@@ -376,7 +376,9 @@ impl World {
     /// ``lore_lines``, ``lore_budget_tokens``, ``template``, ``recall``),
     /// ``"sampling"``, ``"remember_dialogue"``, ``"dialogue_significance"``,
     /// ``"semantic"`` (then the turn asks for vectors),
-    /// ``"max_responders"`` and ``"updates"``: ``{"enabled": True}`` runs
+    /// ``"max_responders"``, ``"tools"`` (default True: replies are offered
+    /// the engine's dice tools, see ``Turn.step``; False: none) and
+    /// ``"updates"``: ``{"enabled": True}`` runs
     /// the state-update pass after the replies (see ``Turn.step``), with
     /// ``"step"`` (how far one warmer/colder or more/less moves affinity or
     /// trust, in (0, 1], default 0.1) and ``"sampling"`` (of the pass,
@@ -405,7 +407,10 @@ impl World {
     /// ``"messages"``, ``"params"``, ...) and returns the text (``str``), a
     /// result dict (``{"text": ...}``, see ``Turn.provide``), or an
     /// iterable of ``str`` chunks (a generator that streams), which are
-    /// joined. With ``"updates"`` in the options it also answers the
+    /// joined. A request that offers ``"tools"`` may be answered with a
+    /// result dict holding ``"tool_calls"``: the engine runs them and calls
+    /// ``generate`` again with the request extended by their results (see
+    /// ``Turn.step``). With ``"updates"`` in the options it also answers the
     /// state-update pass (purpose ``{"kind": "state_update"}``, see
     /// ``Turn.step``), after the replies. ``on_token(purpose, text)`` sees
     /// the text as it comes: each chunk of a streaming ``generate``, else

@@ -50,6 +50,20 @@ pub trait Generate: Send + Sync {
         let _ = request;
         Err("this generator does not embed; turn off `semantic`".into())
     }
+
+    /// Carries out a host action a state-update pass reported (see
+    /// [`crate::update::ActionType`]): `Ok` with what the game did (recorded), `Err` with why
+    /// it refused (the report is recorded as rejected; the turn goes on). The default refuses:
+    /// a host that declares actions overrides it.
+    async fn act(
+        &self,
+        call: &crate::update::ActionCall,
+    ) -> std::result::Result<serde_json::Value, String> {
+        Err(format!(
+            "this host carries out no actions (asked for \"{}\")",
+            call.name
+        ))
+    }
 }
 
 impl Engine {
@@ -78,6 +92,10 @@ impl Engine {
                         .await
                         .map_err(|message| Error::Generation { message })?;
                     turn.provide_embeddings(vectors)?;
+                }
+                Step::Act(call) => {
+                    let answer = generator.act(&call).await;
+                    turn.provide_action(answer)?;
                 }
                 Step::Done => return turn.finish(),
             }

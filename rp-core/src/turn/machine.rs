@@ -36,7 +36,7 @@ use crate::log::{Event, JudgedReport, Message, World};
 use crate::model::{
     EntityId, Memory, MemoryId, MemoryKind, Millis, Seq, Utterance, UtteranceId, WitnessSet,
 };
-use crate::update::{self, UpdateOptions, cut_at};
+use crate::update::{self, ActionCall, UpdateOptions, cut_at};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -156,8 +156,27 @@ pub enum Step {
     Generate(GenerateRequest),
     /// Vectors: [`TurnMachine::provide_embeddings`], one per text.
     Embed(EmbedRequest),
+    /// A host action the state-update pass reported (one of `updates.actions`): carry it out
+    /// and [`TurnMachine::provide_action`] the answer.
+    Act(ActionCall),
     /// Nothing more: [`TurnMachine::finish`].
     Done,
+}
+
+/// A state-update pass judged, waiting for the host's answers to its actions.
+#[derive(Clone, Debug)]
+struct Judged {
+    /// The world with the pass's changes applied.
+    scratch: World,
+    /// The record of the answer.
+    generated: Event,
+    verdict: update::Verdict,
+}
+
+impl PartialEq for Judged {
+    fn eq(&self, other: &Self) -> bool {
+        self.generated == other.generated && self.verdict.reports == other.verdict.reports
+    }
 }
 
 /// A character's response decision in a turn.
@@ -224,6 +243,8 @@ enum Phase {
     Generating(GenerateRequest),
     /// Waiting for the state-update pass (the request, and whether it is the retry).
     Updating(GenerateRequest, bool),
+    /// Waiting for the host's answers to the pass's actions: the pass, and the next action.
+    Acting(Box<Judged>, usize),
     /// Waiting for vectors of the remembered lines.
     LineVectors(EmbedRequest),
     /// Ready to commit.
@@ -642,6 +663,9 @@ impl TurnMachine {
                 Phase::Generating(request) | Phase::Updating(request, _) => {
                     return Ok(Step::Generate(request.clone()));
                 }
+                Phase::Acting(judged, next) => {
+                    return Ok(Step::Act(judged.verdict.actions[*next].clone()));
+                }
                 Phase::LineVectors(request) => return Ok(Step::Embed(request.clone())),
                 Phase::Done => return Ok(Step::Done),
                 Phase::NextResponder => {
@@ -799,33 +823,98 @@ impl TurnMachine {
             step: self.options.updates.step,
             now: self.input.now,
         };
-        let verdict = update::judge_answer(&mut scratch, &pass, &answer);
-        let update::Verdict {
-            events: changes,
-            reports: judged,
-            problems,
-            significance,
-        } = verdict;
-        if !problems.is_empty() && !retried {
+        let verdict =
+            update::judge_answer(&mut scratch, &pass, &self.options.updates.actions, &answer);
+        if !verdict.problems.is_empty() && !retried {
             // Exactly one retry, with what was wrong; nothing of this answer is kept but its
             // record.
             self.scratch.apply(&generated)?;
             self.pending.push(generated);
-            self.phase = Phase::Updating(update::retry(&request, &answer, &problems), true);
+            self.phase = Phase::Updating(update::retry(&request, &answer, &verdict.problems), true);
             return Ok(());
         }
+        let judged = Judged {
+            scratch,
+            generated,
+            verdict,
+        };
+        if judged.verdict.actions.is_empty() {
+            return self.settle_update(judged);
+        }
+        self.phase = Phase::Acting(Box::new(judged), 0);
+        Ok(())
+    }
+
+    /// Records a judged pass (with the host's answers to its actions) and moves on.
+    fn settle_update(&mut self, judged: Judged) -> Result<()> {
+        let Judged {
+            mut scratch,
+            generated,
+            verdict,
+        } = judged;
         let record = Event::ReportsJudged {
-            reports: judged.clone(),
+            reports: verdict.reports.clone(),
         };
         scratch.apply(&record)?;
         self.scratch = scratch;
-        self.significance.extend(significance);
+        self.significance.extend(verdict.significance);
         self.pending.push(generated);
-        self.pending.extend(changes);
+        self.pending.extend(verdict.events);
         self.pending.push(record);
-        self.reports = judged;
+        self.reports = verdict.reports;
         self.updated = true;
         self.phase = self.after_replies();
+        Ok(())
+    }
+
+    /// Answers the host action asked for by the last [`Step::Act`]: `Ok` with what the game
+    /// did (any JSON; recorded, so replay never asks again; a `"system_line"` text in an
+    /// object is injected for the next prompts), or `Err` with why it refused (the report is
+    /// then recorded as rejected).
+    pub fn provide_action(
+        &mut self,
+        engine: &mut Engine,
+        answer: std::result::Result<serde_json::Value, String>,
+    ) -> Result<()> {
+        self.check_engine(engine)?;
+        let Phase::Acting(judged, next) = &mut self.phase else {
+            return Err(Error::conflict("the turn is not waiting for a host action"));
+        };
+        let call = judged.verdict.actions[*next].clone();
+        let mut judged_now = judged.clone();
+        let report = &mut judged_now.verdict.reports[call.report];
+        match answer {
+            Ok(value) => {
+                let text = value.to_string();
+                if text.len() > crate::log::MAX_TEXT_BYTES {
+                    return Err(Error::invalid(
+                        "action answer",
+                        format!("longer than {} bytes", crate::log::MAX_TEXT_BYTES),
+                    ));
+                }
+                if let Some(line) = value.get("system_line").and_then(serde_json::Value::as_str) {
+                    let event = Event::SystemLineInjected {
+                        line: crate::model::SystemLine {
+                            id: judged_now.scratch.next_id(),
+                            text: line.trim().to_owned(),
+                            audience: None,
+                            at: self.input.now,
+                        },
+                    };
+                    judged_now.scratch.apply(&event)?;
+                    judged_now.verdict.events.push(event);
+                }
+                report.answer = Some(text);
+            }
+            Err(reason) => {
+                report.rejected = Some(cut_at(&reason, 1000).to_owned());
+            }
+        }
+        let next = *next + 1;
+        if next == judged_now.verdict.actions.len() {
+            return self.settle_update(*judged_now);
+        }
+        self.phase = Phase::Acting(judged_now, next);
         Ok(())
     }
 
@@ -1113,6 +1202,14 @@ impl Turn<'_> {
     /// Feeds a generation: see [`TurnMachine::provide`].
     pub fn provide(&mut self, result: GenerateResult) -> Result<()> {
         self.machine.provide(self.engine, result)
+    }
+
+    /// Answers a host action: see [`TurnMachine::provide_action`].
+    pub fn provide_action(
+        &mut self,
+        answer: std::result::Result<serde_json::Value, String>,
+    ) -> Result<()> {
+        self.machine.provide_action(self.engine, answer)
     }
 
     /// Feeds vectors: see [`TurnMachine::provide_embeddings`].

@@ -220,6 +220,31 @@ impl Judge<'_> {
         }
     }
 
+    /// A host action's report: `who` present, the other fields valid against the action's
+    /// parameters. Returns who and those fields.
+    pub fn action(
+        &self,
+        action: &super::ActionType,
+        args: &serde_json::Value,
+    ) -> Result<(EntityId, serde_json::Value), String> {
+        let who = args
+            .get("who")
+            .and_then(serde_json::Value::as_str)
+            .ok_or("an action needs \"who\", a present person")?;
+        let who = self.present_one(who)?;
+        let mut fields = args.clone();
+        if let Some(o) = fields.as_object_mut() {
+            o.remove("type");
+            o.remove("who");
+        }
+        let mut schema = action.parameters.clone();
+        if schema.get("type").is_none() {
+            schema["type"] = "object".into();
+        }
+        super::schema_check::validate(&fields, &schema, &action.name)?;
+        Ok((who, fields))
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn activity(
         &self,

@@ -11,6 +11,7 @@
 
 mod judge;
 pub mod report;
+pub mod schema_check;
 
 pub use judge::{MAX_KNOWLEDGE, MAX_REPORT_TEXT};
 pub use report::{Direction, MAX_ANSWER_BYTES, MAX_REPORTS, Parsed, Raw, Report, parse};
@@ -35,7 +36,54 @@ pub struct UpdateOptions {
     pub step: f64,
     /// Sampling for the pass (a low temperature suits reports).
     pub sampling: Sampling,
+    /// The host's own report types: game logic a character's story can trigger (give an item,
+    /// open a door). Valid ones come back to the host as [`crate::turn::Step::Act`].
+    pub actions: Vec<ActionType>,
 }
+
+/// A report type of the host's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActionType {
+    /// Its `type` (lower case letters, digits and `_`, not a built-in type).
+    pub name: String,
+    /// When the model should report it.
+    #[serde(default)]
+    pub description: String,
+    /// Its fields besides `type` and `who`, as a JSON Schema object (the subset of
+    /// [`schema_check`]).
+    #[serde(default = "empty_object")]
+    pub parameters: Value,
+}
+
+fn empty_object() -> Value {
+    json!({"type": "object", "properties": {}})
+}
+
+/// A valid host action of a pass, for the host to carry out.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ActionCall {
+    /// The action's name.
+    pub name: String,
+    /// Who does it: a present entity.
+    pub who: EntityId,
+    /// Its fields besides `type` and `who`.
+    pub arguments: Value,
+    /// Its position among the pass's reports.
+    pub report: usize,
+}
+
+const BUILTIN_TYPES: &[&str] = &[
+    "feeling",
+    "learned",
+    "relationship",
+    "state",
+    "activity",
+    "thread_opened",
+    "thread_resolved",
+    "thread_dropped",
+    "significance",
+];
 
 impl Default for UpdateOptions {
     fn default() -> Self {
@@ -46,17 +94,45 @@ impl Default for UpdateOptions {
                 temperature: Some(0.2),
                 ..Sampling::default()
             },
+            actions: Vec::new(),
         }
     }
 }
 
 impl UpdateOptions {
     pub(crate) fn check(&self) -> crate::Result<()> {
+        let bad = |why: String| Err(crate::Error::invalid("update options", why));
         if !(self.step > 0.0 && self.step <= 1.0) {
-            return Err(crate::Error::invalid(
-                "update options",
-                format!("step is {}; it must be in (0, 1]", self.step),
-            ));
+            return bad(format!("step is {}; it must be in (0, 1]", self.step));
+        }
+        for (i, a) in self.actions.iter().enumerate() {
+            let n = &a.name;
+            let well_formed = !n.is_empty()
+                && n.len() <= 64
+                && n.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+            if !well_formed {
+                return bad(format!(
+                    "action {n:?}: a name is 1–64 lower-case letters, digits or _"
+                ));
+            }
+            if BUILTIN_TYPES.contains(&n.as_str()) {
+                return bad(format!("action {n:?} is a built-in report type"));
+            }
+            if self.actions[..i].iter().any(|b| b.name == *n) {
+                return bad(format!("action {n:?} is declared twice"));
+            }
+            if a.parameters.get("type").is_some_and(|t| t != "object") {
+                return bad(format!("action {n:?}: parameters describe an object"));
+            }
+            let props = a.parameters.get("properties").and_then(Value::as_object);
+            if props.is_some_and(|p| p.contains_key("type") || p.contains_key("who")) {
+                return bad(format!(
+                    "action {n:?}: type and who are the engine's fields"
+                ));
+            }
+            schema_check::check_schema(&a.parameters, n)
+                .map_err(|e| crate::Error::invalid("update options", format!("action {e}")))?;
         }
         Ok(())
     }
@@ -88,13 +164,22 @@ pub struct Verdict {
     pub problems: Vec<String>,
     /// Significance by (line index from 0, owner) for the memories the turn forms.
     pub significance: BTreeMap<(usize, EntityId), f64>,
+    /// The valid host actions, in order, for the host to carry out.
+    pub actions: Vec<ActionCall>,
 }
 
 /// Reads and judges a pass's `answer` against `world`, applying every valid report's events to
-/// it. Invalid reports change nothing; they are listed with their reasons.
-pub fn judge_answer(world: &mut World, pass: &Pass<'_>, answer: &str) -> Verdict {
+/// it. Invalid reports change nothing; they are listed with their reasons. Valid host actions
+/// (of `actions`) are listed for the host.
+pub fn judge_answer(
+    world: &mut World,
+    pass: &Pass<'_>,
+    actions: &[ActionType],
+    answer: &str,
+) -> Verdict {
     let mut verdict = Verdict::default();
-    let raws = match parse(answer, &[]) {
+    let names: Vec<&str> = actions.iter().map(|a| a.name.as_str()).collect();
+    let raws = match parse(answer, &names) {
         Ok(raws) => raws,
         Err(whole) => {
             let whole = cut_at(&whole, 1000).to_owned();
@@ -116,11 +201,24 @@ pub fn judge_answer(world: &mut World, pass: &Pass<'_>, answer: &str) -> Verdict
         now: pass.now,
         significance: &mut verdict.significance,
     };
-    for raw in raws {
+    for (index, raw) in raws.into_iter().enumerate() {
         let outcome = match &raw.parsed {
             Ok(Parsed::Builtin(report)) => judge.judge(report),
-            Ok(Parsed::Action { name, .. }) => {
-                Err(format!("\"{name}\" is not a report type of this turn"))
+            Ok(Parsed::Action { name, args }) => {
+                let declared = actions.iter().find(|a| a.name == *name);
+                match declared.map(|a| judge.action(a, args)) {
+                    Some(Ok((who, arguments))) => {
+                        verdict.actions.push(ActionCall {
+                            name: name.clone(),
+                            who,
+                            arguments,
+                            report: index,
+                        });
+                        Ok(Vec::new())
+                    }
+                    Some(Err(e)) => Err(e),
+                    None => Err(format!("\"{name}\" is not a report type of this turn")),
+                }
             }
             Err(e) => Err(e.clone()),
         };
@@ -185,6 +283,28 @@ pub(crate) fn request(
          - {\"type\": \"significance\", \"who\", \"line\": number, \"significance\": 0 to 1}: how much a line matters to who\n\
          \"who\" is always one of the people present.\n",
     );
+    if !options.actions.is_empty() {
+        s.push_str(
+            "\nActions (the game carries them out; report one only when the lines show it):\n",
+        );
+        for a in &options.actions {
+            let fields: Vec<String> = a
+                .parameters
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().map(|k| format!("\"{k}\"")).collect())
+                .unwrap_or_default();
+            let mut fields_text = String::new();
+            for f in &fields {
+                fields_text.push_str(", ");
+                fields_text.push_str(f);
+            }
+            s.push_str(&format!(
+                "- {{\"type\": \"{}\", \"who\"{fields_text}}}: {}\n",
+                a.name, a.description
+            ));
+        }
+    }
     s.push_str("\nPresent:\n");
     for id in present.iter() {
         let Some(e) = world.entity(id) else { continue };
@@ -247,7 +367,7 @@ pub(crate) fn request(
             ChatMessage::new(Role::User, "What changed? Answer with the JSON object."),
         ],
         params: options.sampling.clone(),
-        json_schema: Some(schema(world, present, lines.len())),
+        json_schema: Some(schema(world, present, lines.len(), &options.actions)),
         tools: Vec::new(),
     }
 }
@@ -271,7 +391,7 @@ pub(crate) fn retry(first: &GenerateRequest, answer: &str, problems: &[String]) 
 }
 
 /// The JSON Schema of an answer, with the names of this world as choices.
-pub fn schema(world: &World, present: &WitnessSet, lines: usize) -> Value {
+pub fn schema(world: &World, present: &WitnessSet, lines: usize, actions: &[ActionType]) -> Value {
     let present_names: Vec<&str> = present
         .iter()
         .filter_map(|id| world.entity(id).map(|e| e.name.as_str()))
@@ -297,7 +417,7 @@ pub fn schema(world: &World, present: &WitnessSet, lines: usize) -> Value {
         req.extend_from_slice(required);
         json!({"type": "object", "additionalProperties": false, "required": req, "properties": properties})
     };
-    let reports = vec![
+    let mut reports = vec![
         report(
             "feeling",
             &["who", "toward"],
@@ -351,6 +471,25 @@ pub fn schema(world: &World, present: &WitnessSet, lines: usize) -> Value {
             "significance": {"type": "number", "minimum": 0, "maximum": 1}}),
         ),
     ];
+    for a in actions {
+        let mut props = a
+            .parameters
+            .get("properties")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        props["who"] = who.clone();
+        let mut required: Vec<String> = vec!["who".into()];
+        required.extend(
+            a.parameters
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r.as_str().map(str::to_owned)),
+        );
+        let required: Vec<&str> = required.iter().map(String::as_str).collect();
+        reports.push(report(&a.name, &required, props));
+    }
     json!({
         "type": "object",
         "additionalProperties": false,

@@ -4,9 +4,10 @@
  * the callback form (rp_engine_run_turn with a generate callback that streams
  * through rp_token_sink_emit), the state-update pass after the replies (its
  * "state_update" steps, its one retry, the reports of the outcome),
- * rp_engine_inspect_prompt, and system lines (rp_engine_inject_system_line,
- * rp_engine_system_lines), on the tavern world, linked against librp.a the
- * way a C program would.
+ * rp_engine_inspect_prompt, system lines (rp_engine_inject_system_line,
+ * rp_engine_system_lines), and tools during generation (tool calls in the
+ * poll and callback forms, "tools": false), on the tavern world, linked
+ * against librp.a the way a C program would.
  *
  * Build and run (scripts/test-all does this, then runs it under valgrind):
  *
@@ -1332,6 +1333,206 @@ static void test_a_bad_system_line_is_refused_and_changes_nothing(void) {
     CHECK(rp_engine_free(t.engine) == RP_RESULT_OK);
 }
 
+/* Tools during generation: the reply requests offer roll_dice and roll_effects;
+ * a result with "tool_calls" is run by the engine with the world's seeded
+ * generator, and the next request ends with the results. */
+
+/* A roll_dice call (2d6+1), a roll_effects call (chances 1.0 and 0.0) and a
+ * call of a tool that does not exist, as one result JSON. */
+static const char tool_calls_result[] =
+    "{\"text\": \"\", \"tool_calls\": ["
+    "{\"id\": \"a\", \"name\": \"roll_dice\", \"arguments\": {\"notation\": \"2d6+1\"}},"
+    "{\"id\": \"b\", \"name\": \"roll_effects\", \"arguments\": {\"effects\": ["
+    "{\"chance\": 1.0, \"desc\": \"thunder\"}, {\"chance\": 0.0, \"desc\": \"hail\"}]}},"
+    "{\"id\": \"c\", \"name\": \"summon_dragon\", \"arguments\": {}}]}";
+
+/* The number after `key` in `text`; -1 when `key` is absent. */
+static double number_after(const char *text, const char *key) {
+    const char *at = text == NULL ? NULL : strstr(text, key);
+    return at == NULL ? -1.0 : strtod(at + strlen(key), NULL);
+}
+
+/* Whether a request (a step, or the request of a generate callback) ends
+ * with the results of tool_calls_result: the assistant's calls, then one
+ * "tool" message per call, in order, the dice within 2d6+1, the effects
+ * [true,false], an error for the unknown tool. */
+static int ends_with_the_tool_results(const char *request) {
+    const char *calls = request == NULL ? NULL : strstr(request, "\"role\":\"assistant\"");
+    const char *a = calls == NULL ? NULL : strstr(calls, "\"tool_call_id\":\"a\"");
+    const char *b = a == NULL ? NULL : strstr(a, "\"tool_call_id\":\"b\"");
+    const char *c = b == NULL ? NULL : strstr(b, "\"tool_call_id\":\"c\"");
+    /* The dice result is a JSON text inside the message's "content". */
+    double total = number_after(calls, "\\\"total\\\":");
+    int ok = 1;
+    ok &= calls != NULL && a != NULL && b != NULL && c != NULL;
+    ok &= contains(calls, "\"tool_calls\":[{\"id\":\"a\",\"name\":\"roll_dice\"");
+    ok &= contains(calls, "\"role\":\"tool\"");
+    ok &= total >= 3.0 && total <= 13.0;
+    ok &= contains(calls, "\\\"results\\\":[true,false]");
+    ok &= contains(calls, "\\\"error\\\":\\\"there is no tool \\\\\\\"summon_dragon\\\\\\\"");
+    /* The third result closes the messages. */
+    ok &= contains(c, "\"tool_call_id\":\"c\"}],");
+    if (!ok) {
+        fprintf(stderr, "    request: %s\n", request == NULL ? "(null)" : request);
+    }
+    return ok;
+}
+
+static void test_tool_calls_are_run_and_their_results_asked_about(void) {
+    struct tavern t;
+    rp_turn *turn = NULL;
+    char *step = NULL;
+    char *outcome = NULL;
+    uint64_t before = 0;
+    double total = 0.0;
+
+    CHECK(open_tavern(&t));
+    if (t.engine == NULL) {
+        return;
+    }
+    CHECK(begin(&t, wren_says(&t, "Tobias, roll for the storm.", 1000), NULL, &turn) ==
+          RP_RESULT_OK);
+    CHECK(rp_turn_step(t.engine, turn, &step) == RP_RESULT_OK);
+    CHECK(contains(step, "\"tools\":[{\"name\":\"roll_dice\","));
+    CHECK(contains(step, "{\"name\":\"roll_effects\","));
+    rp_string_free(step);
+    step = NULL;
+
+    before = head(t.engine);
+    CHECK(provide(t.engine, turn, tool_calls_result) == RP_RESULT_OK);
+    CHECK(head(t.engine) == before); /* recorded when the turn commits */
+    CHECK(rp_turn_step(t.engine, turn, &step) == RP_RESULT_OK);
+    CHECK(starts_with(step, "{\"step\":\"generate\""));
+    CHECK(ends_with_the_tool_results(step));
+    CHECK(contains(step, "\"tools\":[{\"name\":\"roll_dice\","));
+    rp_string_free(step);
+    step = NULL;
+
+    /* Arguments as a JSON text, as some servers send them, work the same. */
+    CHECK(provide(t.engine, turn,
+                  "{\"tool_calls\": [{\"id\": \"d\", \"name\": \"roll_dice\", "
+                  "\"arguments\": \"{\\\"notation\\\": \\\"d20\\\"}\"}]}") == RP_RESULT_OK);
+    CHECK(rp_turn_step(t.engine, turn, &step) == RP_RESULT_OK);
+    CHECK(contains(step, "\"tool_call_id\":\"d\"}],"));
+    total = number_after(strstr(step, "\\\"notation\\\":\\\"d20\\\""), "\\\"total\\\":");
+    CHECK(total >= 1.0 && total <= 20.0);
+    rp_string_free(step);
+    step = NULL;
+
+    /* A tool call that is not a JSON object is refused; the turn is unchanged. */
+    CHECK(provide(t.engine, turn, "{\"tool_calls\": [{\"id\": \"e\"}]}") == RP_RESULT_INVALID);
+
+    /* Then the text finishes the turn. */
+    CHECK(provide(t.engine, turn, "{\"text\": \"Thunder, then. No hail.\"}") == RP_RESULT_OK);
+    CHECK(rp_turn_step(t.engine, turn, &step) == RP_RESULT_OK);
+    CHECK(step != NULL && strcmp(step, "{\"step\":\"done\"}") == 0);
+    rp_string_free(step);
+    CHECK(rp_turn_finish(t.engine, turn, &outcome) == RP_RESULT_OK);
+    CHECK(contains(outcome, "\"text\":\"Thunder, then. No hail.\"}]"));
+    CHECK(head(t.engine) > before);
+    rp_string_free(outcome);
+    CHECK(rp_turn_free(turn) == RP_RESULT_OK);
+    CHECK(rp_engine_free(t.engine) == RP_RESULT_OK);
+}
+
+static void test_without_tools_no_tool_is_offered(void) {
+    struct tavern t;
+    rp_turn *turn = NULL;
+    char *step = NULL;
+    char *outcome = NULL;
+
+    CHECK(open_tavern(&t));
+    if (t.engine == NULL) {
+        return;
+    }
+    CHECK(begin(&t, wren_says(&t, "Tobias, roll for the storm.", 1000), "{\"tools\": false}",
+                &turn) == RP_RESULT_OK);
+    CHECK(rp_turn_step(t.engine, turn, &step) == RP_RESULT_OK);
+    CHECK(starts_with(step, "{\"step\":\"generate\""));
+    CHECK(!contains(step, "\"tools\""));
+    rp_string_free(step);
+    /* Calls nobody offered are not run: the text is the reply. */
+    CHECK(provide(t.engine, turn,
+                  "{\"text\": \"No dice tonight.\", \"tool_calls\": [{\"id\": \"a\", "
+                  "\"name\": \"roll_dice\", \"arguments\": {\"notation\": \"d6\"}}]}") ==
+          RP_RESULT_OK);
+    CHECK(rp_turn_step(t.engine, turn, &step) == RP_RESULT_OK);
+    CHECK(step != NULL && strcmp(step, "{\"step\":\"done\"}") == 0);
+    rp_string_free(step);
+    CHECK(rp_turn_finish(t.engine, turn, &outcome) == RP_RESULT_OK);
+    CHECK(contains(outcome, "\"text\":\"No dice tonight.\"}]"));
+    rp_string_free(outcome);
+    CHECK(rp_turn_free(turn) == RP_RESULT_OK);
+    CHECK(rp_engine_free(t.engine) == RP_RESULT_OK);
+}
+
+/* The generate callback of the tool tests: calls the tools first, then
+ * answers with a text once it has the results. Passed as user_data. */
+struct tool_host {
+    int text_only;    /* 1: answer every request with the text */
+    int calls;
+    int offered;      /* requests that offered both tools */
+    int had_results;  /* requests that ended with the results */
+};
+
+static int tool_generate(void *user_data, const char *request_json, size_t request_json_len,
+                         rp_token_sink *sink, const char **out_result_json,
+                         size_t *out_result_len) {
+    struct tool_host *host = user_data;
+    (void)request_json_len;
+    (void)sink;
+    host->calls++;
+    if (contains(request_json, "{\"name\":\"roll_dice\",") &&
+        contains(request_json, "{\"name\":\"roll_effects\",")) {
+        host->offered++;
+    }
+    if (host->calls == 1 && !host->text_only) {
+        /* A static string: it outlives the callback's return. */
+        *out_result_json = tool_calls_result;
+    } else {
+        if (!host->text_only && ends_with_the_tool_results(request_json)) {
+            host->had_results++;
+        }
+        *out_result_json = "{\"text\": \"Thunder, then. No hail.\"}";
+    }
+    *out_result_len = strlen(*out_result_json);
+    return RP_RESULT_OK;
+}
+
+static void test_the_callback_form_returns_tool_calls_and_is_asked_again(void) {
+    struct tavern t;
+    struct tool_host host;
+    char *outcome = NULL;
+    const char *input = NULL;
+
+    CHECK(open_tavern(&t));
+    if (t.engine == NULL) {
+        return;
+    }
+    memset(&host, 0, sizeof host);
+    input = wren_says(&t, "Tobias, roll for the storm.", 1000);
+    CHECK(rp_engine_run_turn(t.engine, input, strlen(input), NULL, 0, tool_generate, NULL, &host,
+                             &outcome) == RP_RESULT_OK);
+    CHECK(host.calls == 2);
+    CHECK(host.offered == 2);
+    CHECK(host.had_results == 1);
+    CHECK(contains(outcome, "\"text\":\"Thunder, then. No hail.\"}]"));
+    rp_string_free(outcome);
+    outcome = NULL;
+
+    /* With the tools off, the first answer is the reply. */
+    memset(&host, 0, sizeof host);
+    host.text_only = 1;
+    input = wren_says(&t, "Tobias, again?", 2000);
+    CHECK(rp_engine_run_turn(t.engine, input, strlen(input), "{\"tools\": false}", 16,
+                             tool_generate, NULL, &host, &outcome) == RP_RESULT_OK);
+    CHECK(host.calls == 1);
+    CHECK(host.offered == 0);
+    CHECK(contains(outcome, "\"text\":\"Thunder, then. No hail.\"}]"));
+    rp_string_free(outcome);
+    CHECK(rp_engine_free(t.engine) == RP_RESULT_OK);
+}
+
 static void test_the_generation_code_keeps_its_number(void) {
     CHECK(RP_RESULT_FACT_SYNTAX == 15);
     CHECK(RP_RESULT_GENERATION == 16);
@@ -1360,6 +1561,9 @@ int main(int argc, char **argv) {
     test_update_options_are_checked();
     test_an_injected_system_line_reaches_its_audience_until_a_turn_shows_it();
     test_a_bad_system_line_is_refused_and_changes_nothing();
+    test_tool_calls_are_run_and_their_results_asked_about();
+    test_without_tools_no_tool_is_offered();
+    test_the_callback_form_returns_tool_calls_and_is_asked_again();
     test_the_generation_code_keeps_its_number();
 
     return checks_done("test_turn");

@@ -159,9 +159,20 @@ class Turn:
     """
 
     def step(self) -> dict[str, Any]:
-        """What the turn needs next: a dict whose ``"step"`` is generate, embed or done."""
+        """What the turn needs next: a dict whose ``"step"`` is generate, embed or done.
+
+        A reply request offers ``"tools"`` (``roll_dice``, ``roll_effects``)
+        unless the options say ``"tools": False``; after a result with
+        ``"tool_calls"`` it is asked again, its messages ending with the
+        calls and one ``"tool"`` message per result.
+        """
     def provide(self, result: Union[str, dict[str, Any]]) -> None:
-        """Answers the last ``"generate"`` step with the text or a result dict."""
+        """Answers the last ``"generate"`` step with the text or a result dict.
+
+        The dict has ``"text"`` and optionally ``"tool_calls"`` (``[{"id",
+        "name", "arguments"}]``, run by the engine), ``"prompt_tokens"``,
+        ``"completion_tokens"``, ``"model"``.
+        """
     def provide_embeddings(self, vectors: _Vectors) -> None:
         """Answers the last ``"embed"`` step: one vector per text, in order."""
     def finish(self) -> dict[str, Any]:
@@ -300,7 +311,12 @@ class World:
         witnesses: Optional[Sequence[int]] = None,
         options: Optional[dict[str, Any]] = None,
     ) -> dict[str, Any]:
-        """Runs a whole turn with ``generate`` as the model; returns the outcome."""
+        """Runs a whole turn with ``generate`` as the model; returns the outcome.
+
+        ``generate`` returns the text, a result dict (which may hold
+        ``"tool_calls"``: then it is called again with their results) or
+        ``str`` chunks.
+        """
     def run_turn_async(
         self,
         speaker: int,

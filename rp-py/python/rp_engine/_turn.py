@@ -11,7 +11,10 @@ What ``generate`` may return (after awaiting, in the async driver):
 
 - ``str``: the whole text; ``on_token`` sees it once;
 - a ``dict`` (any mapping) such as ``{"text": ...}``: a result as
-  ``Turn.provide`` takes it; ``on_token`` sees its text once;
+  ``Turn.provide`` takes it; ``on_token`` sees its text once (not at all
+  when it is empty). A result with ``"tool_calls"`` answers a request that
+  offers ``"tools"``: the next step is the same request with the calls'
+  results, and ``generate`` is called again;
 - an iterable of ``str`` chunks (a generator that streams; in the async
   driver also an async iterable): ``on_token`` sees each chunk as it arrives
   and the chunks are joined into the text.
