@@ -70,19 +70,7 @@ impl Engine {
         let Some(prepared) = self.prepare(events, durable, None)? else {
             return Ok(self.head());
         };
-        let Prepared {
-            next,
-            mut commit,
-            mut cost,
-            branch,
-            new_head,
-            snapshot,
-        } = prepared;
-        let at = snapshot.then_some((branch, new_head, &next));
-        writer::encode_snapshot(&mut commit, &mut cost, at);
-        self.write(commit)?;
-        self.install(next, cost, branch, new_head, events);
-        Ok(new_head)
+        self.write_now(prepared, events)
     }
 
     /// [`Engine::append`], running `work` on the engine as it is after `events` while the
@@ -121,23 +109,20 @@ impl Engine {
             let r = work(self);
             return Ok((self.head(), r));
         };
+        if !prepared.commit.durable {
+            // Nothing to wait for: an eventual commit costs less than a thread.
+            let new_head = self.write_now(prepared, &events)?;
+            let r = work(self);
+            return Ok((new_head, r));
+        }
         let Prepared {
             next,
-            mut commit,
-            mut cost,
+            commit,
+            cost,
             branch,
             new_head,
             snapshot,
         } = prepared;
-        if !commit.durable {
-            let at = snapshot.then_some((branch, new_head, &next));
-            writer::encode_snapshot(&mut commit, &mut cost, at);
-            // Nothing to wait for: an eventual commit costs less than a thread.
-            self.write(commit)?;
-            self.install(next, cost, branch, new_head, &events);
-            let r = work(self);
-            return Ok((new_head, r));
-        }
         let before = (self.world.clone(), self.cost, self.heads.clone());
         let name = self.store.name().to_owned();
         let store = std::mem::replace(&mut self.store, Box::new(Busy(name.clone())));
@@ -203,6 +188,23 @@ impl Engine {
         self.drop_memory_index();
         self.stale = true;
         error
+    }
+
+    /// Writes a prepared batch on this thread (its snapshot encoded first) and installs it.
+    fn write_now(&mut self, prepared: Prepared, events: &[Event]) -> Result<Seq> {
+        let Prepared {
+            next,
+            mut commit,
+            mut cost,
+            branch,
+            new_head,
+            snapshot,
+        } = prepared;
+        let at = snapshot.then_some((branch, new_head, &next));
+        writer::encode_snapshot(&mut commit, &mut cost, at);
+        self.write(commit)?;
+        self.install(next, cost, branch, new_head, events);
+        Ok(new_head)
     }
 
     /// Validates `events` on a copy of the world and builds their transaction; `None` if
