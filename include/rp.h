@@ -213,6 +213,51 @@ typedef int (*rp_generate_fn)(void *user_data,
 // It must not call rp with the engine running the turn.
 typedef void (*rp_token_fn)(void *user_data, uint64_t speaker, const char *text, size_t text_len);
 
+// The act callback of `rp_engine_run_turn_with_actions`: the game carrying
+// out a host action (see `"actions"` in the options of `rp_turn_begin`).
+//
+// Called once per valid report of a declared action, after the
+// state-update pass (and its retry), in the order reported, on the thread
+// that called `rp_engine_run_turn_with_actions`, before that call returns,
+// with:
+//
+// - `user_data`: the pointer given to `rp_engine_run_turn_with_actions`,
+//   untouched;
+// - `call_json`, `call_json_len`: the action, NUL-terminated UTF-8 JSON
+//   owned by rp and valid until the callback returns (an `"act"` step of
+//   `rp_turn_step`, without `"step"`):
+//
+//   ```text
+//   {"name": "open_door", "who": 3, "arguments": {"door": "cellar"},
+//    "report": 0}
+//   ```
+//
+// - `out_answer`, `out_answer_len`: where the callback writes its answer, a
+//   pointer to `*out_answer_len` bytes of UTF-8 (no NUL needed) that the
+//   host owns, under the same rule as the result of `rp_generate_fn`: rp
+//   copies them right after the callback returns, so they must stay valid
+//   until the callback is called again or the turn returns. Both start as
+//   `NULL` and 0.
+//
+// Return `RP_RESULT_OK` (0) when the game did it, with the answer: any JSON
+// value saying what it did, recorded as the `"answer"` of the action's
+// report; an object with a `"system_line"` string injects that line (see
+// `rp_turn_provide_action`). Return any other value to refuse the action,
+// with `*out_answer` pointing at the reason (or left `NULL`): the report is
+// recorded as rejected with that reason and the turn goes on. An answer
+// that is not valid UTF-8 JSON is recorded as a refusal saying so. A
+// refusal does not abandon the turn; to stop, fail the next generation.
+//
+// The callback must not call rp with the engine running the turn (that
+// call is refused with `RP_RESULT_CONFLICT`); calls with other engines are
+// allowed. It must return normally (no `longjmp` or C++ exception across
+// rp).
+typedef int (*rp_act_fn)(void *user_data,
+                         const char *call_json,
+                         size_t call_json_len,
+                         const char **out_answer,
+                         size_t *out_answer_len);
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -828,7 +873,10 @@ enum rp_result rp_token_sink_emit(struct rp_token_sink *sink, const char *text, 
 //   `"semantic": true` are refused with `RP_RESULT_INVALID` before anything
 //   is committed: vectors are asked for by the poll form only. With
 //   `"updates": {"enabled": true}`, `generate` also answers the
-//   state-update pass (and its one retry), after the replies.
+//   state-update pass (and its one retry), after the replies. Host actions
+//   the options declare (`"actions"`) are refused, each recorded as
+//   rejected with a reason saying no act callback was given: use
+//   `rp_engine_run_turn_with_actions` to carry them out.
 // - `generate`: the host's model (see `rp_generate_fn`); must not be `NULL`.
 // - `on_token`: receives what `generate` streams with `rp_token_sink_emit`
 //   (see `rp_token_fn`); `NULL` drops it.
@@ -867,6 +915,35 @@ enum rp_result rp_engine_run_turn(struct rp_engine *engine,
                                   rp_token_fn on_token,
                                   void *user_data,
                                   char **out_outcome_json);
+
+// `rp_engine_run_turn` with host actions: the same turn, and each valid
+// report of an action the options declare (`"actions"` of `"updates"`,
+// see `rp_turn_begin`) is handed to `act` after the state-update pass, in
+// the order reported; its answer (or refusal) is recorded in the action's
+// report of the outcome (`"answer"` or `"rejected"`).
+//
+// - `act`: the game (see `rp_act_fn`); `NULL` refuses every action, as
+//   `rp_engine_run_turn` does.
+// - `user_data`: handed to all three callbacks untouched; may be `NULL`.
+// - the other arguments, the threads the callbacks run on and the result
+//   codes: as for `rp_engine_run_turn`. `RP_RESULT_INVALID` also for an
+//   answer longer than a recorded text may be (the turn is abandoned).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// As for `rp_engine_run_turn`; `act` follows its type's documentation.
+enum rp_result rp_engine_run_turn_with_actions(struct rp_engine *engine,
+                                               const char *input_json,
+                                               size_t input_json_len,
+                                               const char *options_json,
+                                               size_t options_json_len,
+                                               rp_generate_fn generate,
+                                               rp_token_fn on_token,
+                                               rp_act_fn act,
+                                               void *user_data,
+                                               char **out_outcome_json);
 
 // Checks a fact sheet (the text of an entity's `facts`, one fact per line)
 // without a world: that every line parses and every `$if` condition
@@ -1036,7 +1113,16 @@ enum rp_result rp_engine_system_lines(const struct rp_engine *engine, char **out
 //                               // purpose "state_update" (see rp_turn_step)
 //    "step": 0.1,               // how far one warmer/colder (affinity) or
 //                               // more/less (trust) moves, in (0, 1]
-//    "sampling": {"temperature": 0.2}}}  // of the pass's requests
+//    "sampling": {"temperature": 0.2},  // of the pass's requests
+//    "actions": [               // the host's own report types (host
+//      {"name": "open_door",    // actions): lower case letters, digits
+//                               // and _, not a built-in type
+//       "description": "someone opens a door",  // when to report it
+//       "parameters": {"type": "object",        // its fields besides
+//         "required": ["door"],                 // "type" and "who", as a
+//         "properties": {"door": {"enum": ["cellar", "front"]}}}}]}}
+//                               // JSON Schema object; each valid one
+//                               // comes back as an "act" step
 // ```
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match
@@ -1074,6 +1160,9 @@ enum rp_result rp_turn_begin(struct rp_engine *engine,
 //                                      // when a request has them)
 // {"step": "embed", "texts": ["..."]}  // vectors, one per text: call
 //                                      // rp_turn_provide_embeddings
+// {"step": "act", "name": "open_door", // a host action: carry it out,
+//  "who": 3, "arguments": {"door": "cellar"},  // then
+//  "report": 0}                        // rp_turn_provide_action
 // {"step": "done"}                     // nothing more: rp_turn_finish
 // ```
 //
@@ -1137,6 +1226,17 @@ enum rp_result rp_turn_begin(struct rp_engine *engine,
 // user message listing what was wrong. After that second answer, the valid
 // reports are applied and every report is recorded, applied or rejected
 // with the reason (`"reports"` of the outcome, see `rp_turn_finish`).
+//
+// When the options declare host actions (`"actions"` of `"updates"`), each
+// valid report of one of them comes back after the pass, in the order
+// reported, as an `"act"` step: `"name"` (the action), `"who"` (the entity
+// id of who does it, a present entity), `"arguments"` (its other fields, as
+// the model wrote them and the schema accepted them) and `"report"` (its
+// index among the outcome's `"reports"`). The game carries it out (or
+// not) and answers with `rp_turn_provide_action`; the next step is the
+// next action, then `"done"`. A report of an action that does not match
+// its schema is asked about in the retry like any other, and never comes
+// back as a step.
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` when `engine` is not the
 // engine the turn began on; `RP_RESULT_CONFLICT` when the turn is over or
@@ -1223,6 +1323,44 @@ enum rp_result rp_turn_provide_embeddings(struct rp_engine *engine,
                                           struct rp_turn *turn,
                                           const char *vectors_json,
                                           size_t vectors_json_len);
+
+// Answers the host action the last `"act"` step asked for (see
+// `rp_turn_step`): what the game did, or why it refused. Give exactly one
+// of the two:
+//
+// - `answer_json` (`answer_json_len` bytes of UTF-8, borrowed for the
+//   call): any JSON value saying what the game did, such as
+//   `{"opened": true, "system_line": "The cellar door creaks open."}`. It
+//   is recorded as the `"answer"` of the action's report (replay never asks
+//   again). When it is an object with a `"system_line"` string, that line
+//   is injected for the next prompts (see `rp_engine_inject_system_line`;
+//   it shows in `rp_engine_system_lines` once the turn is finished).
+// - `refusal` (`refusal_len` bytes of UTF-8, borrowed for the call): why
+//   the game did not do it, recorded as the report's `"rejected"` (cut to
+//   1000 bytes). The turn goes on.
+//
+// Pass the other as `NULL` with length 0.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NULL_ARGUMENT` when both are `NULL`;
+// `RP_RESULT_INVALID` when both are given, for an answer that is not JSON
+// or is longer than a recorded text may be, or an `engine` that is not the
+// one the turn began on; `RP_RESULT_CONFLICT` when the turn is not waiting
+// for a host action (call `rp_turn_step` first), is over, or the engine
+// changed since it began; `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`. On failure the turn is unchanged.
+//
+// Thread: any (see `rp_turn`).
+//
+// # Safety
+//
+// `answer_json` is `NULL` (with `answer_json_len` 0) or points to
+// `answer_json_len` readable bytes; the same for `refusal`.
+enum rp_result rp_turn_provide_action(struct rp_engine *engine,
+                                      struct rp_turn *turn,
+                                      const char *answer_json,
+                                      size_t answer_json_len,
+                                      const char *refusal,
+                                      size_t refusal_len);
 
 // Commits the turn: its decisions, generations, replies, the memories of
 // its lines, what it recalled and the changes of its state-update pass, in

@@ -1,12 +1,14 @@
-//! The callback form of the turn (`rp_engine_run_turn`): rp-core's
-//! `Engine::run_turn_blocking` with a `Generate` that calls the host's
-//! generate callback, and the `rp_token_sink` through which that callback
-//! streams tokens to the host's token callback. The poll form is in
-//! [`crate::turn`].
+//! The callback form of the turn (`rp_engine_run_turn`,
+//! `rp_engine_run_turn_with_actions`): rp-core's `Engine::run_turn_blocking`
+//! with a `Generate` that calls the host's generate callback (and its act
+//! callback for host actions), and the `rp_token_sink` through which the
+//! generate callback streams tokens to the host's token callback. The poll
+//! form is in [`crate::turn`].
 
 use std::ffi::{CString, c_char, c_int, c_void};
 
 use rp_core::turn::{GenerateRequest, GenerateResult, NoSink, TokenSink, TurnInput, TurnOutcome};
+use rp_core::update::ActionCall;
 
 use crate::arg::{out_arg, str_arg};
 use crate::engine::{CallingOut, rp_engine, with_engine};
@@ -132,6 +134,56 @@ pub type rp_token_fn = Option<
     ),
 >;
 
+/// The act callback of `rp_engine_run_turn_with_actions`: the game carrying
+/// out a host action (see `"actions"` in the options of `rp_turn_begin`).
+///
+/// Called once per valid report of a declared action, after the
+/// state-update pass (and its retry), in the order reported, on the thread
+/// that called `rp_engine_run_turn_with_actions`, before that call returns,
+/// with:
+///
+/// - `user_data`: the pointer given to `rp_engine_run_turn_with_actions`,
+///   untouched;
+/// - `call_json`, `call_json_len`: the action, NUL-terminated UTF-8 JSON
+///   owned by rp and valid until the callback returns (an `"act"` step of
+///   `rp_turn_step`, without `"step"`):
+///
+///   ```text
+///   {"name": "open_door", "who": 3, "arguments": {"door": "cellar"},
+///    "report": 0}
+///   ```
+///
+/// - `out_answer`, `out_answer_len`: where the callback writes its answer, a
+///   pointer to `*out_answer_len` bytes of UTF-8 (no NUL needed) that the
+///   host owns, under the same rule as the result of `rp_generate_fn`: rp
+///   copies them right after the callback returns, so they must stay valid
+///   until the callback is called again or the turn returns. Both start as
+///   `NULL` and 0.
+///
+/// Return `RP_RESULT_OK` (0) when the game did it, with the answer: any JSON
+/// value saying what it did, recorded as the `"answer"` of the action's
+/// report; an object with a `"system_line"` string injects that line (see
+/// `rp_turn_provide_action`). Return any other value to refuse the action,
+/// with `*out_answer` pointing at the reason (or left `NULL`): the report is
+/// recorded as rejected with that reason and the turn goes on. An answer
+/// that is not valid UTF-8 JSON is recorded as a refusal saying so. A
+/// refusal does not abandon the turn; to stop, fail the next generation.
+///
+/// The callback must not call rp with the engine running the turn (that
+/// call is refused with `RP_RESULT_CONFLICT`); calls with other engines are
+/// allowed. It must return normally (no `longjmp` or C++ exception across
+/// rp).
+#[allow(non_camel_case_types)]
+pub type rp_act_fn = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        call_json: *const c_char,
+        call_json_len: usize,
+        out_answer: *mut *const c_char,
+        out_answer_len: *mut usize,
+    ) -> c_int,
+>;
+
 /// Where the tokens of one call of the generate callback go.
 #[derive(Clone, Copy)]
 struct SinkTarget {
@@ -239,6 +291,7 @@ struct CallbackGenerator {
         *mut usize,
     ) -> c_int,
     on_token: rp_token_fn,
+    act: rp_act_fn,
     user_data: *mut c_void,
 }
 
@@ -319,6 +372,65 @@ impl rp_core::turn::Generate for CallbackGenerator {
         // handed to the generate callback, not through rp-core's sink.
         self.call(request)
     }
+
+    async fn act(&self, call: &ActionCall) -> Result<serde_json::Value, String> {
+        self.call_act(call)
+    }
+}
+
+impl CallbackGenerator {
+    /// Calls the host's act callback for `call`: `Ok` with its answer, `Err`
+    /// with why the action was refused.
+    fn call_act(&self, call: &ActionCall) -> Result<serde_json::Value, String> {
+        let Some(act) = self.act else {
+            return Err(format!(
+                "the host gave no act callback, so the action \"{}\" was not carried out \
+                 (rp_engine_run_turn_with_actions takes one)",
+                call.name
+            ));
+        };
+        let call_json =
+            CString::new(to_json(call)).expect("JSON holds no NUL byte: serde_json escapes it");
+        let mut answer: *const c_char = std::ptr::null();
+        let mut answer_len = 0_usize;
+        // SAFETY: the host's callback, called as rp_act_fn documents: the
+        // call is NUL-terminated and outlives the call, the out-parameters
+        // are writable.
+        let code = unsafe {
+            act(
+                self.user_data,
+                call_json.as_ptr(),
+                call_json.as_bytes().len(),
+                &raw mut answer,
+                &raw mut answer_len,
+            )
+        };
+        let text = if answer.is_null() {
+            None
+        } else {
+            // SAFETY: the callback set `answer` to `answer_len` bytes it keeps
+            // valid until it is called again or the turn returns; read now.
+            let bytes = unsafe { std::slice::from_raw_parts(answer.cast::<u8>(), answer_len) };
+            Some(std::str::from_utf8(bytes))
+        };
+        if code != rp_result::Ok as c_int {
+            return Err(match text {
+                Some(Ok(reason)) if !reason.is_empty() => reason.to_owned(),
+                _ => format!("the act callback refused it (code {code})"),
+            });
+        }
+        match text {
+            None => Err(
+                "the act callback returned RP_RESULT_OK without an answer: set *out_answer"
+                    .to_owned(),
+            ),
+            Some(Err(error)) => Err(format!(
+                "the answer of the act callback is not valid UTF-8: {error}"
+            )),
+            Some(Ok(json)) => serde_json::from_str(json)
+                .map_err(|error| format!("the answer of the act callback is not JSON: {error}")),
+        }
+    }
 }
 
 /// Runs a whole turn through the host's model: begins it (committing the
@@ -332,7 +444,10 @@ impl rp_core::turn::Generate for CallbackGenerator {
 ///   `"semantic": true` are refused with `RP_RESULT_INVALID` before anything
 ///   is committed: vectors are asked for by the poll form only. With
 ///   `"updates": {"enabled": true}`, `generate` also answers the
-///   state-update pass (and its one retry), after the replies.
+///   state-update pass (and its one retry), after the replies. Host actions
+///   the options declare (`"actions"`) are refused, each recorded as
+///   rejected with a reason saying no act callback was given: use
+///   `rp_engine_run_turn_with_actions` to carry them out.
 /// - `generate`: the host's model (see `rp_generate_fn`); must not be `NULL`.
 /// - `on_token`: receives what `generate` streams with `rp_token_sink_emit`
 ///   (see `rp_token_fn`); `NULL` drops it.
@@ -375,6 +490,42 @@ pub unsafe extern "C" fn rp_engine_run_turn(
     user_data: *mut c_void,
     out_outcome_json: *mut *mut c_char,
 ) -> rp_result {
+    // SAFETY: the caller upholds this function's contract, which is
+    // run_turn's without an act callback.
+    unsafe {
+        run_turn(
+            engine,
+            input_json,
+            input_json_len,
+            options_json,
+            options_json_len,
+            generate,
+            on_token,
+            None,
+            user_data,
+            out_outcome_json,
+        )
+    }
+}
+
+/// Both callback forms of the turn; `act` is `None` for `rp_engine_run_turn`.
+///
+/// # Safety
+///
+/// As for `rp_engine_run_turn_with_actions`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_turn(
+    engine: *mut rp_engine,
+    input_json: *const c_char,
+    input_json_len: usize,
+    options_json: *const c_char,
+    options_json_len: usize,
+    generate: rp_generate_fn,
+    on_token: rp_token_fn,
+    act: rp_act_fn,
+    user_data: *mut c_void,
+    out_outcome_json: *mut *mut c_char,
+) -> rp_result {
     ffi_result(|| {
         // SAFETY: the caller guarantees `input_json` points to
         // `input_json_len` bytes.
@@ -397,6 +548,7 @@ pub unsafe extern "C" fn rp_engine_run_turn(
         let generator = CallbackGenerator {
             generate,
             on_token,
+            act,
             user_data,
         };
         let outcome: TurnOutcome = with_engine(engine, |e| {
@@ -408,6 +560,55 @@ pub unsafe extern "C" fn rp_engine_run_turn(
         unsafe { out.write(json) };
         Ok(())
     })
+}
+
+/// `rp_engine_run_turn` with host actions: the same turn, and each valid
+/// report of an action the options declare (`"actions"` of `"updates"`,
+/// see `rp_turn_begin`) is handed to `act` after the state-update pass, in
+/// the order reported; its answer (or refusal) is recorded in the action's
+/// report of the outcome (`"answer"` or `"rejected"`).
+///
+/// - `act`: the game (see `rp_act_fn`); `NULL` refuses every action, as
+///   `rp_engine_run_turn` does.
+/// - `user_data`: handed to all three callbacks untouched; may be `NULL`.
+/// - the other arguments, the threads the callbacks run on and the result
+///   codes: as for `rp_engine_run_turn`. `RP_RESULT_INVALID` also for an
+///   answer longer than a recorded text may be (the turn is abandoned).
+///
+/// Thread: any (see `rp_engine`).
+///
+/// # Safety
+///
+/// As for `rp_engine_run_turn`; `act` follows its type's documentation.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn rp_engine_run_turn_with_actions(
+    engine: *mut rp_engine,
+    input_json: *const c_char,
+    input_json_len: usize,
+    options_json: *const c_char,
+    options_json_len: usize,
+    generate: rp_generate_fn,
+    on_token: rp_token_fn,
+    act: rp_act_fn,
+    user_data: *mut c_void,
+    out_outcome_json: *mut *mut c_char,
+) -> rp_result {
+    // SAFETY: the caller upholds the contract of rp_engine_run_turn.
+    unsafe {
+        run_turn(
+            engine,
+            input_json,
+            input_json_len,
+            options_json,
+            options_json_len,
+            generate,
+            on_token,
+            act,
+            user_data,
+            out_outcome_json,
+        )
+    }
 }
 
 #[cfg(test)]

@@ -177,7 +177,16 @@ pub(crate) unsafe fn options_arg(json: *const c_char, len: usize) -> Result<Turn
 ///                               // purpose "state_update" (see rp_turn_step)
 ///    "step": 0.1,               // how far one warmer/colder (affinity) or
 ///                               // more/less (trust) moves, in (0, 1]
-///    "sampling": {"temperature": 0.2}}}  // of the pass's requests
+///    "sampling": {"temperature": 0.2},  // of the pass's requests
+///    "actions": [               // the host's own report types (host
+///      {"name": "open_door",    // actions): lower case letters, digits
+///                               // and _, not a built-in type
+///       "description": "someone opens a door",  // when to report it
+///       "parameters": {"type": "object",        // its fields besides
+///         "required": ["door"],                 // "type" and "who", as a
+///         "properties": {"door": {"enum": ["cellar", "front"]}}}}]}}
+///                               // JSON Schema object; each valid one
+///                               // comes back as an "act" step
 /// ```
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match
@@ -237,6 +246,9 @@ pub unsafe extern "C" fn rp_turn_begin(
 ///                                      // when a request has them)
 /// {"step": "embed", "texts": ["..."]}  // vectors, one per text: call
 ///                                      // rp_turn_provide_embeddings
+/// {"step": "act", "name": "open_door", // a host action: carry it out,
+///  "who": 3, "arguments": {"door": "cellar"},  // then
+///  "report": 0}                        // rp_turn_provide_action
 /// {"step": "done"}                     // nothing more: rp_turn_finish
 /// ```
 ///
@@ -300,6 +312,17 @@ pub unsafe extern "C" fn rp_turn_begin(
 /// user message listing what was wrong. After that second answer, the valid
 /// reports are applied and every report is recorded, applied or rejected
 /// with the reason (`"reports"` of the outcome, see `rp_turn_finish`).
+///
+/// When the options declare host actions (`"actions"` of `"updates"`), each
+/// valid report of one of them comes back after the pass, in the order
+/// reported, as an `"act"` step: `"name"` (the action), `"who"` (the entity
+/// id of who does it, a present entity), `"arguments"` (its other fields, as
+/// the model wrote them and the schema accepted them) and `"report"` (its
+/// index among the outcome's `"reports"`). The game carries it out (or
+/// not) and answers with `rp_turn_provide_action`; the next step is the
+/// next action, then `"done"`. A report of an action that does not match
+/// its schema is asked about in the retry like any other, and never comes
+/// back as a step.
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` when `engine` is not the
 /// engine the turn began on; `RP_RESULT_CONFLICT` when the turn is over or
@@ -425,6 +448,81 @@ pub unsafe extern "C" fn rp_turn_provide_embeddings(
         let vectors: Vec<Vec<f32>> = from_json("embeddings JSON", json)?;
         with_turn(engine, turn, |engine, machine| {
             Ok(running(machine)?.provide_embeddings(engine, vectors)?)
+        })
+    })
+}
+
+/// Answers the host action the last `"act"` step asked for (see
+/// `rp_turn_step`): what the game did, or why it refused. Give exactly one
+/// of the two:
+///
+/// - `answer_json` (`answer_json_len` bytes of UTF-8, borrowed for the
+///   call): any JSON value saying what the game did, such as
+///   `{"opened": true, "system_line": "The cellar door creaks open."}`. It
+///   is recorded as the `"answer"` of the action's report (replay never asks
+///   again). When it is an object with a `"system_line"` string, that line
+///   is injected for the next prompts (see `rp_engine_inject_system_line`;
+///   it shows in `rp_engine_system_lines` once the turn is finished).
+/// - `refusal` (`refusal_len` bytes of UTF-8, borrowed for the call): why
+///   the game did not do it, recorded as the report's `"rejected"` (cut to
+///   1000 bytes). The turn goes on.
+///
+/// Pass the other as `NULL` with length 0.
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_NULL_ARGUMENT` when both are `NULL`;
+/// `RP_RESULT_INVALID` when both are given, for an answer that is not JSON
+/// or is longer than a recorded text may be, or an `engine` that is not the
+/// one the turn began on; `RP_RESULT_CONFLICT` when the turn is not waiting
+/// for a host action (call `rp_turn_step` first), is over, or the engine
+/// changed since it began; `RP_RESULT_INVALID_UTF8`,
+/// `RP_RESULT_INVALID_HANDLE`. On failure the turn is unchanged.
+///
+/// Thread: any (see `rp_turn`).
+///
+/// # Safety
+///
+/// `answer_json` is `NULL` (with `answer_json_len` 0) or points to
+/// `answer_json_len` readable bytes; the same for `refusal`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_turn_provide_action(
+    engine: *mut rp_engine,
+    turn: *mut rp_turn,
+    answer_json: *const c_char,
+    answer_json_len: usize,
+    refusal: *const c_char,
+    refusal_len: usize,
+) -> rp_result {
+    ffi_result(|| {
+        let answer = match (answer_json.is_null(), refusal.is_null()) {
+            (false, false) => {
+                return Err(Error::new(
+                    rp_result::Invalid,
+                    "both `answer_json` and `refusal` are given; pass one of them and NULL \
+                     for the other",
+                ));
+            }
+            (true, true) => {
+                return Err(Error::new(
+                    rp_result::NullArgument,
+                    "`answer_json` and `refusal` are both NULL; pass what the game did or \
+                     why it refused",
+                ));
+            }
+            (false, true) => {
+                // SAFETY: the caller guarantees `answer_json` points to
+                // `answer_json_len` bytes.
+                let json = unsafe { str_arg("answer_json", answer_json, answer_json_len) }?;
+                Ok(from_json::<serde_json::Value>("action answer", json)?)
+            }
+            (true, false) => {
+                // SAFETY: the caller guarantees `refusal` points to
+                // `refusal_len` bytes.
+                let reason = unsafe { str_arg("refusal", refusal, refusal_len) }?;
+                Err(reason.to_owned())
+            }
+        };
+        with_turn(engine, turn, |engine, machine| {
+            Ok(running(machine)?.provide_action(engine, answer)?)
         })
     })
 }
@@ -1024,6 +1122,50 @@ pub(crate) mod tests {
             world.contains("from = \"tobias\"\nto = \"wren\"\naffinity = 0.25\n"),
             "the step of the options: {world}"
         );
+    }
+
+    #[test]
+    fn a_host_action_is_an_act_step_answered_with_provide_action() {
+        let t = tavern();
+        let options = serde_json::json!({"updates": {"enabled": true, "actions": [
+            {"name": "open_door", "parameters": {"type": "object", "required": ["door"],
+             "properties": {"door": {"enum": ["cellar"]}}}}]}})
+        .to_string();
+        let turn =
+            begin(&t, &say(&t, "Tobias, the cellar?", 1_000), Some(&options)).expect("begins");
+        assert_eq!(
+            provide(t.engine, turn, r#"{"text": "Aye."}"#),
+            rp_result::Ok
+        );
+        let answer =
+            r#"{"reports": [{"type": "open_door", "who": "Tobias Reed", "door": "cellar"}]}"#;
+        let result = serde_json::json!({ "text": answer }).to_string();
+        assert_eq!(
+            step(t.engine, turn).expect("a step")["purpose"]["kind"],
+            "state_update"
+        );
+        assert_eq!(provide(t.engine, turn, &result), rp_result::Ok);
+        let act = step(t.engine, turn).expect("a step");
+        assert_eq!(
+            act,
+            serde_json::json!({"step": "act", "name": "open_door", "who": t.tobias,
+                "arguments": {"door": "cellar"}, "report": 0})
+        );
+        assert_eq!(finish(t.engine, turn), Err(rp_result::Conflict));
+        let action = |answer: Option<&str>, refusal: Option<&str>| {
+            let (a, a_len) = answer.map_or((ptr::null(), 0), |a| (a.as_ptr(), a.len()));
+            let (r, r_len) = refusal.map_or((ptr::null(), 0), |r| (r.as_ptr(), r.len()));
+            // SAFETY: valid strings or NULL with length 0.
+            unsafe { rp_turn_provide_action(t.engine, turn, a.cast(), a_len, r.cast(), r_len) }
+        };
+        assert_eq!(action(Some("{}"), Some("no")), rp_result::Invalid);
+        assert_eq!(action(None, None), rp_result::NullArgument);
+        assert_eq!(action(Some("{x"), None), rp_result::Invalid);
+        assert_eq!(action(Some(r#"{"opened": true}"#), None), rp_result::Ok);
+        assert_eq!(action(None, Some("late")), rp_result::Conflict);
+        let outcome = finish(t.engine, turn).expect("finishes");
+        assert_eq!(outcome["reports"][0]["answer"], r#"{"opened":true}"#);
+        assert_eq!(free(turn), rp_result::Ok);
     }
 
     #[test]

@@ -88,9 +88,20 @@ create_exception!(
     rp_engine,
     GenerationError,
     RpError,
-    "The host's generator (a ``generate`` or ``embed`` callable) failed during a turn.\n\n\
+    "The host's generator (a ``generate``, ``embed`` or ``on_action`` callable) failed \
+     during a turn.\n\n\
      The turn is abandoned; its input stays committed. The callable's own exception is \
      chained as ``__cause__``."
+);
+
+create_exception!(
+    rp_engine,
+    ActionRefused,
+    PyException,
+    "Raised by the host's ``on_action`` callable (``World.run_turn``, \
+     ``World.run_turn_async``) to refuse a host action: the game did not do it.\n\n\
+     Its message is the reason, recorded as the ``\"rejected\"`` of the action's report; \
+     the turn goes on. Not an ``RpError``: rp never raises it."
 );
 
 /// The exception of an rp-core error: its kind's class, its message, and the

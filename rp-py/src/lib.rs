@@ -36,8 +36,9 @@ mod _rp {
     use crate::decision::Decision;
     #[pymodule_export]
     use crate::errors::{
-        CapacityError, Conflict, CorruptSave, FactSyntaxError, GenerationError, InvalidInput,
-        NotASave, NotFound, RpError, StorageError, UnsupportedVersion, WorldFileError,
+        ActionRefused, CapacityError, Conflict, CorruptSave, FactSyntaxError, GenerationError,
+        InvalidInput, NotASave, NotFound, RpError, StorageError, UnsupportedVersion,
+        WorldFileError,
     };
     #[pymodule_export]
     use crate::memory::Recalled;

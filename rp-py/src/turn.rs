@@ -3,8 +3,9 @@
 //! stand-in for trying turns without one.
 //!
 //! `World.begin_turn` commits the input and returns a `Turn`; the host then
-//! asks `step()` what is needed, answers with `provide()` or
-//! `provide_embeddings()`, and commits with `finish()`. The structured values
+//! asks `step()` what is needed, answers with `provide()`,
+//! `provide_embeddings()` or `provide_action()`, and commits with
+//! `finish()`. The structured values
 //! (steps, results, options, outcomes, prompts) cross as the JSON rp-core
 //! reads and writes, seen from Python as dicts.
 //!
@@ -33,7 +34,8 @@ use crate::world::World;
 ///
 /// Call ``step()`` until it returns ``{"step": "done"}``: a ``"generate"``
 /// step is a request for the host's model (answer it with ``provide()``), an
-/// ``"embed"`` step asks for vectors (``provide_embeddings()``). Then
+/// ``"embed"`` step asks for vectors (``provide_embeddings()``), an ``"act"``
+/// step for a host action (``provide_action()``). Then
 /// ``finish()`` commits the replies, decisions and memories in one
 /// transaction. ``abandon()`` drops the turn instead (the input stays). After
 /// either, every call but the properties raises ``Conflict``.
@@ -142,12 +144,14 @@ pub(crate) fn keywords<'py>(
     py: Python<'py>,
     on_token: Option<Bound<'py, PyAny>>,
     embed: Option<Bound<'py, PyAny>>,
+    on_action: Option<Bound<'py, PyAny>>,
     witnesses: Option<Vec<u64>>,
     options: Option<Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let kwargs = PyDict::new(py);
     kwargs.set_item("on_token", on_token)?;
     kwargs.set_item("embed", embed)?;
+    kwargs.set_item("on_action", on_action)?;
     kwargs.set_item("witnesses", witnesses)?;
     kwargs.set_item("options", options)?;
     Ok(kwargs)
@@ -181,6 +185,11 @@ impl Turn {
     ///   there are any; answer it with ``provide()``;
     /// - ``"embed"``: ``"texts"`` that need vectors; answer with
     ///   ``provide_embeddings()``;
+    /// - ``"act"``: a host action for the game to carry out, with ``"name"``
+    ///   (one of the options' ``"updates"`` ``"actions"``), ``"who"`` (the
+    ///   entity id of who does it), ``"arguments"`` (its other fields, a
+    ///   dict) and ``"report"`` (its index among the outcome's
+    ///   ``"reports"``); answer with ``provide_action()``;
     /// - ``"done"``: nothing more; call ``finish()``.
     ///
     /// Asking again without answering returns the same request.
@@ -212,6 +221,14 @@ impl Turn {
     /// second ``"state_update"`` step whose messages end with the answer
     /// given and what was wrong with it. Then the valid reports are applied
     /// and every report is recorded (``"reports"`` of ``finish()``).
+    ///
+    /// When the options declare host actions (``"updates": {"actions":
+    /// [{"name": "open_door", "description": ..., "parameters": <a JSON
+    /// Schema object of its fields besides "type" and "who">}]}``), each
+    /// valid report of one comes back after the pass, in the order
+    /// reported, as an ``"act"`` step. A report that does not match its
+    /// schema is asked about in the retry like any other, and never comes
+    /// back as a step.
     fn step<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let step = self.with_machine(py, |machine, engine| machine.step(engine))?;
         json::to_py(py, serde_json::to_value(&step))
@@ -264,6 +281,46 @@ impl Turn {
         self.with_machine(py, |machine, engine| {
             machine.provide_embeddings(engine, vectors)
         })
+    }
+
+    /// Answers the last ``"act"`` step: what the game did (``answer``), or
+    /// why it did not (``refusal``); give exactly one.
+    ///
+    /// ``answer`` is any JSON-like value (dict, list, str, int, float,
+    /// bool), recorded as the ``"answer"`` of the action's report (replay
+    /// never asks again); ``None`` is no answer, so pass ``{}`` when there is
+    /// nothing to say. A dict with a ``"system_line"`` str injects that line
+    /// for the next prompts (see ``World.inject_system_line``). ``refusal``
+    /// is recorded as the report's ``"rejected"`` (cut to 1000 bytes); the
+    /// turn goes on either way.
+    ///
+    /// Raises ``TypeError`` when both or neither are given, or for an answer
+    /// that cannot become JSON; ``Conflict`` when no host action was asked
+    /// for; ``InvalidInput`` for an answer longer than a recorded text may
+    /// be.
+    #[pyo3(signature = (answer = None, *, refusal = None))]
+    fn provide_action(
+        &self,
+        py: Python<'_>,
+        answer: Option<&Bound<'_, PyAny>>,
+        refusal: Option<String>,
+    ) -> PyResult<()> {
+        let answer = match (answer, refusal) {
+            (Some(answer), None) => Ok(json::py_to_json(answer)?),
+            (None, Some(reason)) => Err(reason),
+            (Some(_), Some(_)) => {
+                return Err(PyTypeError::new_err(
+                    "provide_action() takes an answer or a refusal, not both",
+                ));
+            }
+            (None, None) => {
+                return Err(PyTypeError::new_err(
+                    "provide_action() needs an answer (what the game did; {} for nothing to \
+                     say) or refusal= (why it did not)",
+                ));
+            }
+        };
+        self.with_machine(py, |machine, engine| machine.provide_action(engine, answer))
     }
 
     /// Commits the turn (decisions, replies, generations, memories, recalls,

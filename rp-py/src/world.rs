@@ -381,8 +381,11 @@ impl World {
     /// ``"updates"``: ``{"enabled": True}`` runs
     /// the state-update pass after the replies (see ``Turn.step``), with
     /// ``"step"`` (how far one warmer/colder or more/less moves affinity or
-    /// trust, in (0, 1], default 0.1) and ``"sampling"`` (of the pass,
-    /// default ``{"temperature": 0.2}``).
+    /// trust, in (0, 1], default 0.1), ``"sampling"`` (of the pass,
+    /// default ``{"temperature": 0.2}``) and ``"actions"``: the host's own
+    /// report types, ``[{"name": "open_door", "description": ..., "parameters":
+    /// <JSON Schema object>}]``, whose valid reports come back as ``"act"``
+    /// steps (see ``Turn.step``).
     ///
     /// Raises ``NotFound`` (speaker or witness), ``InvalidInput`` (a speaker
     /// the engine controls, ``now`` before the world's clock, bad options),
@@ -418,11 +421,22 @@ impl World {
     /// ``embed(texts)`` returns one vector per text; it is needed when
     /// ``options`` turn on ``"semantic"``.
     ///
-    /// When ``generate`` or ``embed`` raises, the turn is abandoned (its
-    /// input stays committed) and ``GenerationError`` is raised from the
-    /// callable's exception. Other exceptions, ``on_token``'s included,
-    /// abandon the turn and propagate as they are.
-    #[pyo3(signature = (speaker, text, now, generate, *, on_token = None, embed = None, witnesses = None, options = None))]
+    /// ``on_action(call)`` carries out the host actions the options declare
+    /// (``"updates": {"actions": [...]}``, see ``Turn.step``): it receives
+    /// each as a dict (``"name"``, ``"who"``, ``"arguments"``, ``"report"``)
+    /// after the state-update pass and returns what the game did (any
+    /// JSON-like value, recorded as the report's ``"answer"``; ``None``
+    /// records ``{}``; a dict with a ``"system_line"`` injects that line), or
+    /// raises ``ActionRefused(reason)`` to refuse (recorded as the report's
+    /// ``"rejected"``; the turn goes on). Without ``on_action`` every action
+    /// is refused, with a reason saying so.
+    ///
+    /// When ``generate``, ``embed`` or ``on_action`` raises (other than
+    /// ``ActionRefused``), the turn is abandoned (its input stays
+    /// committed) and ``GenerationError`` is raised from the callable's
+    /// exception. Other exceptions, ``on_token``'s included, abandon the
+    /// turn and propagate as they are.
+    #[pyo3(signature = (speaker, text, now, generate, *, on_token = None, embed = None, on_action = None, witnesses = None, options = None))]
     #[allow(clippy::too_many_arguments)]
     fn run_turn<'py>(
         slf: &Bound<'py, Self>,
@@ -432,22 +446,24 @@ impl World {
         generate: Bound<'py, PyAny>,
         on_token: Option<Bound<'py, PyAny>>,
         embed: Option<Bound<'py, PyAny>>,
+        on_action: Option<Bound<'py, PyAny>>,
         witnesses: Option<Vec<u64>>,
         options: Option<Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
-        let kwargs = crate::turn::keywords(py, on_token, embed, witnesses, options)?;
+        let kwargs = crate::turn::keywords(py, on_token, embed, on_action, witnesses, options)?;
         crate::turn::driver(py, "run_turn")?
             .call((slf, speaker, text, now, generate), Some(&kwargs))
     }
 
     /// ``run_turn`` for asyncio: returns a coroutine that runs the turn on
     /// the running event loop (a notebook's included). ``generate``,
-    /// ``embed`` and ``on_token`` may be plain or ``async`` functions; a
+    /// ``embed``, ``on_action`` and ``on_token`` may be plain or ``async``
+    /// functions; a
     /// ``generate`` may also return an async iterable of ``str`` chunks
     /// (an async generator that streams). The engine's own steps are short
     /// and run on the loop's thread. Errors are those of ``run_turn``.
-    #[pyo3(signature = (speaker, text, now, generate, *, on_token = None, embed = None, witnesses = None, options = None))]
+    #[pyo3(signature = (speaker, text, now, generate, *, on_token = None, embed = None, on_action = None, witnesses = None, options = None))]
     #[allow(clippy::too_many_arguments)]
     fn run_turn_async<'py>(
         slf: &Bound<'py, Self>,
@@ -457,11 +473,12 @@ impl World {
         generate: Bound<'py, PyAny>,
         on_token: Option<Bound<'py, PyAny>>,
         embed: Option<Bound<'py, PyAny>>,
+        on_action: Option<Bound<'py, PyAny>>,
         witnesses: Option<Vec<u64>>,
         options: Option<Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
-        let kwargs = crate::turn::keywords(py, on_token, embed, witnesses, options)?;
+        let kwargs = crate::turn::keywords(py, on_token, embed, on_action, witnesses, options)?;
         crate::turn::driver(py, "run_turn_async")?
             .call((slf, speaker, text, now, generate), Some(&kwargs))
     }

@@ -6,8 +6,9 @@
  * "state_update" steps, its one retry, the reports of the outcome),
  * rp_engine_inspect_prompt, system lines (rp_engine_inject_system_line,
  * rp_engine_system_lines), and tools during generation (tool calls in the
- * poll and callback forms, "tools": false), on the tavern world, linked
- * against librp.a the way a C program would.
+ * poll and callback forms, "tools": false), and host actions ("act" steps,
+ * rp_turn_provide_action, rp_engine_run_turn_with_actions), on the tavern
+ * world, linked against librp.a the way a C program would.
  *
  * Build and run (scripts/test-all does this, then runs it under valgrind):
  *
@@ -1533,6 +1534,236 @@ static void test_the_callback_form_returns_tool_calls_and_is_asked_again(void) {
     CHECK(rp_engine_free(t.engine) == RP_RESULT_OK);
 }
 
+/* Host actions: the options declare "open_door", whose one field is an enum. */
+static const char actions_on[] =
+    "{\"updates\": {\"enabled\": true, \"actions\": [{\"name\": \"open_door\", "
+    "\"description\": \"someone opens a door\", \"parameters\": {\"type\": \"object\", "
+    "\"additionalProperties\": false, \"required\": [\"door\"], "
+    "\"properties\": {\"door\": {\"enum\": [\"cellar\", \"front\"]}}}}]}}";
+
+/* A valid open_door, one whose door is not in the enum, and a feeling. */
+static const char doors_answer[] =
+    "{\"reports\": ["
+    "{\"type\": \"open_door\", \"who\": \"Tobias Reed\", \"door\": \"cellar\"},"
+    "{\"type\": \"open_door\", \"who\": \"Tobias Reed\", \"door\": \"attic\"},"
+    "{\"type\": \"feeling\", \"who\": \"Tobias Reed\", \"toward\": \"Wren\", "
+    "\"affinity\": \"warmer\"}]}";
+
+static const char door_creaks[] = "{\"opened\": true, \"system_line\": \"The door creaks.\"}";
+
+static rp_result provide_action(rp_engine *engine, rp_turn *turn, const char *answer,
+                                const char *refusal) {
+    return rp_turn_provide_action(engine, turn, answer, answer == NULL ? 0 : strlen(answer),
+                                  refusal, refusal == NULL ? 0 : strlen(refusal));
+}
+
+/* Begins a turn with open_door declared, gives the reply and the doors
+ * answer twice (it holds a bad door, so the pass is asked once more); the
+ * next step is the action. */
+static rp_turn *turn_at_the_door(const struct tavern *t, long now) {
+    rp_turn *turn = NULL;
+    char *step = NULL;
+    CHECK(begin(t, wren_says(t, "Tobias, open the cellar.", now), actions_on, &turn) ==
+          RP_RESULT_OK);
+    CHECK(rp_turn_step(t->engine, turn, &step) == RP_RESULT_OK);
+    CHECK(contains(step, "\"purpose\":{\"kind\":\"reply\""));
+    rp_string_free(step);
+    CHECK(provide(t->engine, turn, "{\"text\": \"Aye.\"}") == RP_RESULT_OK);
+    CHECK(!pass_step(t->engine, turn));
+    CHECK(provide_answer(t->engine, turn, doors_answer) == RP_RESULT_OK);
+    CHECK(pass_step(t->engine, turn)); /* the one retry, about the attic */
+    CHECK(provide_answer(t->engine, turn, doors_answer) == RP_RESULT_OK);
+    return turn;
+}
+
+static void test_a_host_action_is_an_act_step_and_its_answer_is_recorded(void) {
+    struct tavern t;
+    rp_turn *turn = NULL;
+    char *step = NULL;
+    char *outcome = NULL;
+    char *lines = NULL;
+    char expected[256];
+
+    CHECK(open_tavern(&t));
+    if (t.engine == NULL) {
+        return;
+    }
+    turn = turn_at_the_door(&t, 1000);
+    /* Exactly one act step: the valid door, with who does it by id. */
+    CHECK(rp_turn_step(t.engine, turn, &step) == RP_RESULT_OK);
+    snprintf(expected, sizeof expected,
+             "{\"step\":\"act\",\"name\":\"open_door\",\"who\":%llu,"
+             "\"arguments\":{\"door\":\"cellar\"},\"report\":0}",
+             (unsigned long long)t.tobias);
+    CHECK(step != NULL && strcmp(step, expected) == 0);
+    rp_string_free(step);
+
+    /* Not done while the action waits for its answer. */
+    CHECK(rp_turn_finish(t.engine, turn, &outcome) == RP_RESULT_CONFLICT);
+    CHECK(contains(rp_last_error(), "the host action \"open_door\""));
+    CHECK(outcome == NULL);
+    CHECK(provide(t.engine, turn, "{\"text\": \"x\"}") == RP_RESULT_CONFLICT);
+
+    /* Exactly one of answer and refusal; the answer must be JSON. */
+    CHECK(provide_action(t.engine, turn, door_creaks, "locked") == RP_RESULT_INVALID);
+    CHECK(contains(rp_last_error(), "both"));
+    CHECK(provide_action(t.engine, turn, NULL, NULL) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(provide_action(t.engine, turn, "{opened", NULL) == RP_RESULT_INVALID);
+    CHECK(starts_with(rp_last_error(), "invalid action answer: "));
+    CHECK(rp_turn_provide_action(t.engine, turn, NULL, 0, "\xff", 1) == RP_RESULT_INVALID_UTF8);
+    CHECK(rp_turn_provide_action(NULL, turn, door_creaks, strlen(door_creaks), NULL, 0) ==
+          RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_turn_step(t.engine, turn, &step) == RP_RESULT_OK);
+    CHECK(starts_with(step, "{\"step\":\"act\"")); /* still waiting */
+    rp_string_free(step);
+
+    CHECK(provide_action(t.engine, turn, door_creaks, NULL) == RP_RESULT_OK);
+    CHECK(rp_turn_step(t.engine, turn, &step) == RP_RESULT_OK);
+    CHECK(step != NULL && strcmp(step, "{\"step\":\"done\"}") == 0);
+    rp_string_free(step);
+    CHECK(provide_action(t.engine, turn, door_creaks, NULL) == RP_RESULT_CONFLICT);
+    CHECK(contains(rp_last_error(), "not waiting for a host action"));
+
+    CHECK(rp_turn_finish(t.engine, turn, &outcome) == RP_RESULT_OK);
+    CHECK(contains(outcome, "\"rejected\":null,\"answer\":"
+                            "\"{\\\"opened\\\":true,\\\"system_line\\\":\\\"The door creaks.\\\"}\""));
+    CHECK(contains(outcome, "must be one of")); /* the attic */
+    CHECK(contains(outcome, "\\\"affinity\\\": \\\"warmer\\\"}\",\"rejected\":null"));
+    rp_string_free(outcome);
+    CHECK(rp_turn_free(turn) == RP_RESULT_OK);
+    /* The answer's system line waits for the next prompts. */
+    lines = pending_lines(t.engine);
+    CHECK(contains(lines, "\"text\":\"The door creaks.\""));
+    rp_string_free(lines);
+
+    /* A refusal is recorded as the action's rejection; the turn goes on. */
+    turn = turn_at_the_door(&t, 2000);
+    CHECK(provide_action(t.engine, turn, NULL, "the cellar is locked") == RP_RESULT_OK);
+    CHECK(rp_turn_finish(t.engine, turn, &outcome) == RP_RESULT_OK);
+    CHECK(starts_with(strstr(outcome, "\"reports\":"),
+                      "\"reports\":[{\"report\":\"{\\\"type\\\": \\\"open_door\\\""));
+    CHECK(contains(outcome, "\"rejected\":\"the cellar is locked\",\"answer\":null"));
+    rp_string_free(outcome);
+    CHECK(rp_turn_free(turn) == RP_RESULT_OK);
+    CHECK(rp_engine_free(t.engine) == RP_RESULT_OK);
+}
+
+/* What the callbacks of the action tests see and answer: passed as
+ * user_data. */
+struct act_host {
+    int passes;
+    int acts;
+    int refuse;     /* the act callback refuses with a reason */
+    char call[256]; /* the last action JSON the act callback saw */
+    char *result;   /* the last result JSON (malloc'd) */
+};
+
+static int act_generate(void *user_data, const char *request_json, size_t request_json_len,
+                        rp_token_sink *sink, const char **out_result_json,
+                        size_t *out_result_len) {
+    /* The valid door and the feeling: no retry. */
+    static const char answer[] =
+        "{\"reports\": ["
+        "{\"type\": \"open_door\", \"who\": \"Tobias Reed\", \"door\": \"front\"},"
+        "{\"type\": \"feeling\", \"who\": \"Tobias Reed\", \"toward\": \"Wren\", "
+        "\"affinity\": \"warmer\"}]}";
+    struct act_host *host = user_data;
+    (void)request_json_len;
+    (void)sink;
+    free(host->result);
+    host->result = NULL;
+    if (!contains(request_json, "\"purpose\":{\"kind\":\"state_update\"}")) {
+        *out_result_json = "{\"text\": \"Aye.\"}";
+        *out_result_len = strlen(*out_result_json);
+        return RP_RESULT_OK;
+    }
+    host->passes++;
+    host->result = result_of(answer);
+    if (host->result == NULL) {
+        return RP_RESULT_GENERATION;
+    }
+    *out_result_json = host->result;
+    *out_result_len = strlen(host->result);
+    return RP_RESULT_OK;
+}
+
+static int act_door(void *user_data, const char *call_json, size_t call_json_len,
+                    const char **out_answer, size_t *out_answer_len) {
+    struct act_host *host = user_data;
+    host->acts++;
+    if (call_json_len < sizeof host->call && strlen(call_json) == call_json_len) {
+        memcpy(host->call, call_json, call_json_len + 1);
+    }
+    if (host->refuse) {
+        *out_answer = "the front door is barred";
+        *out_answer_len = strlen(*out_answer);
+        return 1;
+    }
+    *out_answer = door_creaks;
+    *out_answer_len = strlen(door_creaks);
+    return RP_RESULT_OK;
+}
+
+static void test_the_callback_form_hands_host_actions_to_the_act_callback(void) {
+    struct tavern t;
+    struct act_host host;
+    char *outcome = NULL;
+    char *lines = NULL;
+    char expected[256];
+    const char *input = NULL;
+
+    CHECK(open_tavern(&t));
+    if (t.engine == NULL) {
+        return;
+    }
+    memset(&host, 0, sizeof host);
+    input = wren_says(&t, "Tobias, the front door?", 1000);
+    CHECK(rp_engine_run_turn_with_actions(t.engine, input, strlen(input), actions_on,
+                                          strlen(actions_on), act_generate, NULL, act_door,
+                                          &host, &outcome) == RP_RESULT_OK);
+    CHECK(host.passes == 1);
+    CHECK(host.acts == 1);
+    snprintf(expected, sizeof expected,
+             "{\"name\":\"open_door\",\"who\":%llu,\"arguments\":{\"door\":\"front\"},"
+             "\"report\":0}",
+             (unsigned long long)t.tobias);
+    CHECK(strcmp(host.call, expected) == 0);
+    CHECK(contains(outcome, "\"answer\":\"{\\\"opened\\\":true,"));
+    rp_string_free(outcome);
+    lines = pending_lines(t.engine);
+    CHECK(contains(lines, "\"text\":\"The door creaks.\""));
+    rp_string_free(lines);
+
+    /* A callback that refuses: recorded as rejected with its reason. */
+    host.refuse = 1;
+    input = wren_says(&t, "Tobias, the front door again?", 2000);
+    CHECK(rp_engine_run_turn_with_actions(t.engine, input, strlen(input), actions_on,
+                                          strlen(actions_on), act_generate, NULL, act_door,
+                                          &host, &outcome) == RP_RESULT_OK);
+    CHECK(host.acts == 2);
+    CHECK(contains(outcome, "\"rejected\":\"the front door is barred\",\"answer\":null"));
+    rp_string_free(outcome);
+
+    /* Without an act callback (NULL, or rp_engine_run_turn) every action is
+     * refused, saying why, and the turn completes. */
+    input = wren_says(&t, "Tobias, the door?", 3000);
+    CHECK(rp_engine_run_turn_with_actions(t.engine, input, strlen(input), actions_on,
+                                          strlen(actions_on), act_generate, NULL, NULL, &host,
+                                          &outcome) == RP_RESULT_OK);
+    CHECK(contains(outcome, "\"rejected\":\"the host gave no act callback, so the action "
+                            "\\\"open_door\\\" was not carried out"));
+    rp_string_free(outcome);
+    input = wren_says(&t, "Tobias, the door, please?", 4000);
+    CHECK(rp_engine_run_turn(t.engine, input, strlen(input), actions_on, strlen(actions_on),
+                             act_generate, NULL, &host, &outcome) == RP_RESULT_OK);
+    CHECK(host.acts == 2);
+    CHECK(contains(outcome, "no act callback"));
+    CHECK(contains(outcome, "\\\"affinity\\\": \\\"warmer\\\"}\",\"rejected\":null"));
+    rp_string_free(outcome);
+    free(host.result);
+    CHECK(rp_engine_free(t.engine) == RP_RESULT_OK);
+}
+
 static void test_the_generation_code_keeps_its_number(void) {
     CHECK(RP_RESULT_FACT_SYNTAX == 15);
     CHECK(RP_RESULT_GENERATION == 16);
@@ -1564,6 +1795,8 @@ int main(int argc, char **argv) {
     test_tool_calls_are_run_and_their_results_asked_about();
     test_without_tools_no_tool_is_offered();
     test_the_callback_form_returns_tool_calls_and_is_asked_again();
+    test_a_host_action_is_an_act_step_and_its_answer_is_recorded();
+    test_the_callback_form_hands_host_actions_to_the_act_callback();
     test_the_generation_code_keeps_its_number();
 
     return checks_done("test_turn");

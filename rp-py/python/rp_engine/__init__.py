@@ -31,9 +31,12 @@ stands in for one::
 ``provide``, ``finish``), and ``World.run_turn_async`` takes async callables.
 
 Errors are subclasses of ``RpError``, one per kind of engine error.
+``ActionRefused`` is the host's own: an ``on_action`` callable raises it to
+refuse a host action.
 """
 
 from rp_engine._rp import (
+    ActionRefused,
     CapacityError,
     Condition,
     Conflict,
@@ -81,4 +84,5 @@ __all__ = [
     "NotASave",
     "FactSyntaxError",
     "GenerationError",
+    "ActionRefused",
 ]

@@ -35,6 +35,7 @@ __all__ = [
     "NotASave",
     "FactSyntaxError",
     "GenerationError",
+    "ActionRefused",
 ]
 
 __version__: str
@@ -52,6 +53,7 @@ _OnToken = Callable[[dict[str, Any], str], object]
 _Vectors = Sequence[Sequence[float]]
 _Embed = Callable[[list[str]], _Vectors]
 _AsyncEmbed = Callable[[list[str]], Union[_Vectors, Awaitable[_Vectors]]]
+_OnAction = Callable[[dict[str, Any]], object]
 
 def version() -> str:
     """The version of the rp engine, such as ``"0.1.0"``."""
@@ -159,7 +161,7 @@ class Turn:
     """
 
     def step(self) -> dict[str, Any]:
-        """What the turn needs next: a dict whose ``"step"`` is generate, embed or done.
+        """What the turn needs next: a dict whose ``"step"`` is generate, embed, act or done.
 
         A reply request offers ``"tools"`` (``roll_dice``, ``roll_effects``)
         unless the options say ``"tools": False``; after a result with
@@ -175,6 +177,12 @@ class Turn:
         """
     def provide_embeddings(self, vectors: _Vectors) -> None:
         """Answers the last ``"embed"`` step: one vector per text, in order."""
+    def provide_action(self, answer: Any = None, *, refusal: Optional[str] = None) -> None:
+        """Answers the last ``"act"`` step: what the game did, or ``refusal=`` why not.
+
+        Exactly one of the two; ``answer`` is JSON-like (``{}`` for nothing to
+        say), and a dict with a ``"system_line"`` str injects that line.
+        """
     def finish(self) -> dict[str, Any]:
         """Commits the turn in one transaction and returns its outcome (with ``"reports"``)."""
     def abandon(self) -> None:
@@ -308,6 +316,7 @@ class World:
         *,
         on_token: Optional[_OnToken] = None,
         embed: Optional[_Embed] = None,
+        on_action: Optional[_OnAction] = None,
         witnesses: Optional[Sequence[int]] = None,
         options: Optional[dict[str, Any]] = None,
     ) -> dict[str, Any]:
@@ -315,7 +324,8 @@ class World:
 
         ``generate`` returns the text, a result dict (which may hold
         ``"tool_calls"``: then it is called again with their results) or
-        ``str`` chunks.
+        ``str`` chunks. ``on_action`` carries out the options' host actions:
+        it returns what the game did or raises ``ActionRefused``.
         """
     def run_turn_async(
         self,
@@ -326,6 +336,7 @@ class World:
         *,
         on_token: Optional[_OnToken] = None,
         embed: Optional[_AsyncEmbed] = None,
+        on_action: Optional[_OnAction] = None,
         witnesses: Optional[Sequence[int]] = None,
         options: Optional[dict[str, Any]] = None,
     ) -> Coroutine[Any, Any, dict[str, Any]]:
@@ -403,3 +414,6 @@ class FactSyntaxError(RpError):
 
 class GenerationError(RpError):
     """The host's generator failed during a turn; the turn is abandoned, its input kept."""
+
+class ActionRefused(Exception):
+    """Raised by an ``on_action`` callable to refuse a host action (the reason is recorded)."""

@@ -19,9 +19,14 @@ What ``generate`` may return (after awaiting, in the async driver):
   driver also an async iterable): ``on_token`` sees each chunk as it arrives
   and the chunks are joined into the text.
 
-An exception raised by ``generate`` or ``embed`` (when called, awaited or
-iterated) abandons the turn and becomes a ``GenerationError`` whose
-``__cause__`` is that exception. Any other exception abandons the turn and
+What ``on_action`` may return (after awaiting, in the async driver): what
+the game did, any JSON-like value (``None`` is recorded as ``{}``); it
+refuses by raising ``ActionRefused``, recorded as the action's rejection.
+Without ``on_action`` every action is refused, saying so.
+
+An exception raised by ``generate``, ``embed`` or ``on_action`` (when called,
+awaited or iterated), ``ActionRefused`` aside, abandons the turn and becomes a
+``GenerationError`` whose ``__cause__`` is that exception. Any other exception abandons the turn and
 propagates unchanged. Either way the input stays committed: ``begin_turn``
 committed it.
 """
@@ -41,11 +46,12 @@ from collections.abc import (
 from contextlib import closing
 from typing import Any, Optional, Union, cast
 
-from rp_engine._rp import GenerationError, InvalidInput, World
+from rp_engine._rp import ActionRefused, GenerationError, InvalidInput, Turn, World
 
 _Request = dict[str, Any]
 _Result = Union[str, dict[str, Any]]
 _OnToken = Optional[Callable[[dict[str, Any], str], object]]
+_OnAction = Optional[Callable[[dict[str, Any]], object]]
 
 
 def run_turn(
@@ -57,6 +63,7 @@ def run_turn(
     *,
     on_token: _OnToken = None,
     embed: Optional[Callable[[list[str]], object]] = None,
+    on_action: _OnAction = None,
     witnesses: Optional[Sequence[int]] = None,
     options: Optional[dict[str, Any]] = None,
 ) -> dict[str, Any]:
@@ -71,6 +78,8 @@ def run_turn(
                 turn.provide(_generate(generate, step, on_token))
             elif kind == "embed":
                 turn.provide_embeddings(_embed(embed, step["texts"]))
+            elif kind == "act":
+                _provide_action(turn, _act(on_action, step))
             else:
                 return turn.finish()
     finally:
@@ -88,6 +97,7 @@ async def run_turn_async(
     *,
     on_token: _OnToken = None,
     embed: Optional[Callable[[list[str]], object]] = None,
+    on_action: _OnAction = None,
     witnesses: Optional[Sequence[int]] = None,
     options: Optional[dict[str, Any]] = None,
 ) -> dict[str, Any]:
@@ -103,6 +113,8 @@ async def run_turn_async(
                 turn.provide(await _generate_async(generate, step, on_token))
             elif kind == "embed":
                 turn.provide_embeddings(await _embed_async(embed, step["texts"]))
+            elif kind == "act":
+                _provide_action(turn, await _act_async(on_action, step))
             else:
                 return turn.finish()
     finally:
@@ -271,3 +283,49 @@ async def _embed_async(
     except Exception as error:
         raise _failed("embed", error) from error
     return cast(Sequence[Sequence[float]], vectors)
+
+
+# An action's answer, or the reason it was refused.
+_Answer = tuple[object, Optional[str]]
+
+
+def _provide_action(turn: Turn, answer: _Answer) -> None:
+    value, refusal = answer
+    if refusal is not None:
+        turn.provide_action(refusal=refusal)
+    else:
+        turn.provide_action({} if value is None else value)
+
+
+def _no_action(call: dict[str, Any]) -> _Answer:
+    return None, (
+        f'no on_action callable was given to run the turn, so the action "{call["name"]}" '
+        "was not carried out"
+    )
+
+
+def _act(on_action: _OnAction, call: dict[str, Any]) -> _Answer:
+    if on_action is None:
+        return _no_action(call)
+    try:
+        answer = on_action(call)
+    except ActionRefused as refusal:
+        return None, str(refusal)
+    except Exception as error:
+        raise _failed("on_action", error) from error
+    _refuse_awaitable(answer, "on_action")
+    return answer, None
+
+
+async def _act_async(on_action: _OnAction, call: dict[str, Any]) -> _Answer:
+    if on_action is None:
+        return _no_action(call)
+    try:
+        answer = on_action(call)
+        if inspect.isawaitable(answer):
+            answer = await answer
+    except ActionRefused as refusal:
+        return None, str(refusal)
+    except Exception as error:
+        raise _failed("on_action", error) from error
+    return answer, None
