@@ -75,7 +75,22 @@ pub(crate) enum Node {
     Not(Box<Node>),
     Neg(Box<Node>),
     Bin(BinOp, Box<Node>, Box<Node>),
-    Logic(LogicOp, Box<Node>, Box<Node>),
+    /// A relational operator (`<`, `>`, `<=`, `>=`) between two operands that are numbers
+    /// without building a value: `random() < 0.1`, `response_ms > 60000`. `k` is the constant
+    /// operand, if there is one: only `right` can be [`Num::Const`] (a constant on the left is
+    /// moved to the right, with the operator turned around; two constants are folded).
+    Compare {
+        rel: Rel,
+        left: Num,
+        right: Num,
+        k: f64,
+    },
+    /// `a && b && ...`: two or more operands, evaluated in order.
+    All(Box<[Node]>),
+    /// `a || b || ...`.
+    Any(Box<[Node]>),
+    /// `a ?? b ?? ...`.
+    Nullish(Box<[Node]>),
     Cond(Box<Node>, Box<Node>, Box<Node>),
     Random,
     Chance(Box<Node>),
@@ -93,9 +108,55 @@ pub(crate) enum Node {
     HasFactRegex(Arc<JsRegex>, Option<bool>),
     Regex(Arc<JsRegex>),
     Match(Box<Node>, Arc<JsRegex>),
+    /// `content.match(re)`, `author.match(re)` or `name.match(re)`: a variable that is always a
+    /// string.
+    MatchVar(Var, Arc<JsRegex>),
     Test(Arc<JsRegex>, Box<Node>),
     Method1(Box<Node>, Method1, Box<Node>),
     Method0(Box<Node>, Method0),
+}
+
+/// A relational operator on numbers, as the set of outcomes of comparing `x` with `y` that it
+/// accepts: bit 1 `x < y`, bit 2 `x > y`, bit 4 `x == y`. Bit 0, the outcome when either is
+/// NaN, is never set: every relational operator is then false, as in JavaScript.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Rel(u8);
+
+impl Rel {
+    /// `op`, one of `<`, `>`, `<=`, `>=`.
+    fn of(op: BinOp) -> Rel {
+        Rel(match op {
+            BinOp::Lt => 1 << 1,
+            BinOp::Gt => 1 << 2,
+            BinOp::Le => 1 << 1 | 1 << 4,
+            BinOp::Ge => 1 << 2 | 1 << 4,
+            _ => unreachable!("only relational operators compare numbers"),
+        })
+    }
+
+    /// The same test with its operands swapped (`k < x` is `x > k`).
+    fn swapped(self) -> Rel {
+        Rel(self.0 & 1 << 4 | (self.0 & 1 << 1) << 1 | (self.0 & 1 << 2) >> 1)
+    }
+
+    /// Whether `x` and `y` compare as the operator asks, without a branch.
+    #[inline(always)]
+    pub fn test(self, x: f64, y: f64) -> bool {
+        let outcome = u8::from(x < y) << 1 | u8::from(x > y) << 2 | u8::from(x == y) << 4;
+        self.0 & outcome != 0
+    }
+}
+
+/// An operand of [`Node::Compare`]: something that is always a number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Num {
+    /// The comparison's constant `k`.
+    Const,
+    /// `random()`.
+    Random,
+    ResponseMs,
+    RetryMs,
+    UnreadCount,
 }
 
 /// A compile error at a byte offset of the condition.
@@ -183,6 +244,19 @@ fn check_size(src: &str) -> Result<(), CompileError> {
     Ok(())
 }
 
+/// `n` as an operand of [`Node::Compare`], if it is always a number and reading it builds
+/// nothing.
+fn num(n: &Node) -> Option<Num> {
+    Some(match n {
+        Node::Num(_) => Num::Const,
+        Node::Random => Num::Random,
+        Node::Var(Var::ResponseMs) => Num::ResponseMs,
+        Node::Var(Var::RetryMs) => Num::RetryMs,
+        Node::Var(Var::UnreadCount) => Num::UnreadCount,
+        _ => return None,
+    })
+}
+
 fn fact_node(v: &FactValue) -> Node {
     match v {
         FactValue::Num(n) => Node::Num(*n),
@@ -210,9 +284,10 @@ impl Compiler<'_> {
     }
 
     /// A chain of one logical operator (`a && b && c`, which parses as `(a && b) && c`),
-    /// compiled leaning right: `a && (b && c)` evaluates the same operands in the same order to
-    /// the same value (for `&&`, `||` and `??` alike), and lets evaluation walk the chain in a
-    /// loop. Iterative, so long chains cost neither time nor stack.
+    /// compiled as one node holding its operands in order (a parenthesised chain of the same
+    /// operator is spliced in: `a && (b && c)` evaluates the same operands in the same order to
+    /// the same value, for `&&`, `||` and `??` alike). Evaluation walks the operands in a loop;
+    /// compiling is iterative, so long chains cost neither time nor stack.
     fn chain(&mut self, op: LogicOp, ast: &Ast<'_>) -> Result<Node, CompileError> {
         let mut operands = Vec::new();
         let mut left = ast;
@@ -224,16 +299,53 @@ impl Compiler<'_> {
             left = a;
         }
         operands.push(left);
-        let mut nodes = operands
-            .iter()
-            .rev()
-            .map(|a| self.node(a))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut acc = nodes.pop().expect("a chain has operands");
-        while let Some(n) = nodes.pop() {
-            acc = Node::Logic(op, Box::new(n), Box::new(acc));
+        let mut nodes = Vec::with_capacity(operands.len());
+        for a in operands.iter().rev() {
+            match (op, self.node(a)?) {
+                (LogicOp::And, Node::All(inner))
+                | (LogicOp::Or, Node::Any(inner))
+                | (LogicOp::Nullish, Node::Nullish(inner)) => nodes.extend(inner),
+                (_, n) => nodes.push(n),
+            }
         }
-        Ok(acc)
+        let nodes = nodes.into_boxed_slice();
+        Ok(match op {
+            LogicOp::And => Node::All(nodes),
+            LogicOp::Or => Node::Any(nodes),
+            LogicOp::Nullish => Node::Nullish(nodes),
+        })
+    }
+
+    /// A binary operator; a relational one between two numbers becomes [`Node::Compare`].
+    fn binary(&mut self, op: BinOp, a: &Ast<'_>, b: &Ast<'_>) -> Result<Node, CompileError> {
+        let (x, y) = (self.node(a)?, self.node(b)?);
+        let relational = matches!(op, BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge);
+        let (Some(left), Some(right), true) = (num(&x), num(&y), relational) else {
+            return Ok(Node::Bin(op, Box::new(x), Box::new(y)));
+        };
+        let rel = Rel::of(op);
+        Ok(match (&x, &y) {
+            (Node::Num(i), Node::Num(j)) => Node::Bool(rel.test(*i, *j)),
+            // Reading a constant has no effect, so the order of the operands can change.
+            (Node::Num(k), _) => Node::Compare {
+                rel: rel.swapped(),
+                left: right,
+                right: left,
+                k: *k,
+            },
+            (_, Node::Num(k)) => Node::Compare {
+                rel,
+                left,
+                right,
+                k: *k,
+            },
+            _ => Node::Compare {
+                rel,
+                left,
+                right,
+                k: 0.0,
+            },
+        })
     }
 
     fn node(&mut self, ast: &Ast<'_>) -> Result<Node, CompileError> {
@@ -261,7 +373,7 @@ impl Compiler<'_> {
             Ast::Call(callee, args, offset) => self.call(callee, args, *offset)?,
             Ast::Not(a) => Node::Not(self.boxed(a)?),
             Ast::Neg(a) => Node::Neg(self.boxed(a)?),
-            Ast::Binary(op, a, b) => Node::Bin(*op, self.boxed(a)?, self.boxed(b)?),
+            Ast::Binary(op, a, b) => self.binary(*op, a, b)?,
             Ast::Logic(op, _, _) => self.chain(*op, ast)?,
             Ast::Cond(t, y, n) => Node::Cond(self.boxed(t)?, self.boxed(y)?, self.boxed(n)?),
         })
@@ -426,7 +538,10 @@ impl Compiler<'_> {
                         );
                     }
                 };
-                Ok(Node::Match(self.boxed(recv)?, r))
+                Ok(match self.node(recv)? {
+                    Node::Var(v @ (Var::Content | Var::Author | Var::Name)) => Node::MatchVar(v, r),
+                    other => Node::Match(Box::new(other), r),
+                })
             }
             "test" => {
                 let Ast::Regex {

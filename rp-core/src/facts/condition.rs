@@ -2,7 +2,7 @@
 //! as often as needed (a door that opens only at night, a quest step that waits for a word).
 
 use super::compile::{Node, RegexSource, SelfFacts, compile_expression};
-use super::eval::{Context, Eval, Facts, Fault};
+use super::eval::{Context, Eval, Facts, Fault, NoTrace, Traced};
 use super::parser::SyntaxError;
 use super::{Draws, Sheet, TraceEntry, TraceEvent};
 use std::sync::Arc;
@@ -84,30 +84,39 @@ impl Condition {
 
     /// Whether the condition holds (JavaScript's ToBoolean of its value), drawing any
     /// randomness from `draws`. `Err` is a runtime type error.
-    pub fn test(&self, ctx: &Context<'_>, draws: &mut dyn Draws) -> Result<bool, String> {
-        Eval::new(ctx, &self.self_facts, self.facts(), draws, None, 0)
-            .truthy(&self.node)
-            .map_err(Fault::into_message)
+    ///
+    /// `draws` may be a concrete generator (its draws are then inlined into the evaluation)
+    /// or a `&mut dyn Draws`.
+    #[inline]
+    pub fn test<D: Draws + ?Sized>(
+        &self,
+        ctx: &Context<'_>,
+        draws: &mut D,
+    ) -> Result<bool, String> {
+        // Inlined into the caller, so that the answer comes back in registers from `truthy`
+        // (its error is one box) and an `unwrap_or` there needs no `String`.
+        self.truthy(ctx, draws).map_err(Fault::into_message)
+    }
+
+    fn truthy<D: Draws + ?Sized>(&self, ctx: &Context<'_>, draws: &mut D) -> Result<bool, Fault> {
+        Eval::new(ctx, &self.self_facts, self.facts(), draws, NoTrace).truthy(&self.node)
     }
 
     /// [`Condition::test`], also appending to `trace` what a sheet would trace: each random
     /// draw and dice roll, and a runtime error (in which case the answer is false).
-    pub fn test_traced(
+    pub fn test_traced<D: Draws + ?Sized>(
         &self,
         ctx: &Context<'_>,
-        draws: &mut dyn Draws,
+        draws: &mut D,
         trace: &mut Vec<TraceEvent>,
     ) -> bool {
         let mut entries: Vec<TraceEntry> = Vec::new();
-        let result = Eval::new(
-            ctx,
-            &self.self_facts,
-            self.facts(),
-            draws,
-            Some(&mut entries),
-            0,
-        )
-        .truthy(&self.node);
+        let traced = Traced {
+            entries: &mut entries,
+            line: 0,
+        };
+        let result =
+            Eval::new(ctx, &self.self_facts, self.facts(), draws, traced).truthy(&self.node);
         trace.extend(entries.into_iter().map(|e| e.event));
         result.unwrap_or_else(|message| {
             trace.push(TraceEvent::Error {
@@ -272,9 +281,54 @@ mod tests {
             ("content.match(/merchant/) && author.match(/x/)", false),
             ("(mentioned ? content : author).match(/the/)", true),
             ("mentioned && (false || response_ms == 5000)", true),
+            (
+                "5000 <= response_ms && 6000 > response_ms && !(5000 < response_ms)",
+                true,
+            ),
+            (
+                "1 < 2 && 2 >= 2 && !(3 <= 2) && !(NaN < 1) && !(1 >= NaN)",
+                true,
+            ),
+            (
+                "mentioned && (response_ms > 1 && (content.match(/merchant/)))",
+                true,
+            ),
+            (
+                "author.match(/x/) || name.match(/y/) || content.match(/MERCHANT/i)",
+                true,
+            ),
+            ("name.match(/^$/) && author.match(/^$/)", true),
         ] {
             let got = cond(expr).test(&ctx, &mut SeededDraws::new(1, 0));
             assert_eq!(got, Ok(want), "{expr}");
+        }
+    }
+
+    #[test]
+    fn chains_and_comparisons_keep_their_values_and_order() {
+        // `&&`, `||` and `??` chains are one node each, and comparisons of numbers have their
+        // own node (a constant moved to the right): the values and the order of the draws
+        // stay JavaScript's.
+        let ctx = Context {
+            response_ms: 5000.0,
+            ..Context::default()
+        };
+        for (expr, draws, want) in [
+            ("response_ms && 0 && 1", vec![], "0"),
+            ("0 || \"\" || null", vec![], "null"),
+            ("undefined ?? null ?? 0 ?? 1", vec![], "0"),
+            ("1 && (2 && (3 && 4))", vec![], "4"),
+            ("0 || (\"\" || (null || 7))", vec![], "7"),
+            ("(0.5 > random()) + (random() <= 0.5)", vec![0.2, 0.7], "1"),
+            ("random() < random()", vec![0.1, 0.2], "true"),
+            ("random() < random()", vec![0.2, 0.1], "false"),
+            ("1 >= random() && random() >= 0.5", vec![0.3, 0.6], "true"),
+            ("response_ms > 1e3 ? 1 < 2 : 3", vec![], "true"),
+        ] {
+            let mut replay = ReplayDraws::new(draws);
+            let got = crate::facts::evaluate_to_string(expr, &SelfFacts::new(), &ctx, &mut replay)
+                .expect("compiles");
+            assert_eq!(got.as_deref(), Ok(want), "{expr}");
         }
     }
 

@@ -2,10 +2,10 @@
 //! a runtime type error is returned as an `Err` message, which the sheet evaluator traces and
 //! treats as a false condition.
 
-use super::compile::{FactValue, Method0, Method1, Node, SelfFacts, Var};
+use super::compile::{FactValue, Method0, Method1, Node, Num, Rel, SelfFacts, Var};
 use super::dice;
 use super::number::js_trim;
-use super::parser::{BinOp, LogicOp};
+use super::parser::BinOp;
 use super::regex::JsRegex;
 use super::value::*;
 use super::{Draws, TraceEntry, TraceEvent};
@@ -87,15 +87,44 @@ pub(crate) struct Facts<'a> {
     pub fired: &'a [(&'a str, &'a str)],
 }
 
-/// One evaluation of one condition.
-pub(crate) struct Eval<'a, 'r> {
+/// Where an evaluation traces its draws and rolls: nowhere ([`NoTrace`], which costs
+/// nothing) or a sheet's trace ([`Traced`]).
+pub(crate) trait Trace {
+    /// Records `event` (made only if it is recorded).
+    fn push(&mut self, event: impl FnOnce() -> TraceEvent);
+}
+
+/// Traces nothing.
+pub(crate) struct NoTrace;
+
+impl Trace for NoTrace {
+    #[inline(always)]
+    fn push(&mut self, _: impl FnOnce() -> TraceEvent) {}
+}
+
+/// Appends to a trace, as events of sheet line `line`.
+pub(crate) struct Traced<'r> {
+    pub entries: &'r mut Vec<TraceEntry>,
+    pub line: usize,
+}
+
+impl Trace for Traced<'_> {
+    fn push(&mut self, event: impl FnOnce() -> TraceEvent) {
+        self.entries.push(TraceEntry {
+            line: self.line,
+            event: event(),
+        });
+    }
+}
+
+/// One evaluation of one condition, drawing from a `D` (a concrete generator, whose draws
+/// then inline, or `dyn Draws`) and tracing to a `T`.
+pub(crate) struct Eval<'a, 'r, D: Draws + ?Sized, T: Trace> {
     pub ctx: &'a Context<'a>,
     pub self_facts: &'a SelfFacts,
     pub facts: Facts<'a>,
-    pub draws: &'r mut dyn Draws,
-    /// Where draws are traced (if anywhere), and the sheet line they belong to.
-    pub trace: Option<&'r mut Vec<TraceEntry>>,
-    pub line: usize,
+    pub draws: &'r mut D,
+    pub trace: T,
     present: Option<Rc<JsArray<'a>>>,
 }
 
@@ -139,14 +168,13 @@ fn substring<'a>(subject: &JsStr<'a>, range: std::ops::Range<usize>) -> Value<'a
     }
 }
 
-impl<'a, 'r> Eval<'a, 'r> {
+impl<'a, 'r, D: Draws + ?Sized, T: Trace> Eval<'a, 'r, D, T> {
     pub fn new(
         ctx: &'a Context<'a>,
         self_facts: &'a SelfFacts,
         facts: Facts<'a>,
-        draws: &'r mut dyn Draws,
-        trace: Option<&'r mut Vec<TraceEntry>>,
-        line: usize,
+        draws: &'r mut D,
+        trace: T,
     ) -> Self {
         Eval {
             ctx,
@@ -154,64 +182,53 @@ impl<'a, 'r> Eval<'a, 'r> {
             facts,
             draws,
             trace,
-            line,
             present: None,
-        }
-    }
-
-    fn traced(&mut self, event: TraceEvent) {
-        if let Some(trace) = self.trace.as_deref_mut() {
-            trace.push(TraceEntry {
-                line: self.line,
-                event,
-            });
         }
     }
 
     /// ToBoolean of `n`, without building values where the answer is a boolean anyway.
     ///
-    /// This is the hot path of every condition, so it is kept small: `&&` and `||` chains
-    /// (which lean right, see `compile`) are walked in a loop, the common operands (a boolean
-    /// variable, a comparison of numbers, `content.match(...)`) are answered inline, and
-    /// everything else goes to [`Eval::truthy_other`], out of line.
+    /// This is the hot path of every condition, so it is kept small: the operands of a `&&` or
+    /// `||` chain (one node, see `compile`) are walked in a loop, the common operands (a
+    /// boolean variable, a comparison of numbers, `content.match(...)`) are answered inline,
+    /// and everything else goes to [`Eval::truthy_other`], out of line.
     #[inline]
-    pub fn truthy(&mut self, mut n: &'a Node) -> R<bool> {
-        loop {
-            match n {
-                Node::Logic(LogicOp::And, a, b) => {
-                    if !self.operand(a)? {
+    pub fn truthy(&mut self, n: &'a Node) -> R<bool> {
+        match n {
+            Node::All(operands) => {
+                for o in operands.iter() {
+                    if !self.operand(o)? {
                         return Ok(false);
                     }
-                    n = b;
                 }
-                Node::Logic(LogicOp::Or, a, b) => {
-                    if self.operand(a)? {
+                Ok(true)
+            }
+            Node::Any(operands) => {
+                for o in operands.iter() {
+                    if self.operand(o)? {
                         return Ok(true);
                     }
-                    n = b;
                 }
-                _ => return self.operand(n),
+                Ok(false)
             }
+            _ => self.operand(n),
         }
     }
 
     #[inline(always)]
     fn operand(&mut self, n: &'a Node) -> R<bool> {
+        // Three cases and the rest: few enough that the dispatch is a chain of well-predicted
+        // branches rather than an indirect jump through a table.
         match n {
-            Node::Bool(b) => Ok(*b),
             Node::Var(Var::Mentioned) => Ok(self.ctx.mentioned),
-            Node::Bin(op @ (BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge), a, b)
-                if is_number(a) && is_number(b) =>
-            {
-                // `random() < 0.1`, `response_ms > 60000`: no values built. Left first.
-                let x = self.number(a).unwrap_or(f64::NAN);
-                let y = self.number(b).unwrap_or(f64::NAN);
-                Ok(compare_numbers(*op, x, y))
-            }
+            Node::Compare {
+                rel,
+                left,
+                right,
+                k,
+            } => Ok(self.compare(*rel, *left, *right, *k)),
             // `content.match(...)`, the usual case, needs no value for its subject.
-            Node::Match(recv, re) if matches!(**recv, Node::Var(Var::Content)) => {
-                Ok(re.test(self.ctx.content)?)
-            }
+            Node::MatchVar(v, re) => Ok(re.test(self.string_var(*v))?),
             other => self.truthy_other(other),
         }
     }
@@ -219,7 +236,7 @@ impl<'a, 'r> Eval<'a, 'r> {
     #[inline(never)]
     fn truthy_other(&mut self, n: &'a Node) -> R<bool> {
         Ok(match n {
-            Node::Logic(LogicOp::And | LogicOp::Or, ..) => self.truthy(n)?,
+            Node::All(_) | Node::Any(_) => self.truthy(n)?,
             Node::Not(a) => !self.truthy(a)?,
             Node::Cond(t, y, no) => {
                 if self.truthy(t)? {
@@ -229,7 +246,7 @@ impl<'a, 'r> Eval<'a, 'r> {
                 }
             }
             Node::Bin(op @ (BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge), a, b) => {
-                // One side a plain number: compare without building its value.
+                // The left side a plain number: compare without building its value.
                 if let Some(x) = self.number(a) {
                     return Ok(compare(*op, &Value::Num(x), &self.value(b)?));
                 }
@@ -248,6 +265,44 @@ impl<'a, 'r> Eval<'a, 'r> {
             }
             other => self.value(other)?.truthy(),
         })
+    }
+
+    /// A [`Node::Compare`]: its left operand first, then its right.
+    #[inline(always)]
+    fn compare(&mut self, rel: Rel, left: Num, right: Num, k: f64) -> bool {
+        let x = self.num(left, k);
+        let y = if right == Num::Const {
+            k
+        } else {
+            self.num(right, k)
+        };
+        rel.test(x, y)
+    }
+
+    /// An operand of [`Node::Compare`] (`k`: the comparison's constant).
+    #[inline(always)]
+    fn num(&mut self, n: Num, k: f64) -> f64 {
+        if n == Num::Random {
+            return self.random();
+        }
+        let c = self.ctx;
+        match n {
+            Num::Const => k,
+            Num::ResponseMs => c.response_ms,
+            Num::RetryMs => c.retry_ms,
+            _ => c.unread_count,
+        }
+    }
+
+    /// The subject of a [`Node::MatchVar`].
+    #[inline(always)]
+    fn string_var(&self, v: Var) -> &'a str {
+        let c = self.ctx;
+        match v {
+            Var::Author => c.author,
+            Var::Name => c.name,
+            _ => c.content,
+        }
     }
 
     pub fn value(&mut self, n: &'a Node) -> R<Value<'a>> {
@@ -277,15 +332,15 @@ impl<'a, 'r> Eval<'a, 'r> {
                 let (x, y) = (self.value(a)?, self.value(b)?);
                 binary(*op, &x, &y)?
             }
-            Node::Logic(op, a, b) => {
-                let x = self.value(a)?;
-                let take_left = match op {
-                    LogicOp::And => !x.truthy(),
-                    LogicOp::Or => x.truthy(),
-                    LogicOp::Nullish => !x.is_nullish(),
-                };
-                if take_left { x } else { self.value(b)? }
-            }
+            Node::Compare {
+                rel,
+                left,
+                right,
+                k,
+            } => Value::Bool(self.compare(*rel, *left, *right, *k)),
+            Node::All(operands) => self.chain_value(operands, |x| !x.truthy())?,
+            Node::Any(operands) => self.chain_value(operands, Value::truthy)?,
+            Node::Nullish(operands) => self.chain_value(operands, |x| !x.is_nullish())?,
             Node::Cond(t, y, no) => {
                 if self.truthy(t)? {
                     self.value(y)?
@@ -298,7 +353,7 @@ impl<'a, 'r> Eval<'a, 'r> {
                 let probability = self.value(p)?.to_number();
                 let value = self.draws.draw();
                 let result = value < probability;
-                self.traced(TraceEvent::Chance {
+                self.trace.push(|| TraceEvent::Chance {
                     probability,
                     value,
                     result,
@@ -308,12 +363,13 @@ impl<'a, 'r> Eval<'a, 'r> {
             Node::Roll(x) => {
                 let notation = self.value(x)?.to_js_string().to_string();
                 let r = dice::roll(&notation, self.draws)?;
-                self.traced(TraceEvent::Roll {
+                let total = r.total;
+                self.trace.push(|| TraceEvent::Roll {
                     notation,
                     dice: r.dice,
-                    total: r.total,
+                    total,
                 });
-                Value::Num(r.total)
+                Value::Num(total)
             }
             Node::HasFact(x) => {
                 let pattern = self.value(x)?.to_js_string().to_lowercase();
@@ -352,6 +408,7 @@ impl<'a, 'r> Eval<'a, 'r> {
                 Value::Bool(found)
             }
             Node::Regex(re) => Value::Regex(re),
+            Node::MatchVar(v, re) => self.match_value(&JsStr::Borrowed(self.string_var(*v)), re)?,
             Node::Match(recv, re) => {
                 let subject = self.value(recv)?;
                 let Value::Str(s) = subject else {
@@ -386,16 +443,27 @@ impl<'a, 'r> Eval<'a, 'r> {
         })
     }
 
+    /// The value of a chain: the first operand's value for which `stop` holds, or the last's.
+    fn chain_value(
+        &mut self,
+        operands: &'a [Node],
+        stop: impl Fn(&Value<'a>) -> bool,
+    ) -> R<Value<'a>> {
+        let (last, init) = operands.split_last().expect("a chain has operands");
+        for o in init {
+            let x = self.value(o)?;
+            if stop(&x) {
+                return Ok(x);
+            }
+        }
+        self.value(last)
+    }
+
     /// `random()`: a draw, traced.
     #[inline]
     fn random(&mut self) -> f64 {
         let value = self.draws.draw();
-        if let Some(trace) = self.trace.as_deref_mut() {
-            trace.push(TraceEntry {
-                line: self.line,
-                event: TraceEvent::Random { value },
-            });
-        }
+        self.trace.push(|| TraceEvent::Random { value });
         value
     }
 
@@ -589,27 +657,6 @@ fn compare(op: BinOp, x: &Value<'_>, y: &Value<'_>) -> bool {
         BinOp::Le => less_than(y, x) == Some(false),
         BinOp::Ge => less_than(x, y) == Some(false),
         _ => unreachable!("only relational operators reach compare"),
-    }
-}
-
-/// Whether [`Eval::number`] answers `n`.
-#[inline(always)]
-fn is_number(n: &Node) -> bool {
-    matches!(
-        n,
-        Node::Num(_) | Node::Random | Node::Var(Var::ResponseMs | Var::RetryMs | Var::UnreadCount)
-    )
-}
-
-/// A relational operator on two numbers (any comparison with NaN is false, as in JavaScript).
-#[inline]
-fn compare_numbers(op: BinOp, x: f64, y: f64) -> bool {
-    match op {
-        BinOp::Lt => x < y,
-        BinOp::Gt => x > y,
-        BinOp::Le => x <= y,
-        BinOp::Ge => x >= y,
-        _ => unreachable!("only relational operators reach compare_numbers"),
     }
 }
 

@@ -1,7 +1,7 @@
 //! Fact sheets: classifying lines, compiling their conditions once, and deciding.
 
 use super::compile::{FactValue, Node, RegexSource, SelfFacts, compile_condition};
-use super::eval::{Context, Eval, Facts};
+use super::eval::{Context, Eval, Facts, Traced};
 use super::{Draws, TraceEvent};
 use std::sync::Arc;
 
@@ -373,14 +373,11 @@ impl Sheet {
                             plain_lower: &self.plain_lower,
                             fired: &fired,
                         };
-                        let mut ev = Eval::new(
-                            ctx,
-                            &self.self_facts,
-                            facts,
-                            &mut rec,
-                            Some(&mut trace),
-                            line.number,
-                        );
+                        let traced = Traced {
+                            entries: &mut trace,
+                            line: line.number,
+                        };
+                        let mut ev = Eval::new(ctx, &self.self_facts, facts, &mut rec, traced);
                         ev.truthy(condition)
                     };
                     let hit = match result {
