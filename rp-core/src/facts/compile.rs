@@ -75,10 +75,22 @@ pub(crate) enum Node {
     Not(Box<Node>),
     Neg(Box<Node>),
     Bin(BinOp, Box<Node>, Box<Node>),
+    /// A relational operator (`<`, `>`, `<=`, `>=`) between a number operand and a constant,
+    /// as one comparison: `bound < x` (with the sign of `x` flipped by `sign`, `0` or the sign
+    /// bit). `random() < 0.1` is `-0.1 < -random()`, `response_ms >= 60000` is
+    /// `59999.999999999993 < response_ms` (the largest number below 60000); any comparison
+    /// with NaN stays false, and `-0` still equals `0`. Used whenever this is exact (all but
+    /// `x <= Infinity` and `x >= -Infinity`).
+    Greater {
+        x: Num,
+        sign: u64,
+        bound: f64,
+    },
     /// A relational operator (`<`, `>`, `<=`, `>=`) between two operands that are numbers
-    /// without building a value: `random() < 0.1`, `response_ms > 60000`. `k` is the constant
-    /// operand, if there is one: only `right` can be [`Num::Const`] (a constant on the left is
-    /// moved to the right, with the operator turned around; two constants are folded).
+    /// without building a value (`random() < response_ms`), or one and a constant where
+    /// [`Node::Greater`] would not be exact. `k` is the constant operand, if there is one:
+    /// only `right` can be [`Num::Const`] (a constant on the left is moved to the right, with
+    /// the operator turned around; two constants are folded).
     Compare {
         rel: Rel,
         left: Num,
@@ -123,15 +135,34 @@ pub(crate) enum Node {
 pub(crate) struct Rel(u8);
 
 impl Rel {
+    const LT: Rel = Rel(1 << 1);
+    const GT: Rel = Rel(1 << 2);
+    const LE: Rel = Rel(1 << 1 | 1 << 4);
+    const GE: Rel = Rel(1 << 2 | 1 << 4);
+
     /// `op`, one of `<`, `>`, `<=`, `>=`.
     fn of(op: BinOp) -> Rel {
-        Rel(match op {
-            BinOp::Lt => 1 << 1,
-            BinOp::Gt => 1 << 2,
-            BinOp::Le => 1 << 1 | 1 << 4,
-            BinOp::Ge => 1 << 2 | 1 << 4,
+        match op {
+            BinOp::Lt => Rel::LT,
+            BinOp::Gt => Rel::GT,
+            BinOp::Le => Rel::LE,
+            BinOp::Ge => Rel::GE,
             _ => unreachable!("only relational operators compare numbers"),
-        })
+        }
+    }
+
+    /// `x REL k` as a [`Node::Greater`], if that is exact.
+    fn greater(self, x: Num, k: f64) -> Option<Node> {
+        const SIGN: u64 = 1 << 63;
+        let (sign, bound) = match self {
+            Rel::LT => (SIGN, -k),
+            Rel::GT => (0, k),
+            // No number lies between k and the next one up (NaN stays NaN).
+            Rel::LE if k != f64::INFINITY => (SIGN, -k.next_up()),
+            Rel::GE if k != f64::NEG_INFINITY => (0, k.next_down()),
+            _ => return None,
+        };
+        Some(Node::Greater { x, sign, bound })
     }
 
     /// The same test with its operands swapped (`k < x` is `x > k`).
@@ -327,18 +358,18 @@ impl Compiler<'_> {
         Ok(match (&x, &y) {
             (Node::Num(i), Node::Num(j)) => Node::Bool(rel.test(*i, *j)),
             // Reading a constant has no effect, so the order of the operands can change.
-            (Node::Num(k), _) => Node::Compare {
+            (Node::Num(k), _) => rel.swapped().greater(right, *k).unwrap_or(Node::Compare {
                 rel: rel.swapped(),
                 left: right,
                 right: left,
                 k: *k,
-            },
-            (_, Node::Num(k)) => Node::Compare {
+            }),
+            (_, Node::Num(k)) => rel.greater(left, *k).unwrap_or(Node::Compare {
                 rel,
                 left,
                 right,
                 k: *k,
-            },
+            }),
             _ => Node::Compare {
                 rel,
                 left,
@@ -599,6 +630,52 @@ mod tests {
         let mut facts = SelfFacts::new();
         facts.insert("fox_tf".into(), FactValue::Num(0.3));
         compile_expression(src, &facts, Facts::default(), &mut NoCache)
+    }
+
+    #[test]
+    fn a_comparison_with_a_constant_is_one_exact_comparison() {
+        let edges = [
+            0.0,
+            -0.0,
+            0.1,
+            -0.1,
+            1.0,
+            60000.0,
+            5e-324,
+            -5e-324,
+            f64::MIN_POSITIVE,
+            f64::MAX,
+            f64::MIN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ];
+        for op in [BinOp::Lt, BinOp::Gt, BinOp::Le, BinOp::Ge] {
+            for k in edges {
+                let rel = Rel::of(op);
+                for (rel, flipped) in [(rel, false), (rel.swapped(), true)] {
+                    let Some(Node::Greater { sign, bound, .. }) = rel.greater(Num::Random, k)
+                    else {
+                        // Only `x <= Infinity` and `x >= -Infinity` are left to `Compare`.
+                        assert!(
+                            rel == Rel::LE && k == f64::INFINITY
+                                || rel == Rel::GE && k == f64::NEG_INFINITY,
+                            "{op:?} {k}"
+                        );
+                        continue;
+                    };
+                    for x in edges.iter().chain(&[k.next_up(), k.next_down()]) {
+                        let want = if flipped {
+                            Rel::of(op).test(k, *x)
+                        } else {
+                            Rel::of(op).test(*x, k)
+                        };
+                        let got = bound < f64::from_bits(x.to_bits() ^ sign);
+                        assert_eq!(got, want, "{op:?} flipped {flipped}: x {x}, k {k}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

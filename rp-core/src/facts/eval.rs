@@ -217,16 +217,11 @@ impl<'a, 'r, D: Draws + ?Sized, T: Trace> Eval<'a, 'r, D, T> {
 
     #[inline(always)]
     fn operand(&mut self, n: &'a Node) -> R<bool> {
-        // Three cases and the rest: few enough that the dispatch is a chain of well-predicted
-        // branches rather than an indirect jump through a table.
+        // Few cases and the rest: the dispatch is a chain of well-predicted branches rather
+        // than an indirect jump through a table.
         match n {
             Node::Var(Var::Mentioned) => Ok(self.ctx.mentioned),
-            Node::Compare {
-                rel,
-                left,
-                right,
-                k,
-            } => Ok(self.compare(*rel, *left, *right, *k)),
+            Node::Greater { x, sign, bound } => Ok(self.greater(*x, *sign, *bound)),
             // `content.match(...)`, the usual case, needs no value for its subject.
             Node::MatchVar(v, re) => Ok(re.test(self.string_var(*v))?),
             other => self.truthy_other(other),
@@ -237,6 +232,12 @@ impl<'a, 'r, D: Draws + ?Sized, T: Trace> Eval<'a, 'r, D, T> {
     fn truthy_other(&mut self, n: &'a Node) -> R<bool> {
         Ok(match n {
             Node::All(_) | Node::Any(_) => self.truthy(n)?,
+            Node::Compare {
+                rel,
+                left,
+                right,
+                k,
+            } => self.compare(*rel, *left, *right, *k),
             Node::Not(a) => !self.truthy(a)?,
             Node::Cond(t, y, no) => {
                 if self.truthy(t)? {
@@ -265,6 +266,17 @@ impl<'a, 'r, D: Draws + ?Sized, T: Trace> Eval<'a, 'r, D, T> {
             }
             other => self.value(other)?.truthy(),
         })
+    }
+
+    /// A [`Node::Greater`].
+    #[inline(always)]
+    fn greater(&mut self, x: Num, sign: u64, bound: f64) -> bool {
+        let x = if x == Num::Random {
+            self.random()
+        } else {
+            self.num(x, 0.0)
+        };
+        bound < f64::from_bits(x.to_bits() ^ sign)
     }
 
     /// A [`Node::Compare`]: its left operand first, then its right.
@@ -332,6 +344,7 @@ impl<'a, 'r, D: Draws + ?Sized, T: Trace> Eval<'a, 'r, D, T> {
                 let (x, y) = (self.value(a)?, self.value(b)?);
                 binary(*op, &x, &y)?
             }
+            Node::Greater { x, sign, bound } => Value::Bool(self.greater(*x, *sign, *bound)),
             Node::Compare {
                 rel,
                 left,
