@@ -2,7 +2,7 @@
 //! as often as needed (a door that opens only at night, a quest step that waits for a word).
 
 use super::compile::{Node, RegexSource, SelfFacts, compile_expression};
-use super::eval::{Context, Eval, Facts, Fault, NoTrace, Traced};
+use super::eval::{Context, Eval, Facts, Fault, NoTrace, Traced, condition};
 use super::parser::SyntaxError;
 use super::{Draws, Sheet, TraceEntry, TraceEvent};
 use std::sync::Arc;
@@ -93,13 +93,23 @@ impl Condition {
         ctx: &Context<'_>,
         draws: &mut D,
     ) -> Result<bool, String> {
-        // Inlined into the caller, so that the answer comes back in registers from `truthy`
-        // (its error is one box) and an `unwrap_or` there needs no `String`.
+        // Inlined into the caller with the walk of the usual operands (see `eval::condition`):
+        // a draw from a concrete generator inlines too, nothing is set up for them, and an
+        // `unwrap_or` there needs no `String`.
         self.truthy(ctx, draws).map_err(Fault::into_message)
     }
 
+    #[inline(always)]
     fn truthy<D: Draws + ?Sized>(&self, ctx: &Context<'_>, draws: &mut D) -> Result<bool, Fault> {
-        Eval::new(ctx, &self.self_facts, self.facts(), draws, NoTrace).truthy(&self.node)
+        condition(
+            &self.node,
+            ctx,
+            draws,
+            NoTrace,
+            |draws, trace, rest, all| {
+                Eval::new(ctx, &self.self_facts, self.facts(), draws, trace).rest(rest, all)
+            },
+        )
     }
 
     /// [`Condition::test`], also appending to `trace` what a sheet would trace: each random
@@ -115,8 +125,9 @@ impl Condition {
             entries: &mut entries,
             line: 0,
         };
-        let result =
-            Eval::new(ctx, &self.self_facts, self.facts(), draws, traced).truthy(&self.node);
+        let result = condition(&self.node, ctx, draws, traced, |draws, trace, rest, all| {
+            Eval::new(ctx, &self.self_facts, self.facts(), draws, trace).rest(rest, all)
+        });
         trace.extend(entries.into_iter().map(|e| e.event));
         result.unwrap_or_else(|message| {
             trace.push(TraceEvent::Error {
@@ -329,6 +340,75 @@ mod tests {
             let got = crate::facts::evaluate_to_string(expr, &SelfFacts::new(), &ctx, &mut replay)
                 .expect("compiles");
             assert_eq!(got.as_deref(), Ok(want), "{expr}");
+        }
+    }
+
+    #[test]
+    fn the_usual_operands_and_the_rest_draw_and_trace_in_order() {
+        // The usual operands of the top-level chain are answered without an evaluator, the
+        // rest (from the first other one) with one: draws, traces and short-circuits must not
+        // notice where one hands over to the other.
+        let ctx = Context {
+            content: "the merchant",
+            mentioned: true,
+            response_ms: 5000.0,
+            ..Context::default()
+        };
+        for (expr, draws, want, drawn) in [
+            (
+                "mentioned && random() < 0.5 && response_ms > 1 && random() < 0.5",
+                [0.1, 0.2],
+                true,
+                2,
+            ),
+            (
+                "mentioned && random() < 0.5 && response_ms > 1 && random() < 0.5",
+                [0.1, 0.7],
+                false,
+                2,
+            ),
+            (
+                "mentioned && random() < 0.5 && response_ms > 1 && random() < 0.5",
+                [0.7, 0.1],
+                false,
+                1,
+            ),
+            (
+                "!mentioned || random() >= 0.5 || !content.match(/x/) || random() < 0",
+                [0.1, 0.2],
+                true,
+                1,
+            ),
+            (
+                "random() > 0.5 || response_ms < 0 || random() > 0.5 || mentioned",
+                [0.1, 0.2],
+                true,
+                2,
+            ),
+            (
+                "random() > 0.5 || response_ms < 0 || random() > 0.5",
+                [0.1, 0.7],
+                true,
+                2,
+            ),
+        ] {
+            let c = cond(expr);
+            assert_eq!(
+                c.test(&ctx, &mut ReplayDraws::new(draws.to_vec())),
+                Ok(want),
+                "{expr} {draws:?}"
+            );
+            let mut trace = Vec::new();
+            let got = c.test_traced(&ctx, &mut ReplayDraws::new(draws.to_vec()), &mut trace);
+            assert_eq!(got, want, "{expr} {draws:?}");
+            let values: Vec<f64> = trace
+                .iter()
+                .map(|e| match e {
+                    TraceEvent::Random { value } => *value,
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            assert_eq!(values, draws[..drawn], "{expr} {draws:?}");
         }
     }
 

@@ -188,10 +188,10 @@ impl<'a, 'r, D: Draws + ?Sized, T: Trace> Eval<'a, 'r, D, T> {
 
     /// ToBoolean of `n`, without building values where the answer is a boolean anyway.
     ///
-    /// This is the hot path of every condition, so it is kept small: the operands of a `&&` or
-    /// `||` chain (one node, see `compile`) are walked in a loop, the common operands (a
-    /// boolean variable, a comparison of numbers, `content.match(...)`) are answered inline,
-    /// and everything else goes to [`Eval::truthy_other`], out of line.
+    /// Kept small: the operands of a `&&` or `||` chain (one node, see `compile`) are walked
+    /// in a loop, the usual operands are answered inline ([`quick`]), and everything else goes
+    /// to [`Eval::truthy_other`], out of line. (A condition's top-level chain is walked by
+    /// [`condition`] first, without an `Eval`.)
     #[inline]
     pub fn truthy(&mut self, n: &'a Node) -> R<bool> {
         match n {
@@ -217,21 +217,31 @@ impl<'a, 'r, D: Draws + ?Sized, T: Trace> Eval<'a, 'r, D, T> {
 
     #[inline(always)]
     fn operand(&mut self, n: &'a Node) -> R<bool> {
-        // Few cases and the rest: the dispatch is a chain of well-predicted branches rather
-        // than an indirect jump through a table.
-        match n {
-            Node::Var(Var::Mentioned) => Ok(self.ctx.mentioned),
-            Node::Greater { x, sign, bound } => Ok(self.greater(*x, *sign, *bound)),
-            // `content.match(...)`, the usual case, needs no value for its subject.
-            Node::MatchVar(v, re) => Ok(re.test(self.string_var(*v))?),
-            other => self.truthy_other(other),
+        match quick(n, self.ctx, self.draws, &mut self.trace) {
+            Some(answer) => answer,
+            None => self.truthy_other(n),
         }
+    }
+
+    /// The operands of a chain from the first one [`quick`] did not answer: ToBoolean of
+    /// `operands` joined by `&&` (`all`) or `||` (see [`condition`]).
+    #[inline(never)]
+    pub fn rest(mut self, operands: &'a [Node], all: bool) -> R<bool> {
+        for o in operands {
+            if self.truthy(o)? != all {
+                return Ok(!all);
+            }
+        }
+        Ok(all)
     }
 
     #[inline(never)]
     fn truthy_other(&mut self, n: &'a Node) -> R<bool> {
         Ok(match n {
             Node::All(_) | Node::Any(_) => self.truthy(n)?,
+            Node::Greater { x, sign, bound } => {
+                greater(self.ctx, self.draws, &mut self.trace, (*x, *sign, *bound))
+            }
             Node::Compare {
                 rel,
                 left,
@@ -268,17 +278,6 @@ impl<'a, 'r, D: Draws + ?Sized, T: Trace> Eval<'a, 'r, D, T> {
         })
     }
 
-    /// A [`Node::Greater`].
-    #[inline(always)]
-    fn greater(&mut self, x: Num, sign: u64, bound: f64) -> bool {
-        let x = if x == Num::Random {
-            self.random()
-        } else {
-            self.num(x, 0.0)
-        };
-        bound < f64::from_bits(x.to_bits() ^ sign)
-    }
-
     /// A [`Node::Compare`]: its left operand first, then its right.
     #[inline(always)]
     fn compare(&mut self, rel: Rel, left: Num, right: Num, k: f64) -> bool {
@@ -303,17 +302,6 @@ impl<'a, 'r, D: Draws + ?Sized, T: Trace> Eval<'a, 'r, D, T> {
             Num::ResponseMs => c.response_ms,
             Num::RetryMs => c.retry_ms,
             _ => c.unread_count,
-        }
-    }
-
-    /// The subject of a [`Node::MatchVar`].
-    #[inline(always)]
-    fn string_var(&self, v: Var) -> &'a str {
-        let c = self.ctx;
-        match v {
-            Var::Author => c.author,
-            Var::Name => c.name,
-            _ => c.content,
         }
     }
 
@@ -344,7 +332,12 @@ impl<'a, 'r, D: Draws + ?Sized, T: Trace> Eval<'a, 'r, D, T> {
                 let (x, y) = (self.value(a)?, self.value(b)?);
                 binary(*op, &x, &y)?
             }
-            Node::Greater { x, sign, bound } => Value::Bool(self.greater(*x, *sign, *bound)),
+            Node::Greater { x, sign, bound } => Value::Bool(greater(
+                self.ctx,
+                self.draws,
+                &mut self.trace,
+                (*x, *sign, *bound),
+            )),
             Node::Compare {
                 rel,
                 left,
@@ -421,7 +414,9 @@ impl<'a, 'r, D: Draws + ?Sized, T: Trace> Eval<'a, 'r, D, T> {
                 Value::Bool(found)
             }
             Node::Regex(re) => Value::Regex(re),
-            Node::MatchVar(v, re) => self.match_value(&JsStr::Borrowed(self.string_var(*v)), re)?,
+            Node::MatchVar(v, re) => {
+                self.match_value(&JsStr::Borrowed(string_var(self.ctx, *v)), re)?
+            }
             Node::Match(recv, re) => {
                 let subject = self.value(recv)?;
                 let Value::Str(s) = subject else {
@@ -475,9 +470,7 @@ impl<'a, 'r, D: Draws + ?Sized, T: Trace> Eval<'a, 'r, D, T> {
     /// `random()`: a draw, traced.
     #[inline]
     fn random(&mut self) -> f64 {
-        let value = self.draws.draw();
-        self.trace.push(|| TraceEvent::Random { value });
-        value
+        random(self.draws, &mut self.trace)
     }
 
     /// The value of `n` when it is certainly a number that needs no [`Value`] (a literal, a
@@ -644,6 +637,99 @@ impl<'a, 'r, D: Draws + ?Sized, T: Trace> Eval<'a, 'r, D, T> {
             input: Some(s.clone()),
             named_groups: re.has_named_groups(),
         })))
+    }
+}
+
+/// ToBoolean of the condition `n`. The operands of a top-level `&&` or `||` chain (or `n`
+/// itself) that need only the context and the draws (see [`quick`]) are answered here,
+/// without setting up an [`Eval`]: a usual condition (`mentioned && random() < 0.1 &&
+/// content.match(/aria/i)`) never sets one up, and [`super::Condition::test`] inlines this
+/// loop into its caller. From the first operand that needs more, `rest` (which sets one up
+/// and calls [`Eval::rest`]) answers the remaining ones.
+#[inline(always)]
+pub(crate) fn condition<'a, 'r, D: Draws + ?Sized, T: Trace>(
+    n: &'a Node,
+    ctx: &'a Context<'a>,
+    draws: &'r mut D,
+    mut trace: T,
+    rest: impl FnOnce(&'r mut D, T, &'a [Node], bool) -> R<bool>,
+) -> R<bool> {
+    let (operands, all) = match n {
+        Node::All(operands) => (&operands[..], true),
+        Node::Any(operands) => (&operands[..], false),
+        _ => (std::slice::from_ref(n), true),
+    };
+    for (i, o) in operands.iter().enumerate() {
+        match quick(o, ctx, draws, &mut trace) {
+            Some(answer) => {
+                if answer? != all {
+                    return Ok(!all);
+                }
+            }
+            None => return rest(draws, trace, &operands[i..], all),
+        }
+    }
+    Ok(all)
+}
+
+/// ToBoolean of an operand that needs only the context and the draws: `mentioned`, a draw
+/// compared with a constant (`random() < 0.1`, a [`Node::Greater`]), a regex test of a string
+/// variable (`content.match(...)`, which needs no value for its subject); `None` (evaluating
+/// nothing) for any other. Few cases, so the dispatch is a chain of well-predicted branches
+/// rather than an indirect jump through a table; and nothing here reads a numeric context
+/// variable, so that, inlined into a caller's loop, it keeps none of them in a register or
+/// on the stack (a [`Node::Greater`] of `response_ms` goes to [`Eval::truthy_other`]).
+#[inline(always)]
+fn quick<D: Draws + ?Sized, T: Trace>(
+    n: &Node,
+    ctx: &Context<'_>,
+    draws: &mut D,
+    trace: &mut T,
+) -> Option<R<bool>> {
+    Some(match n {
+        Node::Var(Var::Mentioned) => Ok(ctx.mentioned),
+        Node::Greater {
+            x: Num::Random,
+            sign,
+            bound,
+        } => Ok(*bound < f64::from_bits(random(draws, trace).to_bits() ^ sign)),
+        Node::MatchVar(v, re) => re.test(string_var(ctx, *v)).map_err(Fault::from),
+        _ => return None,
+    })
+}
+
+/// `random()`: a draw, traced.
+#[inline(always)]
+fn random<D: Draws + ?Sized, T: Trace>(draws: &mut D, trace: &mut T) -> f64 {
+    let value = draws.draw();
+    trace.push(|| TraceEvent::Random { value });
+    value
+}
+
+/// A [`Node::Greater`] (operand, sign, bound).
+#[inline(always)]
+fn greater<D: Draws + ?Sized, T: Trace>(
+    ctx: &Context<'_>,
+    draws: &mut D,
+    trace: &mut T,
+    (x, sign, bound): (Num, u64, f64),
+) -> bool {
+    let x = match x {
+        Num::Random => random(draws, trace),
+        Num::ResponseMs => ctx.response_ms,
+        Num::RetryMs => ctx.retry_ms,
+        _ => ctx.unread_count,
+    };
+    bound < f64::from_bits(x.to_bits() ^ sign)
+}
+
+/// The subject of a [`Node::MatchVar`]: `content`, `author` or `name`.
+#[inline(always)]
+fn string_var<'a>(ctx: &Context<'a>, v: Var) -> &'a str {
+    match v {
+        Var::Author => ctx.author,
+        Var::Name => ctx.name,
+        _ => ctx.content,
     }
 }
 

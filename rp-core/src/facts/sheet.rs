@@ -1,7 +1,7 @@
 //! Fact sheets: classifying lines, compiling their conditions once, and deciding.
 
 use super::compile::{FactValue, Node, RegexSource, SelfFacts, compile_condition};
-use super::eval::{Context, Eval, Facts, Traced};
+use super::eval::{self, Context, Eval, Facts, Traced};
 use super::{Draws, TraceEvent};
 use std::sync::Arc;
 
@@ -377,8 +377,16 @@ impl Sheet {
                             entries: &mut trace,
                             line: line.number,
                         };
-                        let mut ev = Eval::new(ctx, &self.self_facts, facts, &mut rec, traced);
-                        ev.truthy(condition)
+                        eval::condition(
+                            condition,
+                            ctx,
+                            &mut rec,
+                            traced,
+                            |draws, trace, rest, all| {
+                                Eval::new(ctx, &self.self_facts, facts, draws, trace)
+                                    .rest(rest, all)
+                            },
+                        )
                     };
                     let hit = match result {
                         Ok(b) => b,
