@@ -403,7 +403,11 @@ impl Compiler<'_> {
             }
             Ast::Call(callee, args, offset) => self.call(callee, args, *offset)?,
             Ast::Not(a) => Node::Not(self.boxed(a)?),
-            Ast::Neg(a) => Node::Neg(self.boxed(a)?),
+            // A negative literal (`-1`) is a number, which comparisons compile better.
+            Ast::Neg(a) => match self.node(a)? {
+                Node::Num(x) => Node::Num(-x),
+                other => Node::Neg(Box::new(other)),
+            },
             Ast::Binary(op, a, b) => self.binary(*op, a, b)?,
             Ast::Logic(op, _, _) => self.chain(*op, ast)?,
             Ast::Cond(t, y, n) => Node::Cond(self.boxed(t)?, self.boxed(y)?, self.boxed(n)?),
@@ -676,6 +680,20 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn negative_literals_are_numbers() {
+        assert!(matches!(compile("-1").unwrap(), Node::Num(n) if n == -1.0));
+        assert!(
+            matches!(compile("-(-0)").unwrap(), Node::Num(n) if n == 0.0 && n.is_sign_positive())
+        );
+        assert!(matches!(compile("-self.fox_tf").unwrap(), Node::Num(n) if n == -0.3));
+        assert!(matches!(
+            compile("random() < -1").unwrap(),
+            Node::Greater { .. }
+        ));
+        assert!(matches!(compile("-content").unwrap(), Node::Neg(_)));
     }
 
     #[test]

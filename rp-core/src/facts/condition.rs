@@ -270,6 +270,9 @@ mod tests {
             alone.test(&Context::default(), &mut SeededDraws::new(1, 0)),
             Ok(true)
         );
+        // Callers that hold a `dyn Draws` call the same method.
+        let dynamic: &mut dyn Draws = &mut SeededDraws::new(1, 0);
+        assert_eq!(alone.test(&Context::default(), dynamic), Ok(true));
     }
 
     #[test]

@@ -238,6 +238,7 @@ impl<'a, 'r, D: Draws + ?Sized, T: Trace> Eval<'a, 'r, D, T> {
     #[inline(never)]
     fn truthy_other(&mut self, n: &'a Node) -> R<bool> {
         Ok(match n {
+            Node::Bool(b) => *b,
             Node::All(_) | Node::Any(_) => self.truthy(n)?,
             Node::Greater { x, sign, bound } => {
                 greater(self.ctx, self.draws, &mut self.trace, (*x, *sign, *bound))
