@@ -75,7 +75,34 @@ pub(crate) enum Node {
     Not(Box<Node>),
     Neg(Box<Node>),
     Bin(BinOp, Box<Node>, Box<Node>),
-    Logic(LogicOp, Box<Node>, Box<Node>),
+    /// A relational operator (`<`, `>`, `<=`, `>=`) between a number operand and a constant,
+    /// as one comparison: `bound < x` (with the sign of `x` flipped by `sign`, `0` or the sign
+    /// bit). `random() < 0.1` is `-0.1 < -random()`, `response_ms >= 60000` is
+    /// `59999.999999999993 < response_ms` (the largest number below 60000); any comparison
+    /// with NaN stays false, and `-0` still equals `0`. Used whenever this is exact (all but
+    /// `x <= Infinity` and `x >= -Infinity`).
+    Greater {
+        x: Num,
+        sign: u64,
+        bound: f64,
+    },
+    /// A relational operator (`<`, `>`, `<=`, `>=`) between two operands that are numbers
+    /// without building a value (`random() < response_ms`), or one and a constant where
+    /// [`Node::Greater`] would not be exact. `k` is the constant operand, if there is one:
+    /// only `right` can be [`Num::Const`] (a constant on the left is moved to the right, with
+    /// the operator turned around; two constants are folded).
+    Compare {
+        rel: Rel,
+        left: Num,
+        right: Num,
+        k: f64,
+    },
+    /// `a && b && ...`: two or more operands, evaluated in order.
+    All(Box<[Node]>),
+    /// `a || b || ...`.
+    Any(Box<[Node]>),
+    /// `a ?? b ?? ...`.
+    Nullish(Box<[Node]>),
     Cond(Box<Node>, Box<Node>, Box<Node>),
     Random,
     Chance(Box<Node>),
@@ -93,9 +120,74 @@ pub(crate) enum Node {
     HasFactRegex(Arc<JsRegex>, Option<bool>),
     Regex(Arc<JsRegex>),
     Match(Box<Node>, Arc<JsRegex>),
+    /// `content.match(re)`, `author.match(re)` or `name.match(re)`: a variable that is always a
+    /// string.
+    MatchVar(Var, Arc<JsRegex>),
     Test(Arc<JsRegex>, Box<Node>),
     Method1(Box<Node>, Method1, Box<Node>),
     Method0(Box<Node>, Method0),
+}
+
+/// A relational operator on numbers, as the set of outcomes of comparing `x` with `y` that it
+/// accepts: bit 1 `x < y`, bit 2 `x > y`, bit 4 `x == y`. Bit 0, the outcome when either is
+/// NaN, is never set: every relational operator is then false, as in JavaScript.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Rel(u8);
+
+impl Rel {
+    const LT: Rel = Rel(1 << 1);
+    const GT: Rel = Rel(1 << 2);
+    const LE: Rel = Rel(1 << 1 | 1 << 4);
+    const GE: Rel = Rel(1 << 2 | 1 << 4);
+
+    /// `op`, one of `<`, `>`, `<=`, `>=`.
+    fn of(op: BinOp) -> Rel {
+        match op {
+            BinOp::Lt => Rel::LT,
+            BinOp::Gt => Rel::GT,
+            BinOp::Le => Rel::LE,
+            BinOp::Ge => Rel::GE,
+            _ => unreachable!("only relational operators compare numbers"),
+        }
+    }
+
+    /// `x REL k` as a [`Node::Greater`], if that is exact.
+    fn greater(self, x: Num, k: f64) -> Option<Node> {
+        const SIGN: u64 = 1 << 63;
+        let (sign, bound) = match self {
+            Rel::LT => (SIGN, -k),
+            Rel::GT => (0, k),
+            // No number lies between k and the next one up (NaN stays NaN).
+            Rel::LE if k != f64::INFINITY => (SIGN, -k.next_up()),
+            Rel::GE if k != f64::NEG_INFINITY => (0, k.next_down()),
+            _ => return None,
+        };
+        Some(Node::Greater { x, sign, bound })
+    }
+
+    /// The same test with its operands swapped (`k < x` is `x > k`).
+    fn swapped(self) -> Rel {
+        Rel(self.0 & 1 << 4 | (self.0 & 1 << 1) << 1 | (self.0 & 1 << 2) >> 1)
+    }
+
+    /// Whether `x` and `y` compare as the operator asks, without a branch.
+    #[inline(always)]
+    pub fn test(self, x: f64, y: f64) -> bool {
+        let outcome = u8::from(x < y) << 1 | u8::from(x > y) << 2 | u8::from(x == y) << 4;
+        self.0 & outcome != 0
+    }
+}
+
+/// An operand of [`Node::Compare`]: something that is always a number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Num {
+    /// The comparison's constant `k`.
+    Const,
+    /// `random()`.
+    Random,
+    ResponseMs,
+    RetryMs,
+    UnreadCount,
 }
 
 /// A compile error at a byte offset of the condition.
@@ -183,6 +275,19 @@ fn check_size(src: &str) -> Result<(), CompileError> {
     Ok(())
 }
 
+/// `n` as an operand of [`Node::Compare`], if it is always a number and reading it builds
+/// nothing.
+fn num(n: &Node) -> Option<Num> {
+    Some(match n {
+        Node::Num(_) => Num::Const,
+        Node::Random => Num::Random,
+        Node::Var(Var::ResponseMs) => Num::ResponseMs,
+        Node::Var(Var::RetryMs) => Num::RetryMs,
+        Node::Var(Var::UnreadCount) => Num::UnreadCount,
+        _ => return None,
+    })
+}
+
 fn fact_node(v: &FactValue) -> Node {
     match v {
         FactValue::Num(n) => Node::Num(*n),
@@ -210,9 +315,10 @@ impl Compiler<'_> {
     }
 
     /// A chain of one logical operator (`a && b && c`, which parses as `(a && b) && c`),
-    /// compiled leaning right: `a && (b && c)` evaluates the same operands in the same order to
-    /// the same value (for `&&`, `||` and `??` alike), and lets evaluation walk the chain in a
-    /// loop. Iterative, so long chains cost neither time nor stack.
+    /// compiled as one node holding its operands in order (a parenthesised chain of the same
+    /// operator is spliced in: `a && (b && c)` evaluates the same operands in the same order to
+    /// the same value, for `&&`, `||` and `??` alike). Evaluation walks the operands in a loop;
+    /// compiling is iterative, so long chains cost neither time nor stack.
     fn chain(&mut self, op: LogicOp, ast: &Ast<'_>) -> Result<Node, CompileError> {
         let mut operands = Vec::new();
         let mut left = ast;
@@ -224,16 +330,53 @@ impl Compiler<'_> {
             left = a;
         }
         operands.push(left);
-        let mut nodes = operands
-            .iter()
-            .rev()
-            .map(|a| self.node(a))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut acc = nodes.pop().expect("a chain has operands");
-        while let Some(n) = nodes.pop() {
-            acc = Node::Logic(op, Box::new(n), Box::new(acc));
+        let mut nodes = Vec::with_capacity(operands.len());
+        for a in operands.iter().rev() {
+            match (op, self.node(a)?) {
+                (LogicOp::And, Node::All(inner))
+                | (LogicOp::Or, Node::Any(inner))
+                | (LogicOp::Nullish, Node::Nullish(inner)) => nodes.extend(inner),
+                (_, n) => nodes.push(n),
+            }
         }
-        Ok(acc)
+        let nodes = nodes.into_boxed_slice();
+        Ok(match op {
+            LogicOp::And => Node::All(nodes),
+            LogicOp::Or => Node::Any(nodes),
+            LogicOp::Nullish => Node::Nullish(nodes),
+        })
+    }
+
+    /// A binary operator; a relational one between two numbers becomes [`Node::Compare`].
+    fn binary(&mut self, op: BinOp, a: &Ast<'_>, b: &Ast<'_>) -> Result<Node, CompileError> {
+        let (x, y) = (self.node(a)?, self.node(b)?);
+        let relational = matches!(op, BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge);
+        let (Some(left), Some(right), true) = (num(&x), num(&y), relational) else {
+            return Ok(Node::Bin(op, Box::new(x), Box::new(y)));
+        };
+        let rel = Rel::of(op);
+        Ok(match (&x, &y) {
+            (Node::Num(i), Node::Num(j)) => Node::Bool(rel.test(*i, *j)),
+            // Reading a constant has no effect, so the order of the operands can change.
+            (Node::Num(k), _) => rel.swapped().greater(right, *k).unwrap_or(Node::Compare {
+                rel: rel.swapped(),
+                left: right,
+                right: left,
+                k: *k,
+            }),
+            (_, Node::Num(k)) => rel.greater(left, *k).unwrap_or(Node::Compare {
+                rel,
+                left,
+                right,
+                k: *k,
+            }),
+            _ => Node::Compare {
+                rel,
+                left,
+                right,
+                k: 0.0,
+            },
+        })
     }
 
     fn node(&mut self, ast: &Ast<'_>) -> Result<Node, CompileError> {
@@ -260,8 +403,12 @@ impl Compiler<'_> {
             }
             Ast::Call(callee, args, offset) => self.call(callee, args, *offset)?,
             Ast::Not(a) => Node::Not(self.boxed(a)?),
-            Ast::Neg(a) => Node::Neg(self.boxed(a)?),
-            Ast::Binary(op, a, b) => Node::Bin(*op, self.boxed(a)?, self.boxed(b)?),
+            // A negative literal (`-1`) is a number, which comparisons compile better.
+            Ast::Neg(a) => match self.node(a)? {
+                Node::Num(x) => Node::Num(-x),
+                other => Node::Neg(Box::new(other)),
+            },
+            Ast::Binary(op, a, b) => self.binary(*op, a, b)?,
             Ast::Logic(op, _, _) => self.chain(*op, ast)?,
             Ast::Cond(t, y, n) => Node::Cond(self.boxed(t)?, self.boxed(y)?, self.boxed(n)?),
         })
@@ -426,7 +573,10 @@ impl Compiler<'_> {
                         );
                     }
                 };
-                Ok(Node::Match(self.boxed(recv)?, r))
+                Ok(match self.node(recv)? {
+                    Node::Var(v @ (Var::Content | Var::Author | Var::Name)) => Node::MatchVar(v, r),
+                    other => Node::Match(Box::new(other), r),
+                })
             }
             "test" => {
                 let Ast::Regex {
@@ -484,6 +634,66 @@ mod tests {
         let mut facts = SelfFacts::new();
         facts.insert("fox_tf".into(), FactValue::Num(0.3));
         compile_expression(src, &facts, Facts::default(), &mut NoCache)
+    }
+
+    #[test]
+    fn a_comparison_with_a_constant_is_one_exact_comparison() {
+        let edges = [
+            0.0,
+            -0.0,
+            0.1,
+            -0.1,
+            1.0,
+            60000.0,
+            5e-324,
+            -5e-324,
+            f64::MIN_POSITIVE,
+            f64::MAX,
+            f64::MIN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ];
+        for op in [BinOp::Lt, BinOp::Gt, BinOp::Le, BinOp::Ge] {
+            for k in edges {
+                let rel = Rel::of(op);
+                for (rel, flipped) in [(rel, false), (rel.swapped(), true)] {
+                    let Some(Node::Greater { sign, bound, .. }) = rel.greater(Num::Random, k)
+                    else {
+                        // Only `x <= Infinity` and `x >= -Infinity` are left to `Compare`.
+                        assert!(
+                            rel == Rel::LE && k == f64::INFINITY
+                                || rel == Rel::GE && k == f64::NEG_INFINITY,
+                            "{op:?} {k}"
+                        );
+                        continue;
+                    };
+                    for x in edges.iter().chain(&[k.next_up(), k.next_down()]) {
+                        let want = if flipped {
+                            Rel::of(op).test(k, *x)
+                        } else {
+                            Rel::of(op).test(*x, k)
+                        };
+                        let got = bound < f64::from_bits(x.to_bits() ^ sign);
+                        assert_eq!(got, want, "{op:?} flipped {flipped}: x {x}, k {k}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn negative_literals_are_numbers() {
+        assert!(matches!(compile("-1").unwrap(), Node::Num(n) if n == -1.0));
+        assert!(
+            matches!(compile("-(-0)").unwrap(), Node::Num(n) if n == 0.0 && n.is_sign_positive())
+        );
+        assert!(matches!(compile("-self.fox_tf").unwrap(), Node::Num(n) if n == -0.3));
+        assert!(matches!(
+            compile("random() < -1").unwrap(),
+            Node::Greater { .. }
+        ));
+        assert!(matches!(compile("-content").unwrap(), Node::Neg(_)));
     }
 
     #[test]

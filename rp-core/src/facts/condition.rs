@@ -2,7 +2,7 @@
 //! as often as needed (a door that opens only at night, a quest step that waits for a word).
 
 use super::compile::{Node, RegexSource, SelfFacts, compile_expression};
-use super::eval::{Context, Eval, Facts, Fault};
+use super::eval::{Context, Eval, Facts, Fault, NoTrace, Traced, condition};
 use super::parser::SyntaxError;
 use super::{Draws, Sheet, TraceEntry, TraceEvent};
 use std::sync::Arc;
@@ -84,30 +84,50 @@ impl Condition {
 
     /// Whether the condition holds (JavaScript's ToBoolean of its value), drawing any
     /// randomness from `draws`. `Err` is a runtime type error.
-    pub fn test(&self, ctx: &Context<'_>, draws: &mut dyn Draws) -> Result<bool, String> {
-        Eval::new(ctx, &self.self_facts, self.facts(), draws, None, 0)
-            .truthy(&self.node)
-            .map_err(Fault::into_message)
+    ///
+    /// `draws` may be a concrete generator (its draws are then inlined into the evaluation)
+    /// or a `&mut dyn Draws`.
+    #[inline]
+    pub fn test<D: Draws + ?Sized>(
+        &self,
+        ctx: &Context<'_>,
+        draws: &mut D,
+    ) -> Result<bool, String> {
+        // Inlined into the caller with the walk of the usual operands (see `eval::condition`):
+        // a draw from a concrete generator inlines too, nothing is set up for them, and an
+        // `unwrap_or` there needs no `String`.
+        self.truthy(ctx, draws).map_err(Fault::into_message)
+    }
+
+    #[inline(always)]
+    fn truthy<D: Draws + ?Sized>(&self, ctx: &Context<'_>, draws: &mut D) -> Result<bool, Fault> {
+        condition(
+            &self.node,
+            ctx,
+            draws,
+            NoTrace,
+            |draws, trace, rest, all| {
+                Eval::new(ctx, &self.self_facts, self.facts(), draws, trace).rest(rest, all)
+            },
+        )
     }
 
     /// [`Condition::test`], also appending to `trace` what a sheet would trace: each random
     /// draw and dice roll, and a runtime error (in which case the answer is false).
-    pub fn test_traced(
+    pub fn test_traced<D: Draws + ?Sized>(
         &self,
         ctx: &Context<'_>,
-        draws: &mut dyn Draws,
+        draws: &mut D,
         trace: &mut Vec<TraceEvent>,
     ) -> bool {
         let mut entries: Vec<TraceEntry> = Vec::new();
-        let result = Eval::new(
-            ctx,
-            &self.self_facts,
-            self.facts(),
-            draws,
-            Some(&mut entries),
-            0,
-        )
-        .truthy(&self.node);
+        let traced = Traced {
+            entries: &mut entries,
+            line: 0,
+        };
+        let result = condition(&self.node, ctx, draws, traced, |draws, trace, rest, all| {
+            Eval::new(ctx, &self.self_facts, self.facts(), draws, trace).rest(rest, all)
+        });
         trace.extend(entries.into_iter().map(|e| e.event));
         result.unwrap_or_else(|message| {
             trace.push(TraceEvent::Error {
@@ -250,6 +270,9 @@ mod tests {
             alone.test(&Context::default(), &mut SeededDraws::new(1, 0)),
             Ok(true)
         );
+        // Callers that hold a `dyn Draws` call the same method.
+        let dynamic: &mut dyn Draws = &mut SeededDraws::new(1, 0);
+        assert_eq!(alone.test(&Context::default(), dynamic), Ok(true));
     }
 
     #[test]
@@ -272,9 +295,123 @@ mod tests {
             ("content.match(/merchant/) && author.match(/x/)", false),
             ("(mentioned ? content : author).match(/the/)", true),
             ("mentioned && (false || response_ms == 5000)", true),
+            (
+                "5000 <= response_ms && 6000 > response_ms && !(5000 < response_ms)",
+                true,
+            ),
+            (
+                "1 < 2 && 2 >= 2 && !(3 <= 2) && !(NaN < 1) && !(1 >= NaN)",
+                true,
+            ),
+            (
+                "mentioned && (response_ms > 1 && (content.match(/merchant/)))",
+                true,
+            ),
+            (
+                "author.match(/x/) || name.match(/y/) || content.match(/MERCHANT/i)",
+                true,
+            ),
+            ("name.match(/^$/) && author.match(/^$/)", true),
         ] {
             let got = cond(expr).test(&ctx, &mut SeededDraws::new(1, 0));
             assert_eq!(got, Ok(want), "{expr}");
+        }
+    }
+
+    #[test]
+    fn chains_and_comparisons_keep_their_values_and_order() {
+        // `&&`, `||` and `??` chains are one node each, and comparisons of numbers have their
+        // own node (a constant moved to the right): the values and the order of the draws
+        // stay JavaScript's.
+        let ctx = Context {
+            response_ms: 5000.0,
+            ..Context::default()
+        };
+        for (expr, draws, want) in [
+            ("response_ms && 0 && 1", vec![], "0"),
+            ("0 || \"\" || null", vec![], "null"),
+            ("undefined ?? null ?? 0 ?? 1", vec![], "0"),
+            ("1 && (2 && (3 && 4))", vec![], "4"),
+            ("0 || (\"\" || (null || 7))", vec![], "7"),
+            ("(0.5 > random()) + (random() <= 0.5)", vec![0.2, 0.7], "1"),
+            ("random() < random()", vec![0.1, 0.2], "true"),
+            ("random() < random()", vec![0.2, 0.1], "false"),
+            ("1 >= random() && random() >= 0.5", vec![0.3, 0.6], "true"),
+            ("response_ms > 1e3 ? 1 < 2 : 3", vec![], "true"),
+        ] {
+            let mut replay = ReplayDraws::new(draws);
+            let got = crate::facts::evaluate_to_string(expr, &SelfFacts::new(), &ctx, &mut replay)
+                .expect("compiles");
+            assert_eq!(got.as_deref(), Ok(want), "{expr}");
+        }
+    }
+
+    #[test]
+    fn the_usual_operands_and_the_rest_draw_and_trace_in_order() {
+        // The usual operands of the top-level chain are answered without an evaluator, the
+        // rest (from the first other one) with one: draws, traces and short-circuits must not
+        // notice where one hands over to the other.
+        let ctx = Context {
+            content: "the merchant",
+            mentioned: true,
+            response_ms: 5000.0,
+            ..Context::default()
+        };
+        for (expr, draws, want, drawn) in [
+            (
+                "mentioned && random() < 0.5 && response_ms > 1 && random() < 0.5",
+                [0.1, 0.2],
+                true,
+                2,
+            ),
+            (
+                "mentioned && random() < 0.5 && response_ms > 1 && random() < 0.5",
+                [0.1, 0.7],
+                false,
+                2,
+            ),
+            (
+                "mentioned && random() < 0.5 && response_ms > 1 && random() < 0.5",
+                [0.7, 0.1],
+                false,
+                1,
+            ),
+            (
+                "!mentioned || random() >= 0.5 || !content.match(/x/) || random() < 0",
+                [0.1, 0.2],
+                true,
+                1,
+            ),
+            (
+                "random() > 0.5 || response_ms < 0 || random() > 0.5 || mentioned",
+                [0.1, 0.2],
+                true,
+                2,
+            ),
+            (
+                "random() > 0.5 || response_ms < 0 || random() > 0.5",
+                [0.1, 0.7],
+                true,
+                2,
+            ),
+        ] {
+            let c = cond(expr);
+            assert_eq!(
+                c.test(&ctx, &mut ReplayDraws::new(draws.to_vec())),
+                Ok(want),
+                "{expr} {draws:?}"
+            );
+            let mut trace = Vec::new();
+            let got = c.test_traced(&ctx, &mut ReplayDraws::new(draws.to_vec()), &mut trace);
+            assert_eq!(got, want, "{expr} {draws:?}");
+            let values: Vec<f64> = trace
+                .iter()
+                .map(|e| match e {
+                    TraceEvent::Random { value } => *value,
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            assert_eq!(values, draws[..drawn], "{expr} {draws:?}");
         }
     }
 

@@ -41,7 +41,7 @@ pub(crate) struct Dice {
 }
 
 /// Parses `notation` and throws the dice with `draws`.
-pub fn roll(notation: &str, draws: &mut dyn Draws) -> Result<Roll, String> {
+pub fn roll<D: Draws + ?Sized>(notation: &str, draws: &mut D) -> Result<Roll, String> {
     parse(notation)?.throw(draws)
 }
 
@@ -97,7 +97,7 @@ pub(crate) fn parse(notation: &str) -> Result<Dice, String> {
 }
 
 impl Dice {
-    fn throw(self, draws: &mut dyn Draws) -> Result<Roll, String> {
+    fn throw<D: Draws + ?Sized>(self, draws: &mut D) -> Result<Roll, String> {
         let Dice {
             count,
             sides,

@@ -2,10 +2,10 @@
 //! a runtime type error is returned as an `Err` message, which the sheet evaluator traces and
 //! treats as a false condition.
 
-use super::compile::{FactValue, Method0, Method1, Node, SelfFacts, Var};
+use super::compile::{FactValue, Method0, Method1, Node, Num, Rel, SelfFacts, Var};
 use super::dice;
 use super::number::js_trim;
-use super::parser::{BinOp, LogicOp};
+use super::parser::BinOp;
 use super::regex::JsRegex;
 use super::value::*;
 use super::{Draws, TraceEntry, TraceEvent};
@@ -87,15 +87,44 @@ pub(crate) struct Facts<'a> {
     pub fired: &'a [(&'a str, &'a str)],
 }
 
-/// One evaluation of one condition.
-pub(crate) struct Eval<'a, 'r> {
+/// Where an evaluation traces its draws and rolls: nowhere ([`NoTrace`], which costs
+/// nothing) or a sheet's trace ([`Traced`]).
+pub(crate) trait Trace {
+    /// Records `event` (made only if it is recorded).
+    fn push(&mut self, event: impl FnOnce() -> TraceEvent);
+}
+
+/// Traces nothing.
+pub(crate) struct NoTrace;
+
+impl Trace for NoTrace {
+    #[inline(always)]
+    fn push(&mut self, _: impl FnOnce() -> TraceEvent) {}
+}
+
+/// Appends to a trace, as events of sheet line `line`.
+pub(crate) struct Traced<'r> {
+    pub entries: &'r mut Vec<TraceEntry>,
+    pub line: usize,
+}
+
+impl Trace for Traced<'_> {
+    fn push(&mut self, event: impl FnOnce() -> TraceEvent) {
+        self.entries.push(TraceEntry {
+            line: self.line,
+            event: event(),
+        });
+    }
+}
+
+/// One evaluation of one condition, drawing from a `D` (a concrete generator, whose draws
+/// then inline, or `dyn Draws`) and tracing to a `T`.
+pub(crate) struct Eval<'a, 'r, D: Draws + ?Sized, T: Trace> {
     pub ctx: &'a Context<'a>,
     pub self_facts: &'a SelfFacts,
     pub facts: Facts<'a>,
-    pub draws: &'r mut dyn Draws,
-    /// Where draws are traced (if anywhere), and the sheet line they belong to.
-    pub trace: Option<&'r mut Vec<TraceEntry>>,
-    pub line: usize,
+    pub draws: &'r mut D,
+    pub trace: T,
     present: Option<Rc<JsArray<'a>>>,
 }
 
@@ -139,14 +168,13 @@ fn substring<'a>(subject: &JsStr<'a>, range: std::ops::Range<usize>) -> Value<'a
     }
 }
 
-impl<'a, 'r> Eval<'a, 'r> {
+impl<'a, 'r, D: Draws + ?Sized, T: Trace> Eval<'a, 'r, D, T> {
     pub fn new(
         ctx: &'a Context<'a>,
         self_facts: &'a SelfFacts,
         facts: Facts<'a>,
-        draws: &'r mut dyn Draws,
-        trace: Option<&'r mut Vec<TraceEntry>>,
-        line: usize,
+        draws: &'r mut D,
+        trace: T,
     ) -> Self {
         Eval {
             ctx,
@@ -154,72 +182,73 @@ impl<'a, 'r> Eval<'a, 'r> {
             facts,
             draws,
             trace,
-            line,
             present: None,
-        }
-    }
-
-    fn traced(&mut self, event: TraceEvent) {
-        if let Some(trace) = self.trace.as_deref_mut() {
-            trace.push(TraceEntry {
-                line: self.line,
-                event,
-            });
         }
     }
 
     /// ToBoolean of `n`, without building values where the answer is a boolean anyway.
     ///
-    /// This is the hot path of every condition, so it is kept small: `&&` and `||` chains
-    /// (which lean right, see `compile`) are walked in a loop, the common operands (a boolean
-    /// variable, a comparison of numbers, `content.match(...)`) are answered inline, and
-    /// everything else goes to [`Eval::truthy_other`], out of line.
+    /// Kept small: the operands of a `&&` or `||` chain (one node, see `compile`) are walked
+    /// in a loop, the usual operands are answered inline ([`quick`]), and everything else goes
+    /// to [`Eval::truthy_other`], out of line. (A condition's top-level chain is walked by
+    /// [`condition`] first, without an `Eval`.)
     #[inline]
-    pub fn truthy(&mut self, mut n: &'a Node) -> R<bool> {
-        loop {
-            match n {
-                Node::Logic(LogicOp::And, a, b) => {
-                    if !self.operand(a)? {
+    pub fn truthy(&mut self, n: &'a Node) -> R<bool> {
+        match n {
+            Node::All(operands) => {
+                for o in operands.iter() {
+                    if !self.operand(o)? {
                         return Ok(false);
                     }
-                    n = b;
                 }
-                Node::Logic(LogicOp::Or, a, b) => {
-                    if self.operand(a)? {
+                Ok(true)
+            }
+            Node::Any(operands) => {
+                for o in operands.iter() {
+                    if self.operand(o)? {
                         return Ok(true);
                     }
-                    n = b;
                 }
-                _ => return self.operand(n),
+                Ok(false)
             }
+            _ => self.operand(n),
         }
     }
 
     #[inline(always)]
     fn operand(&mut self, n: &'a Node) -> R<bool> {
-        match n {
-            Node::Bool(b) => Ok(*b),
-            Node::Var(Var::Mentioned) => Ok(self.ctx.mentioned),
-            Node::Bin(op @ (BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge), a, b)
-                if is_number(a) && is_number(b) =>
-            {
-                // `random() < 0.1`, `response_ms > 60000`: no values built. Left first.
-                let x = self.number(a).unwrap_or(f64::NAN);
-                let y = self.number(b).unwrap_or(f64::NAN);
-                Ok(compare_numbers(*op, x, y))
-            }
-            // `content.match(...)`, the usual case, needs no value for its subject.
-            Node::Match(recv, re) if matches!(**recv, Node::Var(Var::Content)) => {
-                Ok(re.test(self.ctx.content)?)
-            }
-            other => self.truthy_other(other),
+        match quick(n, self.ctx, self.draws, &mut self.trace) {
+            Some(answer) => answer,
+            None => self.truthy_other(n),
         }
+    }
+
+    /// The operands of a chain from the first one [`quick`] did not answer: ToBoolean of
+    /// `operands` joined by `&&` (`all`) or `||` (see [`condition`]).
+    #[inline(never)]
+    pub fn rest(mut self, operands: &'a [Node], all: bool) -> R<bool> {
+        for o in operands {
+            if self.truthy(o)? != all {
+                return Ok(!all);
+            }
+        }
+        Ok(all)
     }
 
     #[inline(never)]
     fn truthy_other(&mut self, n: &'a Node) -> R<bool> {
         Ok(match n {
-            Node::Logic(LogicOp::And | LogicOp::Or, ..) => self.truthy(n)?,
+            Node::Bool(b) => *b,
+            Node::All(_) | Node::Any(_) => self.truthy(n)?,
+            Node::Greater { x, sign, bound } => {
+                greater(self.ctx, self.draws, &mut self.trace, (*x, *sign, *bound))
+            }
+            Node::Compare {
+                rel,
+                left,
+                right,
+                k,
+            } => self.compare(*rel, *left, *right, *k),
             Node::Not(a) => !self.truthy(a)?,
             Node::Cond(t, y, no) => {
                 if self.truthy(t)? {
@@ -229,7 +258,7 @@ impl<'a, 'r> Eval<'a, 'r> {
                 }
             }
             Node::Bin(op @ (BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge), a, b) => {
-                // One side a plain number: compare without building its value.
+                // The left side a plain number: compare without building its value.
                 if let Some(x) = self.number(a) {
                     return Ok(compare(*op, &Value::Num(x), &self.value(b)?));
                 }
@@ -248,6 +277,33 @@ impl<'a, 'r> Eval<'a, 'r> {
             }
             other => self.value(other)?.truthy(),
         })
+    }
+
+    /// A [`Node::Compare`]: its left operand first, then its right.
+    #[inline(always)]
+    fn compare(&mut self, rel: Rel, left: Num, right: Num, k: f64) -> bool {
+        let x = self.num(left, k);
+        let y = if right == Num::Const {
+            k
+        } else {
+            self.num(right, k)
+        };
+        rel.test(x, y)
+    }
+
+    /// An operand of [`Node::Compare`] (`k`: the comparison's constant).
+    #[inline(always)]
+    fn num(&mut self, n: Num, k: f64) -> f64 {
+        if n == Num::Random {
+            return self.random();
+        }
+        let c = self.ctx;
+        match n {
+            Num::Const => k,
+            Num::ResponseMs => c.response_ms,
+            Num::RetryMs => c.retry_ms,
+            _ => c.unread_count,
+        }
     }
 
     pub fn value(&mut self, n: &'a Node) -> R<Value<'a>> {
@@ -277,15 +333,21 @@ impl<'a, 'r> Eval<'a, 'r> {
                 let (x, y) = (self.value(a)?, self.value(b)?);
                 binary(*op, &x, &y)?
             }
-            Node::Logic(op, a, b) => {
-                let x = self.value(a)?;
-                let take_left = match op {
-                    LogicOp::And => !x.truthy(),
-                    LogicOp::Or => x.truthy(),
-                    LogicOp::Nullish => !x.is_nullish(),
-                };
-                if take_left { x } else { self.value(b)? }
-            }
+            Node::Greater { x, sign, bound } => Value::Bool(greater(
+                self.ctx,
+                self.draws,
+                &mut self.trace,
+                (*x, *sign, *bound),
+            )),
+            Node::Compare {
+                rel,
+                left,
+                right,
+                k,
+            } => Value::Bool(self.compare(*rel, *left, *right, *k)),
+            Node::All(operands) => self.chain_value(operands, |x| !x.truthy())?,
+            Node::Any(operands) => self.chain_value(operands, Value::truthy)?,
+            Node::Nullish(operands) => self.chain_value(operands, |x| !x.is_nullish())?,
             Node::Cond(t, y, no) => {
                 if self.truthy(t)? {
                     self.value(y)?
@@ -298,7 +360,7 @@ impl<'a, 'r> Eval<'a, 'r> {
                 let probability = self.value(p)?.to_number();
                 let value = self.draws.draw();
                 let result = value < probability;
-                self.traced(TraceEvent::Chance {
+                self.trace.push(|| TraceEvent::Chance {
                     probability,
                     value,
                     result,
@@ -308,12 +370,13 @@ impl<'a, 'r> Eval<'a, 'r> {
             Node::Roll(x) => {
                 let notation = self.value(x)?.to_js_string().to_string();
                 let r = dice::roll(&notation, self.draws)?;
-                self.traced(TraceEvent::Roll {
+                let total = r.total;
+                self.trace.push(|| TraceEvent::Roll {
                     notation,
                     dice: r.dice,
-                    total: r.total,
+                    total,
                 });
-                Value::Num(r.total)
+                Value::Num(total)
             }
             Node::HasFact(x) => {
                 let pattern = self.value(x)?.to_js_string().to_lowercase();
@@ -352,6 +415,9 @@ impl<'a, 'r> Eval<'a, 'r> {
                 Value::Bool(found)
             }
             Node::Regex(re) => Value::Regex(re),
+            Node::MatchVar(v, re) => {
+                self.match_value(&JsStr::Borrowed(string_var(self.ctx, *v)), re)?
+            }
             Node::Match(recv, re) => {
                 let subject = self.value(recv)?;
                 let Value::Str(s) = subject else {
@@ -386,17 +452,26 @@ impl<'a, 'r> Eval<'a, 'r> {
         })
     }
 
+    /// The value of a chain: the first operand's value for which `stop` holds, or the last's.
+    fn chain_value(
+        &mut self,
+        operands: &'a [Node],
+        stop: impl Fn(&Value<'a>) -> bool,
+    ) -> R<Value<'a>> {
+        let (last, init) = operands.split_last().expect("a chain has operands");
+        for o in init {
+            let x = self.value(o)?;
+            if stop(&x) {
+                return Ok(x);
+            }
+        }
+        self.value(last)
+    }
+
     /// `random()`: a draw, traced.
     #[inline]
     fn random(&mut self) -> f64 {
-        let value = self.draws.draw();
-        if let Some(trace) = self.trace.as_deref_mut() {
-            trace.push(TraceEntry {
-                line: self.line,
-                event: TraceEvent::Random { value },
-            });
-        }
-        value
+        random(self.draws, &mut self.trace)
     }
 
     /// The value of `n` when it is certainly a number that needs no [`Value`] (a literal, a
@@ -566,6 +641,99 @@ impl<'a, 'r> Eval<'a, 'r> {
     }
 }
 
+/// ToBoolean of the condition `n`. The operands of a top-level `&&` or `||` chain (or `n`
+/// itself) that need only the context and the draws (see [`quick`]) are answered here,
+/// without setting up an [`Eval`]: a usual condition (`mentioned && random() < 0.1 &&
+/// content.match(/aria/i)`) never sets one up, and [`super::Condition::test`] inlines this
+/// loop into its caller. From the first operand that needs more, `rest` (which sets one up
+/// and calls [`Eval::rest`]) answers the remaining ones.
+#[inline(always)]
+pub(crate) fn condition<'a, 'r, D: Draws + ?Sized, T: Trace>(
+    n: &'a Node,
+    ctx: &'a Context<'a>,
+    draws: &'r mut D,
+    mut trace: T,
+    rest: impl FnOnce(&'r mut D, T, &'a [Node], bool) -> R<bool>,
+) -> R<bool> {
+    let (operands, all) = match n {
+        Node::All(operands) => (&operands[..], true),
+        Node::Any(operands) => (&operands[..], false),
+        _ => (std::slice::from_ref(n), true),
+    };
+    for (i, o) in operands.iter().enumerate() {
+        match quick(o, ctx, draws, &mut trace) {
+            Some(answer) => {
+                if answer? != all {
+                    return Ok(!all);
+                }
+            }
+            None => return rest(draws, trace, &operands[i..], all),
+        }
+    }
+    Ok(all)
+}
+
+/// ToBoolean of an operand that needs only the context and the draws: `mentioned`, a draw
+/// compared with a constant (`random() < 0.1`, a [`Node::Greater`]), a regex test of a string
+/// variable (`content.match(...)`, which needs no value for its subject); `None` (evaluating
+/// nothing) for any other. Few cases, so the dispatch is a chain of well-predicted branches
+/// rather than an indirect jump through a table; and nothing here reads a numeric context
+/// variable, so that, inlined into a caller's loop, it keeps none of them in a register or
+/// on the stack (a [`Node::Greater`] of `response_ms` goes to [`Eval::truthy_other`]).
+#[inline(always)]
+fn quick<D: Draws + ?Sized, T: Trace>(
+    n: &Node,
+    ctx: &Context<'_>,
+    draws: &mut D,
+    trace: &mut T,
+) -> Option<R<bool>> {
+    Some(match n {
+        Node::Var(Var::Mentioned) => Ok(ctx.mentioned),
+        Node::Greater {
+            x: Num::Random,
+            sign,
+            bound,
+        } => Ok(*bound < f64::from_bits(random(draws, trace).to_bits() ^ sign)),
+        Node::MatchVar(v, re) => re.test(string_var(ctx, *v)).map_err(Fault::from),
+        _ => return None,
+    })
+}
+
+/// `random()`: a draw, traced.
+#[inline(always)]
+fn random<D: Draws + ?Sized, T: Trace>(draws: &mut D, trace: &mut T) -> f64 {
+    let value = draws.draw();
+    trace.push(|| TraceEvent::Random { value });
+    value
+}
+
+/// A [`Node::Greater`] (operand, sign, bound).
+#[inline(always)]
+fn greater<D: Draws + ?Sized, T: Trace>(
+    ctx: &Context<'_>,
+    draws: &mut D,
+    trace: &mut T,
+    (x, sign, bound): (Num, u64, f64),
+) -> bool {
+    let x = match x {
+        Num::Random => random(draws, trace),
+        Num::ResponseMs => ctx.response_ms,
+        Num::RetryMs => ctx.retry_ms,
+        _ => ctx.unread_count,
+    };
+    bound < f64::from_bits(x.to_bits() ^ sign)
+}
+
+/// The subject of a [`Node::MatchVar`]: `content`, `author` or `name`.
+#[inline(always)]
+fn string_var<'a>(ctx: &Context<'a>, v: Var) -> &'a str {
+    match v {
+        Var::Author => ctx.author,
+        Var::Name => ctx.name,
+        _ => ctx.content,
+    }
+}
+
 fn trim_range(s: &str) -> std::ops::Range<usize> {
     let t = js_trim(s);
     let start = t.as_ptr() as usize - s.as_ptr() as usize;
@@ -589,27 +757,6 @@ fn compare(op: BinOp, x: &Value<'_>, y: &Value<'_>) -> bool {
         BinOp::Le => less_than(y, x) == Some(false),
         BinOp::Ge => less_than(x, y) == Some(false),
         _ => unreachable!("only relational operators reach compare"),
-    }
-}
-
-/// Whether [`Eval::number`] answers `n`.
-#[inline(always)]
-fn is_number(n: &Node) -> bool {
-    matches!(
-        n,
-        Node::Num(_) | Node::Random | Node::Var(Var::ResponseMs | Var::RetryMs | Var::UnreadCount)
-    )
-}
-
-/// A relational operator on two numbers (any comparison with NaN is false, as in JavaScript).
-#[inline]
-fn compare_numbers(op: BinOp, x: f64, y: f64) -> bool {
-    match op {
-        BinOp::Lt => x < y,
-        BinOp::Gt => x > y,
-        BinOp::Le => x <= y,
-        BinOp::Ge => x >= y,
-        _ => unreachable!("only relational operators reach compare_numbers"),
     }
 }
 

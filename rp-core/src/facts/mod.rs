@@ -231,7 +231,13 @@ pub fn evaluate_to_string(
         eval::Facts::default(),
         &mut RegexCache::default(),
     )?;
-    let mut ev = eval::Eval::new(ctx, self_facts, eval::Facts::default(), draws, None, 0);
+    let mut ev = eval::Eval::new(
+        ctx,
+        self_facts,
+        eval::Facts::default(),
+        draws,
+        eval::NoTrace,
+    );
     Ok(ev
         .value(&node)
         .map(|v| render(&v))

@@ -1,7 +1,7 @@
 //! Fact sheets: classifying lines, compiling their conditions once, and deciding.
 
 use super::compile::{FactValue, Node, RegexSource, SelfFacts, compile_condition};
-use super::eval::{Context, Eval, Facts};
+use super::eval::{self, Context, Eval, Facts, Traced};
 use super::{Draws, TraceEvent};
 use std::sync::Arc;
 
@@ -373,15 +373,20 @@ impl Sheet {
                             plain_lower: &self.plain_lower,
                             fired: &fired,
                         };
-                        let mut ev = Eval::new(
+                        let traced = Traced {
+                            entries: &mut trace,
+                            line: line.number,
+                        };
+                        eval::condition(
+                            condition,
                             ctx,
-                            &self.self_facts,
-                            facts,
                             &mut rec,
-                            Some(&mut trace),
-                            line.number,
-                        );
-                        ev.truthy(condition)
+                            traced,
+                            |draws, trace, rest, all| {
+                                Eval::new(ctx, &self.self_facts, facts, draws, trace)
+                                    .rest(rest, all)
+                            },
+                        )
                     };
                     let hit = match result {
                         Ok(b) => b,
