@@ -11,8 +11,6 @@ In the tavern, Wren (the player) and Tobias sit in the corner booth.
 
 import asyncio
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,7 +24,6 @@ from rp_engine import (
     World,
 )
 
-TAVERN = Path(__file__).resolve().parents[2] / "examples" / "tavern.toml"
 OPEN_DOOR = {
     "name": "open_door",
     "description": "someone opens a door",
@@ -42,23 +39,6 @@ CELLAR = {"type": "open_door", "who": "Tobias Reed", "door": "cellar"}
 ATTIC = {"type": "open_door", "who": "Tobias Reed", "door": "attic"}
 WARMER = {"type": "feeling", "who": "Tobias Reed", "toward": "Wren", "affinity": "warmer"}
 CREAKS = {"opened": True, "system_line": "The door creaks."}
-
-
-@pytest.fixture
-def world() -> Iterator[World]:
-    with World.in_memory("The Crooked Lantern") as world:
-        world.load_world_file(TAVERN)
-        yield world
-
-
-@pytest.fixture
-def wren(world: World) -> int:
-    return world.entity_id("Wren")
-
-
-@pytest.fixture
-def tobias(world: World) -> int:
-    return world.entity_id("Tobias Reed")
 
 
 def answer(*reports: dict[str, Any]) -> str:

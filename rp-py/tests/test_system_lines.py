@@ -7,7 +7,6 @@ In the tavern, Wren (the player) and Tobias sit in the corner booth; Mira
 stands behind the bar, out of earshot.
 """
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,28 +19,6 @@ MINUTE = 60_000
 SLAM = "The cellar door slams shut. React to it."
 CAT = "A cat knocks a tankard off the bar."
 SYSTEM_LINE = "a system line to process (injected; never trimmed)"
-
-
-@pytest.fixture
-def world() -> Iterator[World]:
-    with World.in_memory("The Crooked Lantern") as world:
-        world.load_world_file(TAVERN)
-        yield world
-
-
-@pytest.fixture
-def wren(world: World) -> int:
-    return world.entity_id("Wren")
-
-
-@pytest.fixture
-def tobias(world: World) -> int:
-    return world.entity_id("Tobias Reed")
-
-
-@pytest.fixture
-def mira(world: World) -> int:
-    return world.entity_id("Mira Holt")
 
 
 def system_pieces(prompt: dict[str, Any]) -> list[str]:

@@ -9,7 +9,6 @@ In the tavern, Wren (the player) and Tobias sit in the corner booth.
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,18 +36,6 @@ CALLS: list[dict[str, Any]] = [
     },
     {"id": "c", "name": "summon_dragon", "arguments": {}},
 ]
-
-
-@pytest.fixture
-def world() -> Iterator[World]:
-    with World.in_memory("The Crooked Lantern") as world:
-        world.load_world_file(TAVERN)
-        yield world
-
-
-@pytest.fixture
-def wren(world: World) -> int:
-    return world.entity_id("Wren")
 
 
 def tool_names(request: dict[str, Any]) -> list[str]:

@@ -30,28 +30,6 @@ ASK = "Seen anything odd on the marsh, Tobias?"
 ANSWER = "Lights, moving where no boat can go."
 
 
-@pytest.fixture
-def world() -> Iterator[World]:
-    with World.in_memory("The Crooked Lantern") as world:
-        world.load_world_file(TAVERN)
-        yield world
-
-
-@pytest.fixture
-def wren(world: World) -> int:
-    return world.entity_id("Wren")
-
-
-@pytest.fixture
-def tobias(world: World) -> int:
-    return world.entity_id("Tobias Reed")
-
-
-@pytest.fixture
-def mira(world: World) -> int:
-    return world.entity_id("Mira Holt")
-
-
 def test_poll_form_end_to_end(world: World, wren: int, tobias: int, mira: int) -> None:
     head = world.head
     turn = world.begin_turn(wren, ASK, MINUTE)

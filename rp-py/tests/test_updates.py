@@ -12,15 +12,12 @@ stands behind the bar, out of earshot.
 import asyncio
 import json
 import re
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, Optional
 
 import pytest
 
 from rp_engine import Conflict, InvalidInput, ScriptedGenerator, World
 
-TAVERN = Path(__file__).resolve().parents[2] / "examples" / "tavern.toml"
 MINUTE = 60_000
 ASK = "Tobias, seen any lights on the marsh?"
 ANSWER = "Lights, out past the reeds."
@@ -42,23 +39,6 @@ LEARNED = {
 }
 WARY = {"type": "state", "who": "Tobias Reed", "mood": "wary"}
 COLDER = {"type": "feeling", "who": "Tobias Reed", "toward": "Wren", "affinity": "colder"}
-
-
-@pytest.fixture
-def world() -> Iterator[World]:
-    with World.in_memory("The Crooked Lantern") as world:
-        world.load_world_file(TAVERN)
-        yield world
-
-
-@pytest.fixture
-def wren(world: World) -> int:
-    return world.entity_id("Wren")
-
-
-@pytest.fixture
-def tobias(world: World) -> int:
-    return world.entity_id("Tobias Reed")
 
 
 def answer(*reports: dict[str, Any]) -> str:
