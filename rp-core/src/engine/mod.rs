@@ -495,10 +495,11 @@ fn load_world_costed(
     }
     let from = world.seq() + 1;
     cost.tail_bytes = visit_range(store, catalog, branch, from, head, &mut |seq, event| {
-        world.apply(&event).map_err(|e| Error::Corrupt {
+        let kind = event.kind();
+        world.apply_owned(event).map_err(|e| Error::Corrupt {
             file: store.name().to_owned(),
             location: format!("seq {seq}"),
-            message: format!("the stored {} event does not apply: {e}", event.kind()),
+            message: format!("the stored {kind} event does not apply: {e}"),
         })
     })?;
     Ok((world, cost))

@@ -5,6 +5,7 @@ use super::index::bump;
 use super::{Event, World, WorldFileBase, WorldMeta};
 use crate::error::{Error, Result};
 use crate::model::*;
+use std::borrow::Cow;
 
 /// Longest name (entity, container, slot, branch), in characters.
 pub const MAX_NAME_CHARS: usize = 256;
@@ -97,6 +98,38 @@ fn distinct<T: PartialEq + std::fmt::Display>(what: &'static str, items: &[T]) -
 impl World {
     /// Validates `event` against the current state and applies it. On error nothing changes.
     pub fn apply(&mut self, event: &Event) -> Result<()> {
+        self.check_next(event)?;
+        self.apply_variant(event)?;
+        self.seq += 1;
+        Ok(())
+    }
+
+    /// [`World::apply`] of an event the caller gives up: what the world keeps of the common
+    /// events (lines, memories, edges, activities, states) is moved into it instead of copied.
+    /// Replay uses it. Validation and outcome are exactly those of `apply`.
+    pub fn apply_owned(&mut self, event: Event) -> Result<()> {
+        self.check_next(&event)?;
+        match event {
+            Event::UserTurn { utterance } => self.add_utterance(Cow::Owned(utterance), true)?,
+            Event::AssistantTurn { utterance } => {
+                self.add_utterance(Cow::Owned(utterance), false)?
+            }
+            Event::MemoryAdded { memory } => self.add_memory(Cow::Owned(memory))?,
+            Event::EdgeUpdated { edge } => self.update_edge(Cow::Owned(edge))?,
+            Event::ActivityChanged { entity, activity } => {
+                self.change_activity(entity, Cow::Owned(activity))?
+            }
+            Event::EntityStateChanged { entity, state } => {
+                self.change_state(entity, Cow::Owned(state))?
+            }
+            other => self.apply_variant(&other)?,
+        }
+        self.seq += 1;
+        Ok(())
+    }
+
+    /// What every event must pass before its own checks.
+    fn check_next(&self, event: &Event) -> Result<()> {
         if self.seq == u64::MAX {
             return Err(Error::invalid(
                 "event",
@@ -112,6 +145,11 @@ impl World {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// The event's own checks and changes (the sequence number aside).
+    fn apply_variant(&mut self, event: &Event) -> Result<()> {
         match event {
             Event::WorldCreated {
                 name,
@@ -323,11 +361,7 @@ impl World {
                 }
             }
             Event::ActivityChanged { entity, activity } => {
-                self.check_activity(*entity, activity)?;
-                let old = self.get_entity(*entity)?.activity.position.clone();
-                self.track_position(old.as_ref(), false);
-                self.track_position(activity.position.as_ref(), true);
-                self.entity_mut(*entity)?.activity = activity.clone();
+                self.change_activity(*entity, Cow::Borrowed(activity))?
             }
             Event::InventoryChanged { entity, inventory } => {
                 self.check_inventory(*entity, inventory)?;
@@ -341,14 +375,9 @@ impl World {
                 self.entity_mut(*entity)?.inventory = inventory.clone();
             }
             Event::EntityStateChanged { entity, state } => {
-                self.get_entity(*entity)?;
-                self.check_state(state)?;
-                self.entity_mut(*entity)?.state = state.clone();
+                self.change_state(*entity, Cow::Borrowed(state))?
             }
-            Event::EdgeUpdated { edge } => {
-                self.check_edge(edge)?;
-                self.edges.insert(edge.clone());
-            }
+            Event::EdgeUpdated { edge } => self.update_edge(Cow::Borrowed(edge))?,
             Event::EdgeRemoved { from, to } => {
                 if self.edges.remove(&(*from, *to)).is_none() {
                     return Err(Error::not_found("edge", format!("{from} → {to}")));
@@ -380,44 +409,11 @@ impl World {
                     return Err(Error::not_found("group", id));
                 }
             }
-            Event::UserTurn { utterance } | Event::AssistantTurn { utterance } => {
-                let user = matches!(event, Event::UserTurn { .. });
-                self.check_utterance(utterance, user)?;
-                self.take_id(utterance.id.0);
-                self.dialogue.push_back(utterance.clone());
-                self.note_utterance(utterance.speaker, utterance.at, &utterance.witnesses);
-                let window = self
-                    .meta
-                    .as_ref()
-                    .map_or(0, |m| m.settings.dialogue_window as usize);
-                while self.dialogue.len() > window {
-                    self.dialogue.pop_front();
-                }
+            Event::UserTurn { utterance } => self.add_utterance(Cow::Borrowed(utterance), true)?,
+            Event::AssistantTurn { utterance } => {
+                self.add_utterance(Cow::Borrowed(utterance), false)?
             }
-            Event::MemoryAdded { memory } => {
-                self.check_fresh(memory.id.0)?;
-                self.get_entity(memory.owner)?;
-                if !memory.witnesses.contains(memory.owner) {
-                    return Err(Error::invalid(
-                        "memory",
-                        "the owner must be among the witnesses",
-                    ));
-                }
-                for w in memory.witnesses.iter() {
-                    self.get_entity(w)?;
-                }
-                if memory.text.trim().is_empty() {
-                    return Err(Error::invalid("memory", "the text is empty"));
-                }
-                check_text("memory", &memory.text)?;
-                check_unit("memory", "significance", memory.significance, 0.0)?;
-                if let Some(v) = &memory.embedding {
-                    crate::memory::check_embedding(v).map_err(|m| Error::invalid("memory", m))?;
-                }
-                self.take_id(memory.id.0);
-                self.index.own_memory(memory, true);
-                self.memories.insert(memory.clone());
-            }
+            Event::MemoryAdded { memory } => self.add_memory(Cow::Borrowed(memory))?,
             Event::MemoryRemoved { id } => {
                 let Some(memory) = self.memories.remove(id) else {
                     return Err(Error::not_found("memory", id));
@@ -569,7 +565,71 @@ impl World {
                 });
             }
         }
-        self.seq += 1;
+        Ok(())
+    }
+
+    // The common events, by reference or by value (see `apply_owned`).
+
+    fn add_utterance(&mut self, utterance: Cow<'_, Utterance>, user: bool) -> Result<()> {
+        self.check_utterance(&utterance, user)?;
+        self.take_id(utterance.id.0);
+        self.note_utterance(utterance.speaker, utterance.at, &utterance.witnesses);
+        self.dialogue.push_back(utterance.into_owned());
+        let window = self
+            .meta
+            .as_ref()
+            .map_or(0, |m| m.settings.dialogue_window as usize);
+        while self.dialogue.len() > window {
+            self.dialogue.pop_front();
+        }
+        Ok(())
+    }
+
+    fn add_memory(&mut self, memory: Cow<'_, Memory>) -> Result<()> {
+        self.check_fresh(memory.id.0)?;
+        self.get_entity(memory.owner)?;
+        if !memory.witnesses.contains(memory.owner) {
+            return Err(Error::invalid(
+                "memory",
+                "the owner must be among the witnesses",
+            ));
+        }
+        for w in memory.witnesses.iter() {
+            self.get_entity(w)?;
+        }
+        if memory.text.trim().is_empty() {
+            return Err(Error::invalid("memory", "the text is empty"));
+        }
+        check_text("memory", &memory.text)?;
+        check_unit("memory", "significance", memory.significance, 0.0)?;
+        if let Some(v) = &memory.embedding {
+            crate::memory::check_embedding(v).map_err(|m| Error::invalid("memory", m))?;
+        }
+        self.take_id(memory.id.0);
+        self.index.own_memory(&memory, true);
+        self.memories.insert(memory.into_owned());
+        Ok(())
+    }
+
+    fn update_edge(&mut self, edge: Cow<'_, Edge>) -> Result<()> {
+        self.check_edge(&edge)?;
+        self.edges.insert(edge.into_owned());
+        Ok(())
+    }
+
+    fn change_activity(&mut self, entity: EntityId, activity: Cow<'_, Activity>) -> Result<()> {
+        self.check_activity(entity, &activity)?;
+        let old = self.get_entity(entity)?.activity.position.clone();
+        self.track_position(old.as_ref(), false);
+        self.track_position(activity.position.as_ref(), true);
+        self.entity_mut(entity)?.activity = activity.into_owned();
+        Ok(())
+    }
+
+    fn change_state(&mut self, entity: EntityId, state: Cow<'_, EntityState>) -> Result<()> {
+        self.get_entity(entity)?;
+        self.check_state(&state)?;
+        self.entity_mut(entity)?.state = state.into_owned();
         Ok(())
     }
 

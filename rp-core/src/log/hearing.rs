@@ -83,7 +83,14 @@ impl World {
     /// Updates conversation timing for an utterance just applied.
     pub(super) fn note_utterance(&mut self, speaker: EntityId, at: Millis, heard: &WitnessSet) {
         for w in heard.iter() {
-            let mut s = self.speech(w);
+            // One descent for the common case (already known); a new entry otherwise.
+            let s = match self.speech.get_mut(&w) {
+                Some(s) => s,
+                None => {
+                    self.speech.insert(w, Speech::default());
+                    self.speech.get_mut(&w).expect("just inserted")
+                }
+            };
             if w == speaker {
                 s.last_spoke = Some(at);
                 s.unread = 0;
@@ -91,7 +98,6 @@ impl World {
                 s.last_heard = Some(at);
                 s.unread = s.unread.saturating_add(1);
             }
-            self.speech.insert(w, s);
         }
     }
 }

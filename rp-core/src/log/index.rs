@@ -46,16 +46,21 @@ fn add_to_set(
     id: MemoryId,
     holds: bool,
 ) {
-    let mut set = map.get(&owner).cloned().unwrap_or_default();
-    if holds {
-        set.insert(id);
-    } else {
-        set.remove(&id);
-    }
-    if set.is_empty() {
-        map.remove(&owner);
-    } else {
-        map.insert(owner, set);
+    // In place: a set copied out and back would copy its nodes on every change.
+    match map.get_mut(&owner) {
+        Some(set) if holds => {
+            set.insert(id);
+        }
+        Some(set) => {
+            set.remove(&id);
+            if set.is_empty() {
+                map.remove(&owner);
+            }
+        }
+        None if holds => {
+            map.insert(owner, OrdSet::unit(id));
+        }
+        None => {}
     }
 }
 

@@ -85,6 +85,43 @@ pub enum Op {
     RemoveContainer {
         which: u8,
     },
+    Ungroup {
+        which: u8,
+    },
+    Decide {
+        who: u8,
+        draw: u8,
+    },
+    Generate {
+        who: Option<u8>,
+        tokens: u8,
+    },
+    OpenThread {
+        a: u8,
+        b: u8,
+        empty: bool,
+    },
+    CloseThread {
+        which: u8,
+        status: u8,
+    },
+    Judge {
+        n: u8,
+    },
+    Tools {
+        who: u8,
+        draw: u8,
+    },
+    Inject {
+        to: Option<u8>,
+        text: u8,
+    },
+    Shown {
+        which: u8,
+    },
+    WorldFile {
+        n: u8,
+    },
 }
 
 pub fn op() -> impl Strategy<Value = Op> {
@@ -110,6 +147,16 @@ pub fn op() -> impl Strategy<Value = Op> {
         1 => any::<u16>().prop_map(|by| Op::Time { by }),
         1 => any::<u8>().prop_map(|who| Op::RemoveEntity { who }),
         1 => any::<u8>().prop_map(|which| Op::RemoveContainer { which }),
+        1 => any::<u8>().prop_map(|which| Op::Ungroup { which }),
+        1 => (any::<u8>(), any::<u8>()).prop_map(|(who, draw)| Op::Decide { who, draw }),
+        1 => (proptest::option::of(any::<u8>()), any::<u8>()).prop_map(|(who, tokens)| Op::Generate { who, tokens }),
+        1 => (any::<u8>(), any::<u8>(), any::<bool>()).prop_map(|(a, b, empty)| Op::OpenThread { a, b, empty }),
+        1 => (any::<u8>(), 0u8..3).prop_map(|(which, status)| Op::CloseThread { which, status }),
+        1 => any::<u8>().prop_map(|n| Op::Judge { n }),
+        1 => (any::<u8>(), any::<u8>()).prop_map(|(who, draw)| Op::Tools { who, draw }),
+        1 => (proptest::option::of(any::<u8>()), any::<u8>()).prop_map(|(to, text)| Op::Inject { to, text }),
+        1 => any::<u8>().prop_map(|which| Op::Shown { which }),
+        1 => any::<u8>().prop_map(|n| Op::WorldFile { n }),
     ]
 }
 
@@ -356,6 +403,111 @@ pub fn event(w: &World, op: &Op) -> Option<Event> {
         },
         Op::RemoveContainer { which } => Event::ContainerRemoved {
             id: nth_container(w, *which)?.id,
+        },
+        Op::Ungroup { which } => {
+            let count = w.groups().count();
+            if count == 0 {
+                return None;
+            }
+            Event::GroupRemoved {
+                id: w.groups().nth(*which as usize % count)?.id,
+            }
+        }
+        // A draw of 1.0 and more is out of range: some of these are refused.
+        Op::Decide { who, draw } => Event::ResponseDecided {
+            entity: nth_entity(w, *who)?.id,
+            respond: draw % 2 == 0,
+            retry_ms: (draw % 3 == 0).then_some(u64::from(*draw) * 10),
+            fired: vec![1],
+            draws: vec![f64::from(*draw) / 250.0],
+        },
+        Op::Generate { who, tokens } => Event::Generated {
+            purpose: match who {
+                Some(n) => turn::Purpose::Reply {
+                    speaker: nth_entity(w, *n)?.id,
+                },
+                None => turn::Purpose::StateUpdate,
+            },
+            result: turn::GenerateResult {
+                text: format!("generated {tokens}"),
+                completion_tokens: Some(u32::from(*tokens)),
+                model: Some("scripted".into()),
+                ..Default::default()
+            },
+        },
+        Op::OpenThread { a, b, empty } => Event::ThreadOpened {
+            thread: Thread {
+                id: ThreadId(id),
+                text: if *empty {
+                    " ".into()
+                } else {
+                    format!("thread {id}")
+                },
+                participants: [a, b]
+                    .iter()
+                    .filter_map(|n| nth_entity(w, **n))
+                    .map(|e| e.id)
+                    .collect(),
+                opened: w.now(),
+                status: ThreadStatus::Open,
+            },
+        },
+        Op::CloseThread { which, status } => {
+            let count = w.threads().count();
+            if count == 0 {
+                return None;
+            }
+            Event::ThreadClosed {
+                id: w.threads().nth(*which as usize % count)?.id,
+                status: [
+                    ThreadStatus::Resolved,
+                    ThreadStatus::Dropped,
+                    ThreadStatus::Open,
+                ][*status as usize % 3],
+            }
+        }
+        Op::Judge { n } => Event::ReportsJudged {
+            reports: (0..n % 3)
+                .map(|i| log::JudgedReport {
+                    report: format!("{{\"type\":\"mood\",\"n\":{i}}}"),
+                    rejected: (i % 2 == 1).then(|| "unknown name".into()),
+                    answer: None,
+                })
+                .collect(),
+        },
+        Op::Tools { who, draw } => Event::ToolsRun {
+            speaker: nth_entity(w, *who)?.id,
+            calls: vec![turn::ToolRun {
+                id: format!("call {id}"),
+                name: "roll_dice".into(),
+                arguments: "{\"dice\":\"1d6\"}".into(),
+                result: format!("{}", 1 + draw % 6),
+                draws: vec![f64::from(*draw) / 250.0],
+            }],
+        },
+        Op::Inject { to, text } => Event::SystemLineInjected {
+            line: SystemLine {
+                id,
+                text: format!("[SYSTEM: line {text}]"),
+                audience: match to {
+                    Some(n) => Some(vec![nth_entity(w, *n)?.id]),
+                    None => None,
+                },
+                at: w.now(),
+            },
+        },
+        Op::Shown { which } => {
+            let lines: Vec<u64> = w.system_lines().map(|l| l.id).collect();
+            if lines.is_empty() {
+                return None;
+            }
+            Event::SystemLinesShown {
+                ids: vec![lines[*which as usize % lines.len()]],
+            }
+        }
+        Op::WorldFile { n } => Event::WorldFileApplied {
+            file: format!("world{n}.toml"),
+            text: format!("# version {n}\n"),
         },
     })
 }
