@@ -77,7 +77,11 @@ fuzz_target!(|data: &[u8]| {
     };
     let mut world = base.clone();
     let verdict = judge_answer(&mut world, &pass, &[], answer);
-    let applied = verdict.reports.iter().filter(|r| r.rejected.is_none()).count();
+    let applied = verdict
+        .reports
+        .iter()
+        .filter(|r| r.rejected.is_none())
+        .count();
     if applied == 0 {
         assert!(verdict.events.is_empty(), "nothing applied, yet events");
     }
@@ -89,5 +93,8 @@ fuzz_target!(|data: &[u8]| {
     assert!(replay.to_bytes() == world.to_bytes(), "replay differs");
     let mut again = base.clone();
     let second = judge_answer(&mut again, &pass, &[], answer);
-    assert_eq!(second.events, verdict.events, "judging is not deterministic");
+    assert_eq!(
+        second.events, verdict.events,
+        "judging is not deterministic"
+    );
 });

@@ -2,7 +2,9 @@
 //! checks, and a small structure-aware event generator that draws ids and names from a world
 //! so that generated events get past the "no such entity" checks and exercise `World::apply`.
 
+use rp_core::log::JudgedReport;
 use rp_core::log::codec::{decode_event, decode_snapshot, encode_event, encode_snapshot};
+use rp_core::turn::{GenerateResult, Purpose, ToolRun};
 use rp_core::*;
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
@@ -534,7 +536,7 @@ impl<'w> Gen<'w> {
 
     /// One event drawn from `s`.
     pub fn event(&mut self, s: &mut Src<'_>) -> Event {
-        match s.u8() % 21 {
+        match s.u8() % 29 {
             0 => Event::WorldCreated {
                 name: self.text(s),
                 now: self.time(s),
@@ -685,6 +687,91 @@ impl<'w> Gen<'w> {
                 fired: (0..s.u8() % 4).map(|_| u32::from(s.u8())).collect(),
                 draws: (0..s.u8() % 4).map(|_| self.float(s).abs()).collect(),
             },
+            20 => {
+                let known: Vec<u64> = self.memories.iter().map(|x| x.0).collect();
+                Event::MemoriesRecalled {
+                    ids: (0..s.u8() % 4)
+                        .map(|_| MemoryId(self.raw_id(s, &known)))
+                        .collect(),
+                    at: self.time(s),
+                }
+            }
+            21 => Event::Generated {
+                purpose: match s.u8() % 4 {
+                    0 => Purpose::Reply {
+                        speaker: self.entity(s),
+                    },
+                    1 => Purpose::StateUpdate,
+                    2 => Purpose::Summary,
+                    _ => Purpose::Query,
+                },
+                result: GenerateResult {
+                    text: self.text(s),
+                    tool_calls: Vec::new(),
+                    prompt_tokens: s.bool().then(|| u32::from(s.u8())),
+                    completion_tokens: s.bool().then(|| u32::from(s.u8())),
+                    model: self.opt_text(s),
+                },
+            },
+            22 => Event::ThreadOpened {
+                thread: Thread {
+                    id: ThreadId(self.fresh(s)),
+                    text: self.text(s),
+                    participants: self.entities(s),
+                    opened: self.time(s),
+                    status: match s.u8() % 8 {
+                        0 => ThreadStatus::Resolved,
+                        1 => ThreadStatus::Dropped,
+                        _ => ThreadStatus::Open,
+                    },
+                },
+            },
+            23 => {
+                let known: Vec<u64> = self.world.threads().map(|t| t.id.0).collect();
+                Event::ThreadClosed {
+                    id: ThreadId(self.raw_id(s, &known)),
+                    status: match s.u8() % 3 {
+                        0 => ThreadStatus::Resolved,
+                        1 => ThreadStatus::Dropped,
+                        _ => ThreadStatus::Open,
+                    },
+                }
+            }
+            24 => Event::ReportsJudged {
+                reports: (0..s.u8() % 4)
+                    .map(|_| JudgedReport {
+                        report: self.text(s),
+                        rejected: self.opt_text(s),
+                        answer: self.opt_text(s),
+                    })
+                    .collect(),
+            },
+            25 => Event::ToolsRun {
+                speaker: self.entity(s),
+                calls: (0..s.u8() % 3)
+                    .map(|_| ToolRun {
+                        id: self.text(s),
+                        name: self.text(s),
+                        arguments: self.text(s),
+                        result: self.text(s),
+                        draws: (0..s.u8() % 3).map(|_| self.float(s).abs()).collect(),
+                    })
+                    .collect(),
+            },
+            26 => Event::SystemLineInjected {
+                line: SystemLine {
+                    id: self.fresh(s),
+                    text: self.text(s),
+                    audience: s.bool().then(|| self.entities(s)),
+                    at: self.time(s),
+                },
+            },
+            27 => {
+                let known: Vec<u64> = self.world.system_lines().map(|l| l.id).collect();
+                Event::SystemLinesShown {
+                    ids: (0..s.u8() % 3).map(|_| self.raw_id(s, &known)).collect(),
+                }
+            }
             _ => Event::WorldFileApplied {
                 file: self.text(s),
                 text: if s.bool() {
