@@ -4,7 +4,9 @@
 //! `rp_core::Error` has one subclass, so Python code catches exactly what it
 //! can handle. Errors that locate their cause carry it as attributes:
 //! `WorldFileError.file/.line/.column/.field`,
-//! `FactSyntaxError.owner/.line/.column`.
+//! `FactSyntaxError.owner/.line/.column`; `InvalidReport` (an
+//! `InvalidInput` of the state-update reports the host applies) has
+//! `.reasons`.
 
 use pyo3::IntoPyObjectExt;
 use pyo3::create_exception;
@@ -96,6 +98,17 @@ create_exception!(
 
 create_exception!(
     rp_engine,
+    InvalidReport,
+    InvalidInput,
+    "A state-update report the engine refuses (``World.apply_reports``): a name that is not \
+     present, a value out of range, a report that cannot be read. Nothing of the reports was \
+     applied.\n\n\
+     Attributes: ``reasons`` (list, one per report: why it was refused, or None for a valid \
+     one; a single reason when the reports could not be read at all)."
+);
+
+create_exception!(
+    rp_engine,
     ActionRefused,
     PyException,
     "Raised by the host's ``on_action`` callable (``World.run_turn``, \
@@ -150,6 +163,19 @@ pub(crate) fn to_py_err(py: Python<'_>, error: rp_core::Error) -> PyErr {
         _ => Ok(()),
     };
     match attributes {
+        Ok(()) => exception,
+        Err(error) => error,
+    }
+}
+
+/// The `InvalidReport` of reports `World.apply_reports` refused.
+pub(crate) fn invalid_report(
+    py: Python<'_>,
+    message: String,
+    reasons: Vec<Option<String>>,
+) -> PyErr {
+    let exception = InvalidReport::new_err(format!("invalid report: {message}"));
+    match set_attributes(py, &exception, [("reasons", reasons.into_bound_py_any(py))]) {
         Ok(()) => exception,
         Err(error) => error,
     }

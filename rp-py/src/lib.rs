@@ -6,6 +6,10 @@
 //! Its stubs are `python/rp_engine/_rp.pyi`, checked by `mypy.stubtest`.
 //!
 //! - [`world`]: `World` (rp-core's `Engine`) and `check_sheet`;
+//! - [`model`]: the world model as typed snapshots (`Entity`, `Container`,
+//!   `Slot`, `Edge`, `Memory`, `Group`) and the history (`Branch`,
+//!   `RewindPreview`);
+//! - [`edits`]: the events behind `World.append` and the named edits;
 //! - [`decision`]: `Decision`, the outcome of response control;
 //! - [`condition`]: `Condition`, one condition of the fact language on its own;
 //! - [`memory`]: `Recalled`, and the conversions of `World`'s memory methods;
@@ -14,14 +18,20 @@
 //!   Python on top of it (`python/rp_engine/_turn.py`);
 //! - [`json`]: structured values as the JSON rp-core reads and writes;
 //! - [`errors`]: the exception hierarchy, one class per `rp_core::ErrorKind`.
+//!
+//! Drawing (`World._repr_html_`, `World.graph`) and the async forms of the
+//! turn (`World.aturn`, `World.stream_turn`) are written in Python
+//! (`python/rp_engine/_notebook.py`, `_turn.py`), called from here.
 
 use pyo3::prelude::*;
 
 mod condition;
 mod decision;
+mod edits;
 mod errors;
 mod json;
 mod memory;
+mod model;
 mod turn;
 mod world;
 
@@ -37,11 +47,13 @@ mod _rp {
     #[pymodule_export]
     use crate::errors::{
         ActionRefused, CapacityError, Conflict, CorruptSave, FactSyntaxError, GenerationError,
-        InvalidInput, NotASave, NotFound, RpError, StorageError, UnsupportedVersion,
+        InvalidInput, InvalidReport, NotASave, NotFound, RpError, StorageError, UnsupportedVersion,
         WorldFileError,
     };
     #[pymodule_export]
     use crate::memory::Recalled;
+    #[pymodule_export]
+    use crate::model::{Branch, Container, Edge, Entity, Group, Memory, RewindPreview, Slot};
     #[pymodule_export]
     use crate::turn::{ScriptedGenerator, Turn};
     #[pymodule_export]

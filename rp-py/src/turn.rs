@@ -132,9 +132,10 @@ pub(crate) fn dialogue<'py>(world: &World, py: Python<'py>) -> PyResult<Bound<'p
     json::to_py(py, utterances)
 }
 
-/// The Python driver `rp_engine._turn.<function>` of `World.run_turn` or
-/// `World.run_turn_async`, called with `(world, speaker, text, now,
-/// generate)` and [`keywords`].
+/// The Python driver `rp_engine._turn.<function>` of `World.run_turn`,
+/// `World.run_turn_async` (and `aturn`) or `World.stream_turn` (the class
+/// `TurnStream`), called with `(world, speaker, text, now, generate)` and
+/// [`keywords`].
 pub(crate) fn driver<'py>(py: Python<'py>, function: &str) -> PyResult<Bound<'py, PyAny>> {
     py.import("rp_engine._turn")?.getattr(function)
 }

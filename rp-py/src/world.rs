@@ -2,26 +2,51 @@
 //! `Engine`).
 
 use std::path::PathBuf;
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyType};
-use rp_core::{Engine, EngineOptions, EntityId, Message};
+use rp_core::{Durability, Engine, EngineOptions, EntityId, Message};
 
 use crate::decision::Decision;
 use crate::errors::{RpError, to_py_err};
+use crate::model::{
+    Branch, Container, Edge, Entity, Group, Memory, Named, RewindPreview, container_id, entity_id,
+};
 use crate::turn::Turn;
 
 /// A world and the save file that keeps its event log.
 ///
 /// Create one with ``World.create`` (a new save from a world file),
-/// ``World.open`` (an existing save) or ``World.in_memory`` (no file). Use it
+/// ``World.open`` (an existing save), ``World.load`` (a world file, in
+/// memory) or ``World.in_memory`` (an empty world, no file). Use it
 /// as a context manager, or call ``close()``, to release the save file; any
 /// call after that raises ``RpError``.
 ///
-/// Calls release the GIL while the engine works (storage, replay, decisions),
-/// so other Python threads run meanwhile. A World may be shared between
-/// threads; calls on it run one at a time.
+/// The world model reads as typed snapshots (``entities()``, ``entity()``,
+/// ``containers()``, ``edges()``, ``memories()``, ``groups()``) and changes
+/// only through validated events (``append()`` and the named edits such as
+/// ``create_entity()``, ``move_entity()``, ``set_edge()``): an edit the world
+/// refuses raises an ``RpError`` and changes nothing. History branches
+/// (``rewind()``, ``fork()``, ``branches()``, ``switch_branch()``). In a
+/// notebook a World shows itself as HTML, and ``graph()`` draws its
+/// relationships.
+///
+/// Threads: calls release the GIL while the engine works (storage, index,
+/// replay, retrieval, decisions), so other Python threads run meanwhile. A
+/// World may be shared between threads: a lock inside it runs its calls one
+/// at a time, each whole (a call waits, without the GIL, for the one
+/// before). A ``Turn`` holds that lock only during each of its calls, so
+/// other calls may come between its steps (a commit in between makes the
+/// turn refuse to go on).
+///
+/// Ctrl-C: ``open`` checks for signals while it works and is interrupted at
+/// once. Other calls run to their end first (each is one short commit, or a
+/// replay bounded by ``snapshot_every``), then ``KeyboardInterrupt`` is
+/// raised as the call returns; the call itself has then happened whole or
+/// not at all.
 #[pyclass(frozen, module = "rp_engine")]
 pub(crate) struct World {
     /// `None` once closed.
@@ -90,29 +115,96 @@ impl World {
     /// world file (TOML) at ``world_file``. ``now`` is the host's clock in
     /// milliseconds, used when the world file gives none.
     ///
+    /// ``durability="immediate"`` (the default) makes each commit durable
+    /// before the call returns (fsync); ``"eventual"`` is faster, and a crash
+    /// may lose the latest commits (never part of one) until ``flush()`` or
+    /// ``close()``. A snapshot of the world is written every
+    /// ``snapshot_every`` events (0: never), so opening replays at most that
+    /// many.
+    ///
     /// Raises ``Conflict`` when ``path`` exists, ``WorldFileError`` when the
-    /// world file has an error (then nothing is written), ``StorageError``.
+    /// world file has an error (then nothing is written), ``StorageError``,
+    /// ``InvalidInput`` (``durability``).
     #[classmethod]
-    #[pyo3(signature = (path, world_file, now = 0))]
+    #[pyo3(signature = (path, world_file, now = 0, *, durability = "immediate", snapshot_every = 1000))]
     fn create(
         _cls: &Bound<'_, PyType>,
         py: Python<'_>,
         path: PathBuf,
         world_file: PathBuf,
         now: i64,
+        durability: &str,
+        snapshot_every: u64,
     ) -> PyResult<World> {
+        let options = engine_options(py, durability, snapshot_every)?;
         open_with(py, || {
-            Engine::create_from_world_file(path, world_file, now, EngineOptions::default())
+            Engine::create_from_world_file(path, world_file, now, options)
         })
     }
 
-    /// Opens the save file at ``path`` on its current branch.
+    /// Opens the save file at ``path`` on its current branch: the latest
+    /// snapshot, then a replay of the events after it. ``durability`` and
+    /// ``snapshot_every`` are as for ``create``.
     ///
-    /// Raises ``StorageError``, ``NotASave``, ``CorruptSave`` or
-    /// ``UnsupportedVersion``.
+    /// Ctrl-C (``KeyboardInterrupt``, or any exception a signal handler
+    /// raises) interrupts a long open at once: the open is abandoned, runs
+    /// to the end of its current read on a thread of its own and closes the
+    /// file (until then, opening the same save again may be refused as
+    /// already open). Opening changes nothing of the world the save holds,
+    /// so an interrupted open loses nothing.
+    ///
+    /// Raises ``NotFound`` (no such file), ``StorageError``, ``NotASave``,
+    /// ``CorruptSave``, ``UnsupportedVersion``, ``InvalidInput``
+    /// (``durability``).
     #[classmethod]
-    fn open(_cls: &Bound<'_, PyType>, py: Python<'_>, path: PathBuf) -> PyResult<World> {
-        open_with(py, || Engine::open(path))
+    #[pyo3(signature = (path, *, durability = "immediate", snapshot_every = 1000))]
+    fn open(
+        _cls: &Bound<'_, PyType>,
+        py: Python<'_>,
+        path: PathBuf,
+        durability: &str,
+        snapshot_every: u64,
+    ) -> PyResult<World> {
+        let options = engine_options(py, durability, snapshot_every)?;
+        open_interruptibly(py, move || Engine::open_with(path, options))
+    }
+
+    /// A new world in memory, with no save file, holding the world described
+    /// by the world file (TOML) at ``world_file``: what ``create`` writes to
+    /// a save, kept in memory only (for notebooks, tests, throwaway worlds).
+    /// ``now`` is the host's clock in milliseconds, used when the world file
+    /// gives none.
+    ///
+    /// Raises ``WorldFileError`` (the file cannot be read, or has an error).
+    #[classmethod]
+    #[pyo3(signature = (world_file, now = 0))]
+    fn load(
+        _cls: &Bound<'_, PyType>,
+        py: Python<'_>,
+        world_file: PathBuf,
+        now: i64,
+    ) -> PyResult<World> {
+        open_with(py, || {
+            let (file, text) = rp_core::worldfile::read(world_file)?;
+            let events = rp_core::worldfile::creation_events(
+                &file,
+                &text,
+                now,
+                rp_core::WorldSettings::default(),
+            )?;
+            let (name, now) = match events.first() {
+                Some(rp_core::Event::WorldCreated { name, now, .. }) => (name.clone(), *now),
+                _ => {
+                    return Err(rp_core::Error::Invalid {
+                        what: "world file",
+                        reason: "it creates no world".into(),
+                    });
+                }
+            };
+            let mut engine = Engine::in_memory(&name, now)?;
+            engine.append(events[1..].to_vec())?;
+            Ok(engine)
+        })
     }
 
     /// A new world named ``name`` in memory, with no save file; ``now`` is
@@ -145,20 +237,14 @@ impl World {
     }
 
     /// The id of the entity whose world-file key is ``name_or_key``
-    /// (exact), or failing that whose name it is (ignoring case).
+    /// (exact), or failing that whose name it is (ignoring case), or failing
+    /// that whose alias it is (ignoring case; an alias two entities share
+    /// names neither).
     ///
     /// Raises ``NotFound``.
-    fn entity_id(&self, py: Python<'_>, name_or_key: &str) -> PyResult<u64> {
-        self.with_engine(py, |engine| {
-            engine
-                .world()
-                .find_entity(name_or_key)
-                .map(|entity| entity.id.0)
-                .ok_or_else(|| rp_core::Error::NotFound {
-                    what: "entity with key or name",
-                    id: format!("{name_or_key:?}"),
-                })
-        })
+    fn entity_id(&self, py: Python<'_>, name_or_key: String) -> PyResult<u64> {
+        let named = Named::Name(name_or_key);
+        self.with_engine(py, |engine| Ok(entity_id(engine.world(), &named)?.0))
     }
 
     /// The seq of the last event on the current branch.
@@ -483,6 +569,57 @@ impl World {
             .call((slf, speaker, text, now, generate), Some(&kwargs))
     }
 
+    /// The Pythonic name of ``run_turn_async``: ``outcome = await
+    /// world.aturn(speaker, text, now, generate)``, where ``generate`` is an
+    /// ``async def`` (or a plain function), and may stream (an async
+    /// generator of ``str`` chunks). Same arguments, errors and outcome.
+    #[pyo3(signature = (speaker, text, now, generate, *, on_token = None, embed = None, on_action = None, witnesses = None, options = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn aturn<'py>(
+        slf: &Bound<'py, Self>,
+        speaker: u64,
+        text: &str,
+        now: i64,
+        generate: Bound<'py, PyAny>,
+        on_token: Option<Bound<'py, PyAny>>,
+        embed: Option<Bound<'py, PyAny>>,
+        on_action: Option<Bound<'py, PyAny>>,
+        witnesses: Option<Vec<u64>>,
+        options: Option<Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        Self::run_turn_async(
+            slf, speaker, text, now, generate, on_token, embed, on_action, witnesses, options,
+        )
+    }
+
+    /// A turn whose text streams as an async iterator: ``async for token
+    /// in world.stream_turn(speaker, text, now, generate): ...`` yields a
+    /// ``Token`` (``.purpose``, ``.text``, ``.speaker``) for each chunk as
+    /// ``generate`` produces it (each chunk of a streaming ``generate``, else
+    /// its whole text), then the turn is committed and its outcome is the
+    /// stream's ``.outcome``. Arguments, callables (sync or async) and errors
+    /// are those of ``run_turn_async``; an error is raised from the ``async
+    /// for``. Leaving the loop early abandons the turn (its input stays).
+    #[pyo3(signature = (speaker, text, now, generate, *, on_token = None, embed = None, on_action = None, witnesses = None, options = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn stream_turn<'py>(
+        slf: &Bound<'py, Self>,
+        speaker: u64,
+        text: &str,
+        now: i64,
+        generate: Bound<'py, PyAny>,
+        on_token: Option<Bound<'py, PyAny>>,
+        embed: Option<Bound<'py, PyAny>>,
+        on_action: Option<Bound<'py, PyAny>>,
+        witnesses: Option<Vec<u64>>,
+        options: Option<Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let kwargs = crate::turn::keywords(py, on_token, embed, on_action, witnesses, options)?;
+        crate::turn::driver(py, "TurnStream")?
+            .call((slf, speaker, text, now, generate), Some(&kwargs))
+    }
+
     /// The prompt ``speaker`` would be given now, as a dict: ``"messages"``
     /// (what the model would read), ``"pieces"`` (each with ``"section"``,
     /// ``"text"``, ``"why"`` it is there, ``"tokens"``, and ``"memory"``,
@@ -555,6 +692,571 @@ impl World {
         self.with_engine(py, |engine| Ok(engine.export_world_file()))
     }
 
+    // ----- The world model: typed snapshots -----
+
+    /// The world's name.
+    #[getter]
+    fn name(&self, py: Python<'_>) -> PyResult<String> {
+        self.with_engine(py, |engine| {
+            Ok(engine
+                .world()
+                .meta()
+                .map(|meta| meta.name.clone())
+                .unwrap_or_default())
+        })
+    }
+
+    /// The world's clock: the host time (ms) it was last advanced to.
+    #[getter]
+    fn now(&self, py: Python<'_>) -> PyResult<i64> {
+        self.with_engine(py, |engine| Ok(engine.world().now()))
+    }
+
+    /// Every entity, in id order, as ``Entity`` snapshots.
+    fn entities(&self, py: Python<'_>) -> PyResult<Vec<Entity>> {
+        self.with_engine(py, |engine| {
+            let world = engine.world();
+            Ok(world.entities().map(|e| Entity::of(world, e)).collect())
+        })
+    }
+
+    /// The entity ``entity`` names: an id, or a world-file key (exact) or
+    /// name (ignoring case). Raises ``NotFound``.
+    fn entity(&self, py: Python<'_>, entity: Named) -> PyResult<Entity> {
+        self.with_engine(py, |engine| read_entity(engine, &entity))
+    }
+
+    /// Every container, in id order, as ``Container`` snapshots (with how
+    /// many stand in each slot).
+    fn containers(&self, py: Python<'_>) -> PyResult<Vec<Container>> {
+        self.with_engine(py, |engine| {
+            let world = engine.world();
+            Ok(world
+                .containers()
+                .map(|c| Container::of(world, c))
+                .collect())
+        })
+    }
+
+    /// The container ``container`` names: an id, a world-file key (exact) or
+    /// a name (ignoring case). Raises ``NotFound``, or ``InvalidInput`` for a
+    /// name that two containers share.
+    fn container(&self, py: Python<'_>, container: Named) -> PyResult<Container> {
+        self.with_engine(py, |engine| read_container(engine, &container))
+    }
+
+    /// The directed edges of the relationship graph, in ``(from_, to)``
+    /// order, as ``Edge`` snapshots; only those going out of ``from_``
+    /// and/or into ``to`` when given (ids, keys or names). Raises
+    /// ``NotFound``.
+    #[pyo3(signature = (*, from_ = None, to = None))]
+    fn edges(
+        &self,
+        py: Python<'_>,
+        from_: Option<Named>,
+        to: Option<Named>,
+    ) -> PyResult<Vec<Edge>> {
+        self.with_engine(py, |engine| {
+            let world = engine.world();
+            let from = from_.map(|f| entity_id(world, &f)).transpose()?;
+            let to = to.map(|t| entity_id(world, &t)).transpose()?;
+            Ok(world
+                .edges()
+                .filter(|e| from.is_none_or(|f| e.from == f) && to.is_none_or(|t| e.to == t))
+                .map(|e| Edge(e.clone()))
+                .collect())
+        })
+    }
+
+    /// The edge ``from_ → to``. Raises ``NotFound`` (an entity, or no such
+    /// edge).
+    fn edge(&self, py: Python<'_>, from_: Named, to: Named) -> PyResult<Edge> {
+        self.with_engine(py, |engine| read_edge(engine, &from_, &to))
+    }
+
+    /// Every memory, in id order, as ``Memory`` snapshots: the host's view;
+    /// with ``owner``, only the memories it holds and witnessed (what it can
+    /// recall). Raises ``NotFound`` (owner).
+    #[pyo3(signature = (owner = None))]
+    fn memories(&self, py: Python<'_>, owner: Option<Named>) -> PyResult<Vec<Memory>> {
+        self.with_engine(py, |engine| {
+            let world = engine.world();
+            Ok(match owner {
+                Some(owner) => {
+                    let owner = entity_id(world, &owner)?;
+                    let mut found: Vec<Memory> = world
+                        .memories_of(owner)
+                        .map(|m| Memory(m.clone()))
+                        .collect();
+                    found.sort_by_key(|m| m.0.id);
+                    found
+                }
+                None => world.all_memories().map(|m| Memory(m.clone())).collect(),
+            })
+        })
+    }
+
+    /// The memory with id ``memory``. Raises ``NotFound``.
+    fn memory(&self, py: Python<'_>, memory: u64) -> PyResult<Memory> {
+        self.with_engine(py, |engine| {
+            engine
+                .world()
+                .memory(rp_core::MemoryId(memory))
+                .map(|m| Memory(m.clone()))
+                .ok_or_else(|| rp_core::Error::NotFound {
+                    what: "memory",
+                    id: memory.to_string(),
+                })
+        })
+    }
+
+    /// Every group node, in id order, as ``Group`` snapshots.
+    fn groups(&self, py: Python<'_>) -> PyResult<Vec<Group>> {
+        self.with_engine(py, |engine| {
+            Ok(engine.world().groups().map(|g| Group(g.clone())).collect())
+        })
+    }
+
+    /// The whole state of the world as a dict: the JSON of its serialised
+    /// form (entities, containers, edges, groups, memories, dialogue,
+    /// threads, clock, ...). Two worlds with the same history give equal
+    /// dicts, so a reopened save can be compared with the live world.
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let state = self.with_engine(py, |engine| Ok(serde_json::to_value(engine.world())))?;
+        crate::json::to_py(py, state)
+    }
+
+    // ----- Editing: validated events -----
+
+    /// The events of the current branch with ``first <= seq <= last``
+    /// (default: to the head), oldest first, as dicts: ``"seq"``,
+    /// ``"kind"`` (``"entity_created"``, ``"user_turn"``, ...) and the
+    /// event's fields, the form ``append`` takes. Raises ``StorageError``.
+    #[pyo3(signature = (first = 1, last = None))]
+    fn events<'py>(
+        &self,
+        py: Python<'py>,
+        first: u64,
+        last: Option<u64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let events = self.with_engine(py, |engine| {
+            let found = engine.events(first, last.unwrap_or(u64::MAX))?;
+            Ok(found
+                .iter()
+                .map(|(seq, event)| crate::edits::event_to_json(*seq, event))
+                .collect::<serde_json::Result<Vec<_>>>()
+                .map(serde_json::Value::Array))
+        })?;
+        crate::json::to_py(py, events)
+    }
+
+    /// Validates ``events`` in order, commits them in one transaction and
+    /// applies them; returns the new head. Each event is a dict with its
+    /// ``"kind"`` and fields, as ``events()`` gives them, such as
+    /// ``{"kind": "time_advanced", "to": 60000}`` or ``{"kind":
+    /// "edge_updated", "edge": {"from": 1, "to": 2, "affinity": 0.5}}``
+    /// (new ids are at least ``next_id``).
+    ///
+    /// If any event is malformed or refused, nothing changes and the error
+    /// says why: ``InvalidInput`` (a malformed event, a value out of range),
+    /// ``NotFound``, ``Conflict`` (a duplicate name, an entity in two
+    /// places), ``CapacityError``, ``FactSyntaxError``, ``StorageError``.
+    fn append(&self, py: Python<'_>, events: Vec<Bound<'_, PyDict>>) -> PyResult<u64> {
+        let mut decoded = Vec::with_capacity(events.len());
+        for (i, event) in events.iter().enumerate() {
+            match crate::edits::event_from_dict(event)? {
+                Ok(event) => decoded.push(event),
+                Err(rp_core::Error::Invalid { what, reason }) => {
+                    let reason = format!("event {i}: {reason}");
+                    return Err(to_py_err(py, rp_core::Error::Invalid { what, reason }));
+                }
+                Err(error) => return Err(to_py_err(py, error)),
+            }
+        }
+        self.with_engine(py, |engine| engine.append(decoded))
+    }
+
+    /// The id the next created thing takes (``append`` needs fresh ids).
+    #[getter]
+    fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with_engine(py, |engine| Ok(engine.world().next_id()))
+    }
+
+    /// Creates an entity and returns it. ``facts`` is its fact sheet (one
+    /// fact per line, ``$if`` lines included); with ``container`` (an id, key
+    /// or name) it is placed there, in ``slot``, with ``posture``. One
+    /// commit: on error nothing changes.
+    ///
+    /// Raises ``Conflict`` (a name or key in use), ``FactSyntaxError``,
+    /// ``NotFound`` (container or slot), ``CapacityError`` (a full slot),
+    /// ``InvalidInput`` (an empty name, a slot without a container).
+    #[pyo3(signature = (name, *, key = None, aliases = None, facts = "", host_controlled = false, container = None, slot = None, posture = None, mood = None, goals = None, status = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn create_entity(
+        &self,
+        py: Python<'_>,
+        name: String,
+        key: Option<String>,
+        aliases: Option<Vec<String>>,
+        facts: &str,
+        host_controlled: bool,
+        container: Option<Named>,
+        slot: Option<String>,
+        posture: Option<String>,
+        mood: Option<String>,
+        goals: Option<Vec<String>>,
+        status: Option<String>,
+    ) -> PyResult<Entity> {
+        let new = crate::edits::NewEntity {
+            name,
+            key,
+            aliases: aliases.unwrap_or_default(),
+            facts: facts.to_owned(),
+            host_controlled,
+            container,
+            slot,
+            posture,
+            mood,
+            goals: goals.unwrap_or_default(),
+            status,
+        };
+        self.with_engine(py, |engine| {
+            let id = crate::edits::create_entity(engine, new)?;
+            read_entity(engine, &Named::Id(id.0))
+        })
+    }
+
+    /// Edits an entity's name, aliases, fact sheet or host-controlled flag
+    /// (None keeps a field) and returns it. Raises ``NotFound``,
+    /// ``Conflict`` (a name in use), ``FactSyntaxError``, ``InvalidInput``.
+    #[pyo3(signature = (entity, *, name = None, aliases = None, facts = None, host_controlled = None))]
+    fn edit_entity(
+        &self,
+        py: Python<'_>,
+        entity: Named,
+        name: Option<String>,
+        aliases: Option<Vec<String>>,
+        facts: Option<String>,
+        host_controlled: Option<bool>,
+    ) -> PyResult<Entity> {
+        self.with_engine(py, |engine| {
+            let id =
+                crate::edits::edit_entity(engine, &entity, name, aliases, facts, host_controlled)?;
+            read_entity(engine, &Named::Id(id.0))
+        })
+    }
+
+    /// Sets an entity's ``mood``, ``goals`` or ``status`` (None keeps a
+    /// field; ``""`` clears mood or status) and returns it. Raises
+    /// ``NotFound``, ``InvalidInput``.
+    #[pyo3(signature = (entity, *, mood = None, goals = None, status = None))]
+    fn set_entity_state(
+        &self,
+        py: Python<'_>,
+        entity: Named,
+        mood: Option<String>,
+        goals: Option<Vec<String>>,
+        status: Option<String>,
+    ) -> PyResult<Entity> {
+        self.with_engine(py, |engine| {
+            let id = crate::edits::set_entity_state(engine, &entity, mood, goals, status)?;
+            read_entity(engine, &Named::Id(id.0))
+        })
+    }
+
+    /// Moves an entity into ``container`` (an id, key or name) and ``slot``
+    /// (None: outside any slot), keeping what it holds and does;
+    /// ``posture`` replaces its posture (``""`` clears it). Returns it.
+    ///
+    /// Raises ``NotFound`` (entity, container or slot), ``CapacityError``
+    /// (a full slot), ``InvalidInput`` (an item someone carries).
+    #[pyo3(signature = (entity, container, slot = None, *, posture = None))]
+    fn move_entity(
+        &self,
+        py: Python<'_>,
+        entity: Named,
+        container: Named,
+        slot: Option<String>,
+        posture: Option<String>,
+    ) -> PyResult<Entity> {
+        self.with_engine(py, |engine| {
+            let id = crate::edits::move_entity(engine, &entity, &container, slot, posture)?;
+            read_entity(engine, &Named::Id(id.0))
+        })
+    }
+
+    /// Removes an entity with its edges, group memberships and memories;
+    /// returns the new head. Raises ``NotFound``, ``Conflict`` (it carries
+    /// items, or someone carries it).
+    fn remove_entity(&self, py: Python<'_>, entity: Named) -> PyResult<u64> {
+        self.with_engine(py, |engine| crate::edits::remove_entity(engine, &entity))
+    }
+
+    /// Creates a container and returns it. ``parent`` (an id, key or name)
+    /// is the container it sits in; ``slots`` are names or ``(name,
+    /// capacity)`` pairs (capacity None: no limit); ``public``, ``moving``
+    /// and ``audible_range`` are its properties.
+    ///
+    /// Raises ``Conflict`` (a key in use), ``NotFound`` (parent),
+    /// ``InvalidInput`` (an empty name, a slot named twice).
+    #[pyo3(signature = (name, *, key = None, parent = None, slots = None, facts = "", public = false, moving = false, audible_range = 0))]
+    #[allow(clippy::too_many_arguments)]
+    fn create_container(
+        &self,
+        py: Python<'_>,
+        name: String,
+        key: Option<String>,
+        parent: Option<Named>,
+        slots: Option<Vec<crate::edits::SlotArg>>,
+        facts: &str,
+        public: bool,
+        moving: bool,
+        audible_range: u32,
+    ) -> PyResult<Container> {
+        let new = crate::edits::NewContainer {
+            name,
+            key,
+            parent,
+            slots: slots.unwrap_or_default(),
+            facts: facts.to_owned(),
+            public,
+            moving,
+            audible_range,
+        };
+        self.with_engine(py, |engine| {
+            let id = crate::edits::create_container(engine, new)?;
+            read_container(engine, &Named::Id(id.0))
+        })
+    }
+
+    /// Redefines a container: each field given replaces its value (None
+    /// keeps it; ``slots`` as in ``create_container``). Returns it. Raises
+    /// ``NotFound``, ``InvalidInput`` (a slot still occupied is removed, a
+    /// parent that makes a cycle, ...).
+    #[pyo3(signature = (container, *, name = None, parent = None, slots = None, facts = None, public = None, moving = None, audible_range = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn edit_container(
+        &self,
+        py: Python<'_>,
+        container: Named,
+        name: Option<String>,
+        parent: Option<Named>,
+        slots: Option<Vec<crate::edits::SlotArg>>,
+        facts: Option<String>,
+        public: Option<bool>,
+        moving: Option<bool>,
+        audible_range: Option<u32>,
+    ) -> PyResult<Container> {
+        let edit = crate::edits::ContainerEdit {
+            name,
+            parent,
+            slots,
+            facts,
+            public,
+            moving,
+            audible_range,
+        };
+        self.with_engine(py, |engine| {
+            let id = crate::edits::edit_container(engine, &container, edit)?;
+            read_container(engine, &Named::Id(id.0))
+        })
+    }
+
+    /// Removes an empty container (no entities, no child containers);
+    /// returns the new head. Raises ``NotFound``, ``Conflict``.
+    fn remove_container(&self, py: Python<'_>, container: Named) -> PyResult<u64> {
+        self.with_engine(py, |engine| {
+            crate::edits::remove_container(engine, &container)
+        })
+    }
+
+    /// Creates or edits the directed edge ``from_ → to`` (ids, keys or
+    /// names) and returns it: each field given replaces its value, the
+    /// others are kept (a new edge starts neutral). ``affinity`` and
+    /// ``trust`` are in [-1, 1].
+    ///
+    /// Raises ``NotFound``, ``InvalidInput`` (a value out of range, an edge
+    /// to itself).
+    #[pyo3(signature = (from_, to, *, affinity = None, trust = None, summary = None, knowledge = None, private_moments = None, last_interaction = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn set_edge(
+        &self,
+        py: Python<'_>,
+        from_: Named,
+        to: Named,
+        affinity: Option<f64>,
+        trust: Option<f64>,
+        summary: Option<String>,
+        knowledge: Option<Vec<String>>,
+        private_moments: Option<Vec<String>>,
+        last_interaction: Option<i64>,
+    ) -> PyResult<Edge> {
+        let edit = crate::edits::EdgeEdit {
+            affinity,
+            trust,
+            summary,
+            knowledge,
+            private_moments,
+            last_interaction,
+        };
+        self.with_engine(py, |engine| {
+            let (from, to) = crate::edits::set_edge(engine, &from_, &to, edit)?;
+            read_edge(engine, &Named::Id(from.0), &Named::Id(to.0))
+        })
+    }
+
+    /// Removes the edge ``from_ → to``; returns the new head. Raises
+    /// ``NotFound``.
+    fn remove_edge(&self, py: Python<'_>, from_: Named, to: Named) -> PyResult<u64> {
+        self.with_engine(py, |engine| crate::edits::remove_edge(engine, &from_, &to))
+    }
+
+    /// Advances the world's clock to ``to`` (host time, ms); returns the new
+    /// head. Raises ``InvalidInput`` when ``to`` is before the clock.
+    fn advance_time(&self, py: Python<'_>, to: i64) -> PyResult<u64> {
+        self.with_engine(py, |engine| {
+            engine.append(vec![rp_core::Event::TimeAdvanced { to }])
+        })
+    }
+
+    /// Applies the host's own state-update reports: the dicts a model's
+    /// state-update pass writes (``{"type": "feeling", "who": "Tobias Reed",
+    /// "toward": "Wren", "affinity": "warmer"}``, ``"learned"``,
+    /// ``"relationship"``, ``"state"``, ``"activity"``, ``"thread_opened"``,
+    /// ...; see ``Turn.step``), judged the same way: names resolved, values
+    /// checked, the engine computing each change (``step`` is how far one
+    /// warmer/colder or more/less moves). ``present`` (ids, keys or names;
+    /// default: everyone) are who may be a report's ``"who"``. Returns the
+    /// new head; the changes and the record of the reports are one commit.
+    ///
+    /// Raises ``InvalidReport`` when any report is refused (then nothing is
+    /// applied; ``.reasons`` has each report's reason, None for the valid
+    /// ones), ``NotFound`` (present), ``InvalidInput`` (``step``).
+    #[pyo3(signature = (reports, *, present = None, step = 0.1))]
+    fn apply_reports(
+        &self,
+        py: Python<'_>,
+        reports: Vec<Bound<'_, PyAny>>,
+        present: Option<Vec<Named>>,
+        step: f64,
+    ) -> PyResult<u64> {
+        let reports = reports
+            .iter()
+            .map(crate::json::py_to_json)
+            .collect::<PyResult<Vec<_>>>()?;
+        let outcome = py.detach(|| {
+            let mut engine = self.engine.lock().map_err(|_| Err(Failure::Poisoned))?;
+            let engine = engine.as_mut().ok_or(Err(Failure::Closed))?;
+            crate::edits::apply_reports(engine, reports, present, step)
+                .map_err(|e| e.map_err(Failure::Core))
+        });
+        match outcome {
+            Ok(head) => Ok(head),
+            Err(Ok(refused)) => Err(crate::errors::invalid_report(
+                py,
+                refused.message,
+                refused.reasons,
+            )),
+            Err(Err(failure)) => Err(to_py(py, failure)),
+        }
+    }
+
+    // ----- Branches -----
+
+    /// The name of the current branch (``"main"`` at first).
+    #[getter]
+    fn branch(&self, py: Python<'_>) -> PyResult<String> {
+        self.with_engine(py, |engine| Ok(engine.current_branch().to_owned()))
+    }
+
+    /// Every named branch, in creation order, as ``Branch`` objects.
+    fn branches(&self, py: Python<'_>) -> PyResult<Vec<Branch>> {
+        self.with_engine(py, |engine| {
+            Ok(engine.branches().into_iter().map(Branch::from).collect())
+        })
+    }
+
+    /// What ``rewind(to_seq)`` would undo, without undoing it. Raises
+    /// ``InvalidInput`` for a seq outside the current branch.
+    fn preview_rewind(&self, py: Python<'_>, to_seq: u64) -> PyResult<RewindPreview> {
+        self.with_engine(py, |engine| engine.preview_rewind(to_seq))
+            .map(RewindPreview::from)
+    }
+
+    /// Moves the current branch back to ``to_seq``: the world becomes what
+    /// it was after that event. Nothing is destroyed: the undone events stay
+    /// reachable as a new branch, named after the current one (``"main~2"``),
+    /// whose name is returned (None when nothing was undone). A turn in
+    /// progress refuses to go on afterwards.
+    ///
+    /// Raises ``InvalidInput`` (a seq outside the branch), ``StorageError``;
+    /// on error nothing changes.
+    fn rewind(&self, py: Python<'_>, to_seq: u64) -> PyResult<Option<String>> {
+        self.with_engine(py, |engine| engine.rewind(to_seq))
+    }
+
+    /// Creates a branch ``name`` that shares the current branch's history up
+    /// to ``at_seq`` (default: the head) and returns it; the current branch
+    /// does not change.
+    ///
+    /// Raises ``Conflict`` (the name is taken), ``InvalidInput`` (a bad
+    /// name, a seq outside the branch).
+    #[pyo3(signature = (name, at_seq = None))]
+    fn fork(&self, py: Python<'_>, name: &str, at_seq: Option<u64>) -> PyResult<Branch> {
+        self.with_engine(py, |engine| {
+            let at = at_seq.unwrap_or_else(|| engine.head());
+            engine.fork(at, name)
+        })
+        .map(Branch::from)
+    }
+
+    /// Makes the branch ``name`` current, loading its world. Raises
+    /// ``NotFound``.
+    fn switch_branch(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        self.with_engine(py, |engine| engine.switch_branch(name))
+    }
+
+    /// Renames the branch ``old`` to ``new``. Raises ``NotFound``,
+    /// ``Conflict`` (``new`` is taken), ``InvalidInput`` (a bad name).
+    fn rename_branch(&self, py: Python<'_>, old: &str, new: &str) -> PyResult<()> {
+        self.with_engine(py, |engine| engine.rename_branch(old, new))
+    }
+
+    /// Deletes the branch ``name`` (not the current one); the events no other
+    /// branch shares are removed from the file. Raises ``NotFound``,
+    /// ``Conflict`` (the current branch).
+    fn delete_branch(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        self.with_engine(py, |engine| engine.delete_branch(name))
+    }
+
+    /// Makes every earlier commit durable: needed only with
+    /// ``durability="eventual"`` (closing does it too). Raises
+    /// ``StorageError``.
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        self.with_engine(py, |engine| engine.flush())
+    }
+
+    // ----- Notebooks -----
+
+    /// The world as HTML, for notebooks: who is where, what they do, and the
+    /// relationship graph.
+    fn _repr_html_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        notebook(slf.py(), "world_html")?.call1((slf,))
+    }
+
+    /// The relationship graph as a ``Graph``: entities with their places,
+    /// directed edges coloured and labelled by affinity. It shows itself in
+    /// a notebook (``_repr_svg_``) and has ``.svg`` and ``save(path)``.
+    fn graph<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        notebook(slf.py(), "graph")?.call1((slf,))
+    }
+
+    /// The relationship graph as an SVG document (a ``str``), drawn by the
+    /// package itself: ``graph().svg``.
+    fn graph_svg<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        Self::graph(slf)?.getattr("svg")
+    }
+
     /// Closes the world and its save file. Closing twice does nothing.
     fn close(&self, py: Python<'_>) {
         // Dropping an engine closes its file: no GIL needed meanwhile.
@@ -623,5 +1325,122 @@ pub(crate) fn check_sheet(py: Python<'_>, text: &str) -> PyResult<()> {
     match py.detach(|| rp_core::facts::check_sheet(text)) {
         Ok(()) => Ok(()),
         Err(error) => Err(crate::errors::sheet_error(py, error)),
+    }
+}
+
+/// The entity `named` names, as a snapshot.
+fn read_entity(engine: &Engine, named: &Named) -> Result<Entity, rp_core::Error> {
+    let world = engine.world();
+    let id = entity_id(world, named)?;
+    world
+        .entity(id)
+        .map(|e| Entity::of(world, e))
+        .ok_or_else(|| rp_core::Error::NotFound {
+            what: "entity",
+            id: id.0.to_string(),
+        })
+}
+
+/// The container `named` names, as a snapshot.
+fn read_container(engine: &Engine, named: &Named) -> Result<Container, rp_core::Error> {
+    let world = engine.world();
+    let id = container_id(world, named)?;
+    world
+        .container(id)
+        .map(|c| Container::of(world, c))
+        .ok_or_else(|| rp_core::Error::NotFound {
+            what: "container",
+            id: id.0.to_string(),
+        })
+}
+
+/// The edge `from → to`, as a snapshot.
+fn read_edge(engine: &Engine, from: &Named, to: &Named) -> Result<Edge, rp_core::Error> {
+    let world = engine.world();
+    let (from, to) = (entity_id(world, from)?, entity_id(world, to)?);
+    world
+        .edge(from, to)
+        .map(|e| Edge(e.clone()))
+        .ok_or_else(|| rp_core::Error::NotFound {
+            what: "edge",
+            id: format!("{} → {}", from.0, to.0),
+        })
+}
+
+/// The function `rp_engine._notebook.<function>`, which draws the world.
+fn notebook<'py>(py: Python<'py>, function: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import("rp_engine._notebook")?.getattr(function)
+}
+
+/// Engine options from the keyword arguments of `create` and `open`.
+fn engine_options(
+    py: Python<'_>,
+    durability: &str,
+    snapshot_every: u64,
+) -> PyResult<EngineOptions> {
+    let durability = match durability {
+        "immediate" => Durability::Immediate,
+        "eventual" => Durability::Eventual,
+        other => {
+            return Err(to_py_err(
+                py,
+                rp_core::Error::Invalid {
+                    what: "durability",
+                    reason: format!("{other:?} is not \"immediate\" or \"eventual\""),
+                },
+            ));
+        }
+    };
+    Ok(EngineOptions {
+        durability,
+        snapshot_every,
+        ..EngineOptions::default()
+    })
+}
+
+/// How often a caller waiting on a background open looks for Ctrl-C.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// Runs `open` on a thread of its own while the caller, without the GIL,
+/// waits for it and checks for signals every 50 ms: Ctrl-C during a long
+/// open (a large snapshot to decode, a long tail to replay) raises
+/// `KeyboardInterrupt` at once. The abandoned open runs on to the end of
+/// what it was doing and its engine is then dropped, closing the file:
+/// opening changes nothing of the world the save holds.
+fn open_interruptibly(
+    py: Python<'_>,
+    open: impl FnOnce() -> Result<Engine, rp_core::Error> + Send + 'static,
+) -> PyResult<World> {
+    let (done, result) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("rp-open".into())
+        .spawn(move || {
+            // The receiver is gone when the caller was interrupted: the
+            // engine is then dropped here.
+            let _ = done.send(open());
+        })
+        .map_err(|error| {
+            RpError::new_err(format!(
+                "could not start a thread to open the save: {error}"
+            ))
+        })?;
+    let mut result = result;
+    loop {
+        // The receiver is moved in and out: it is not Sync, so cannot be
+        // borrowed across `detach`.
+        let (receiver, received) = py.detach(move || {
+            let received = result.recv_timeout(SIGNAL_POLL);
+            (result, received)
+        });
+        result = receiver;
+        match received {
+            Ok(opened) => return opened.map(World::new).map_err(|e| to_py_err(py, e)),
+            Err(RecvTimeoutError::Timeout) => py.check_signals()?,
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(RpError::new_err(
+                    "opening the save failed: the thread opening it panicked (a bug in rp)",
+                ));
+            }
+        }
     }
 }

@@ -273,3 +273,21 @@ def test_threads_share_a_world(world: World, mira: int) -> None:
         thread.join()
     assert results == [True] * 40
     assert world.head == head + 40
+
+
+def test_load_makes_in_memory_what_create_saves(tmp_path: Path) -> None:
+    with World.load(TAVERN) as loaded, World.create(tmp_path / "t.rp", TAVERN) as created:
+        assert loaded.name == "The Crooked Lantern"
+        assert "memory" in repr(loaded)
+        assert loaded.head == created.head
+        assert loaded.state() == created.state()
+
+
+def test_load_refuses_a_bad_world_file(tmp_path: Path) -> None:
+    with pytest.raises(WorldFileError):
+        World.load(tmp_path / "missing.toml")
+    broken = tmp_path / "broken.toml"
+    broken.write_text('[world]\nname = "x"\n[[entities]]\nname = 3\n', encoding="utf-8")
+    with pytest.raises(WorldFileError) as raised:
+        World.load(broken)
+    assert raised.value.line == 4

@@ -28,28 +28,51 @@ stands in for one::
         print(outcome["replies"])
 
 ``World.begin_turn`` gives the same turn in its poll form (``Turn.step``,
-``provide``, ``finish``), and ``World.run_turn_async`` takes async callables.
+``provide``, ``finish``); ``await World.aturn(...)`` takes ``async def``
+callables, and ``World.stream_turn`` streams the text as an async iterator.
+
+The world reads as typed snapshots (``world.entities()``,
+``world.entity("Mira")``, ``world.containers()``, ``world.edges(from_=...)``,
+``world.memories()``) and changes through validated events
+(``world.append([...])``, ``world.create_entity(...)``,
+``world.move_entity(...)``, ``world.set_edge(...)``). History branches:
+``rewind``, ``fork``, ``branches``, ``switch_branch``. In a notebook a world
+shows itself as HTML, and ``world.graph()`` draws the relationships (SVG)::
+
+    print(world.entity("Mira Holt").mood)
+    world.set_edge("Tobias Reed", "Wren", affinity=0.4)
+    world.graph().save("tavern.svg")
 
 Errors are subclasses of ``RpError``, one per kind of engine error.
 ``ActionRefused`` is the host's own: an ``on_action`` callable raises it to
 refuse a host action.
 """
 
+from rp_engine._notebook import Graph, GraphNode
 from rp_engine._rp import (
     ActionRefused,
+    Branch,
     CapacityError,
     Condition,
     Conflict,
+    Container,
     CorruptSave,
     Decision,
+    Edge,
+    Entity,
     FactSyntaxError,
     GenerationError,
+    Group,
     InvalidInput,
+    InvalidReport,
+    Memory,
     NotASave,
     NotFound,
     Recalled,
+    RewindPreview,
     RpError,
     ScriptedGenerator,
+    Slot,
     StorageError,
     Turn,
     UnsupportedVersion,
@@ -58,6 +81,7 @@ from rp_engine._rp import (
     check_sheet,
     version,
 )
+from rp_engine._turn import Token, TurnStream
 
 __version__: str = version()
 """The version of the rp engine, such as ``"0.1.0"``."""
@@ -70,7 +94,19 @@ __all__ = [
     "Condition",
     "Recalled",
     "Turn",
+    "TurnStream",
+    "Token",
     "ScriptedGenerator",
+    "Entity",
+    "Container",
+    "Slot",
+    "Edge",
+    "Memory",
+    "Group",
+    "Branch",
+    "RewindPreview",
+    "Graph",
+    "GraphNode",
     "check_sheet",
     "RpError",
     "NotFound",
@@ -84,5 +120,6 @@ __all__ = [
     "NotASave",
     "FactSyntaxError",
     "GenerationError",
+    "InvalidReport",
     "ActionRefused",
 ]

@@ -13,6 +13,9 @@ from collections.abc import (
 )
 from typing import Any, Optional, Union, final
 
+from rp_engine._notebook import Graph
+from rp_engine._turn import TurnStream
+
 __all__ = [
     "__version__",
     "version",
@@ -22,6 +25,14 @@ __all__ = [
     "Recalled",
     "Turn",
     "ScriptedGenerator",
+    "Entity",
+    "Container",
+    "Slot",
+    "Edge",
+    "Memory",
+    "Group",
+    "Branch",
+    "RewindPreview",
     "check_sheet",
     "RpError",
     "NotFound",
@@ -35,6 +46,7 @@ __all__ = [
     "NotASave",
     "FactSyntaxError",
     "GenerationError",
+    "InvalidReport",
     "ActionRefused",
 ]
 
@@ -54,6 +66,10 @@ _Vectors = Sequence[Sequence[float]]
 _Embed = Callable[[list[str]], _Vectors]
 _AsyncEmbed = Callable[[list[str]], Union[_Vectors, Awaitable[_Vectors]]]
 _OnAction = Callable[[dict[str, Any]], object]
+# An entity or container as a call names it: an id, or a key or name.
+_Named = Union[int, str]
+# A slot as create_container takes it: a name, or a name and a capacity.
+_SlotArg = Union[str, tuple[str, Optional[int]]]
 
 def version() -> str:
     """The version of the rp engine, such as ``"0.1.0"``."""
@@ -225,15 +241,240 @@ class ScriptedGenerator:
         """One deterministic vector per text, in order."""
 
 @final
+class Entity:
+    """An entity: a character, the player, an item (a snapshot, taken when read)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def key(self) -> Optional[str]:
+        """The key a world file gives it, or None."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def aliases(self) -> list[str]: ...
+    @property
+    def facts(self) -> str:
+        """Its fact sheet, one fact per line."""
+    @property
+    def host_controlled(self) -> bool:
+        """Whether the host speaks for it (the player)."""
+    @property
+    def mood(self) -> Optional[str]: ...
+    @property
+    def goals(self) -> list[str]: ...
+    @property
+    def status(self) -> Optional[str]: ...
+    @property
+    def container(self) -> Optional[int]:
+        """The id of the container it is in, or None."""
+    @property
+    def slot(self) -> Optional[str]: ...
+    @property
+    def posture(self) -> Optional[str]: ...
+    @property
+    def action(self) -> Optional[str]:
+        """What it is doing ("polishing tankards"), or None."""
+    @property
+    def holding(self) -> list[int]: ...
+    @property
+    def attention(self) -> Optional[int]: ...
+    @property
+    def inventory(self) -> list[int]:
+        """The ids of the items it carries."""
+    @property
+    def carrier(self) -> Optional[int]:
+        """The id of who carries it, or None."""
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, as the JSON rp-core writes."""
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
+
+@final
+class Slot:
+    """A named place within a container, how many fit (None: no limit) and how many are there."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def capacity(self) -> Optional[int]: ...
+    @property
+    def occupancy(self) -> int: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
+
+@final
+class Container:
+    """A container: a room, a booth, a car (a snapshot, taken when read)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def key(self) -> Optional[str]: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def facts(self) -> str: ...
+    @property
+    def parent(self) -> Optional[int]:
+        """The id of the container it sits in, or None."""
+    @property
+    def slots(self) -> list[Slot]: ...
+    @property
+    def public(self) -> bool: ...
+    @property
+    def moving(self) -> bool: ...
+    @property
+    def audible_range(self) -> int: ...
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, as the JSON rp-core writes."""
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
+
+@final
+class Edge:
+    """What ``from_`` feels about, and knows of, ``to`` (a snapshot)."""
+
+    @property
+    def from_(self) -> int: ...
+    @property
+    def to(self) -> int: ...
+    @property
+    def affinity(self) -> float:
+        """Liking, in [-1, 1]."""
+    @property
+    def trust(self) -> float:
+        """Trust, in [-1, 1]."""
+    @property
+    def summary(self) -> str: ...
+    @property
+    def knowledge(self) -> list[str]: ...
+    @property
+    def private_moments(self) -> list[str]: ...
+    @property
+    def last_interaction(self) -> Optional[int]: ...
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, as the JSON rp-core writes."""
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
+
+@final
+class Memory:
+    """A memory held by one entity, its owner (a snapshot)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def owner(self) -> int: ...
+    @property
+    def witnesses(self) -> list[int]: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def significance(self) -> float: ...
+    @property
+    def created(self) -> int: ...
+    @property
+    def last_accessed(self) -> Optional[int]: ...
+    @property
+    def access_count(self) -> int: ...
+    @property
+    def decay(self) -> str: ...
+    @property
+    def pinned(self) -> bool: ...
+    @property
+    def embedding(self) -> Optional[list[float]]: ...
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, as the JSON rp-core writes."""
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
+
+@final
+class Group:
+    """A group node: three or more entities that share scenes (a snapshot)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def members(self) -> list[int]: ...
+    @property
+    def name(self) -> Optional[str]: ...
+    @property
+    def summary(self) -> str: ...
+    @property
+    def shared(self) -> list[str]: ...
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, as the JSON rp-core writes."""
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
+
+@final
+class Branch:
+    """A branch of the world's history."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def head(self) -> int: ...
+    @property
+    def forked_from(self) -> Optional[str]: ...
+    @property
+    def forked_at(self) -> Optional[int]: ...
+    @property
+    def current(self) -> bool: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
+
+@final
+class RewindPreview:
+    """What ``World.rewind`` to ``to_seq`` would undo."""
+
+    @property
+    def from_seq(self) -> int: ...
+    @property
+    def to_seq(self) -> int: ...
+    @property
+    def events_by_kind(self) -> dict[str, int]: ...
+    @property
+    def event_count(self) -> int: ...
+    @property
+    def entities(self) -> list[int]: ...
+    @property
+    def containers(self) -> list[int]: ...
+    @property
+    def edges(self) -> list[tuple[int, int]]: ...
+    @property
+    def groups(self) -> list[int]: ...
+    @property
+    def memories(self) -> list[int]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
+
+@final
 class World:
     """A world and the save file that keeps its event log."""
 
     @classmethod
-    def create(cls, path: _Path, world_file: _Path, now: int = 0) -> "World":
+    def create(
+        cls,
+        path: _Path,
+        world_file: _Path,
+        now: int = 0,
+        *,
+        durability: str = "immediate",
+        snapshot_every: int = 1000,
+    ) -> "World":
         """Creates a save file at ``path`` from the world file ``world_file``."""
     @classmethod
-    def open(cls, path: _Path) -> "World":
-        """Opens the save file at ``path`` on its current branch."""
+    def open(
+        cls, path: _Path, *, durability: str = "immediate", snapshot_every: int = 1000
+    ) -> "World":
+        """Opens the save file at ``path`` on its current branch (Ctrl-C interrupts it)."""
+    @classmethod
+    def load(cls, world_file: _Path, now: int = 0) -> "World":
+        """A new world in memory (no save file) from the world file ``world_file``."""
     @classmethod
     def in_memory(cls, name: str, now: int = 0) -> "World":
         """A new world in memory, with no save file."""
@@ -242,7 +483,7 @@ class World:
     def load_world_file(self, path: _Path) -> int:
         """Reads and applies the world file at ``path``; returns the events appended."""
     def entity_id(self, name_or_key: str) -> int:
-        """The id of the entity with this world-file key or (ignoring case) name."""
+        """The id of the entity with this world-file key, or (ignoring case) name or alias."""
     @property
     def head(self) -> int:
         """The seq of the last event on the current branch."""
@@ -341,6 +582,34 @@ class World:
         options: Optional[dict[str, Any]] = None,
     ) -> Coroutine[Any, Any, dict[str, Any]]:
         """``run_turn`` for asyncio, with sync or async callables: await the result."""
+    def aturn(
+        self,
+        speaker: int,
+        text: str,
+        now: int,
+        generate: _AsyncGenerate,
+        *,
+        on_token: Optional[_OnToken] = None,
+        embed: Optional[_AsyncEmbed] = None,
+        on_action: Optional[_OnAction] = None,
+        witnesses: Optional[Sequence[int]] = None,
+        options: Optional[dict[str, Any]] = None,
+    ) -> Coroutine[Any, Any, dict[str, Any]]:
+        """``await world.aturn(...)``: a whole turn with sync or async callables."""
+    def stream_turn(
+        self,
+        speaker: int,
+        text: str,
+        now: int,
+        generate: _AsyncGenerate,
+        *,
+        on_token: Optional[_OnToken] = None,
+        embed: Optional[_AsyncEmbed] = None,
+        on_action: Optional[_OnAction] = None,
+        witnesses: Optional[Sequence[int]] = None,
+        options: Optional[dict[str, Any]] = None,
+    ) -> TurnStream:
+        """A turn whose text streams: ``async for token in world.stream_turn(...)``."""
     def inspect_prompt(
         self,
         speaker: int,
@@ -357,6 +626,164 @@ class World:
         """The system lines no turn has shown yet, oldest first."""
     def export_world_file(self) -> str:
         """The current world in world-file form (TOML)."""
+    @property
+    def name(self) -> str:
+        """The world's name."""
+    @property
+    def now(self) -> int:
+        """The world's clock (host time, ms)."""
+    def entities(self) -> list[Entity]:
+        """Every entity, in id order."""
+    def entity(self, entity: _Named) -> Entity:
+        """The entity with this id, key, name or alias."""
+    def containers(self) -> list[Container]:
+        """Every container, in id order."""
+    def container(self, container: _Named) -> Container:
+        """The container with this id, key or name."""
+    def edges(
+        self, *, from_: Optional[_Named] = None, to: Optional[_Named] = None
+    ) -> list[Edge]:
+        """The directed edges, in (from_, to) order; only those from/to the ones given."""
+    def edge(self, from_: _Named, to: _Named) -> Edge:
+        """The edge ``from_ → to``."""
+    def memories(self, owner: Optional[_Named] = None) -> list[Memory]:
+        """Every memory (the host's view), or those ``owner`` holds and witnessed."""
+    def memory(self, memory: int) -> Memory:
+        """The memory with this id."""
+    def groups(self) -> list[Group]:
+        """Every group node, in id order."""
+    def state(self) -> dict[str, Any]:
+        """The whole state as a dict: equal for two worlds with the same history."""
+    def events(self, first: int = 1, last: Optional[int] = None) -> list[dict[str, Any]]:
+        """The events of the current branch from ``first`` to ``last``, as dicts."""
+    def append(self, events: Sequence[dict[str, Any]]) -> int:
+        """Validates, commits and applies ``events`` (dicts with ``"kind"``); returns the head."""
+    @property
+    def next_id(self) -> int:
+        """The id the next created thing takes."""
+    def create_entity(
+        self,
+        name: str,
+        *,
+        key: Optional[str] = None,
+        aliases: Optional[Sequence[str]] = None,
+        facts: str = "",
+        host_controlled: bool = False,
+        container: Optional[_Named] = None,
+        slot: Optional[str] = None,
+        posture: Optional[str] = None,
+        mood: Optional[str] = None,
+        goals: Optional[Sequence[str]] = None,
+        status: Optional[str] = None,
+    ) -> Entity:
+        """Creates an entity (placed in ``container`` when given) and returns it."""
+    def edit_entity(
+        self,
+        entity: _Named,
+        *,
+        name: Optional[str] = None,
+        aliases: Optional[Sequence[str]] = None,
+        facts: Optional[str] = None,
+        host_controlled: Optional[bool] = None,
+    ) -> Entity:
+        """Edits an entity's identity (None keeps a field) and returns it."""
+    def set_entity_state(
+        self,
+        entity: _Named,
+        *,
+        mood: Optional[str] = None,
+        goals: Optional[Sequence[str]] = None,
+        status: Optional[str] = None,
+    ) -> Entity:
+        """Sets mood, goals or status (None keeps, "" clears) and returns the entity."""
+    def move_entity(
+        self,
+        entity: _Named,
+        container: _Named,
+        slot: Optional[str] = None,
+        *,
+        posture: Optional[str] = None,
+    ) -> Entity:
+        """Moves an entity into ``container`` and ``slot``; returns it."""
+    def remove_entity(self, entity: _Named) -> int:
+        """Removes an entity with its edges and memories; returns the head."""
+    def create_container(
+        self,
+        name: str,
+        *,
+        key: Optional[str] = None,
+        parent: Optional[_Named] = None,
+        slots: Optional[Sequence[_SlotArg]] = None,
+        facts: str = "",
+        public: bool = False,
+        moving: bool = False,
+        audible_range: int = 0,
+    ) -> Container:
+        """Creates a container and returns it."""
+    def edit_container(
+        self,
+        container: _Named,
+        *,
+        name: Optional[str] = None,
+        parent: Optional[_Named] = None,
+        slots: Optional[Sequence[_SlotArg]] = None,
+        facts: Optional[str] = None,
+        public: Optional[bool] = None,
+        moving: Optional[bool] = None,
+        audible_range: Optional[int] = None,
+    ) -> Container:
+        """Redefines a container (None keeps a field) and returns it."""
+    def remove_container(self, container: _Named) -> int:
+        """Removes an empty container; returns the head."""
+    def set_edge(
+        self,
+        from_: _Named,
+        to: _Named,
+        *,
+        affinity: Optional[float] = None,
+        trust: Optional[float] = None,
+        summary: Optional[str] = None,
+        knowledge: Optional[Sequence[str]] = None,
+        private_moments: Optional[Sequence[str]] = None,
+        last_interaction: Optional[int] = None,
+    ) -> Edge:
+        """Creates or edits the edge ``from_ → to`` (None keeps a field) and returns it."""
+    def remove_edge(self, from_: _Named, to: _Named) -> int:
+        """Removes the edge ``from_ → to``; returns the head."""
+    def advance_time(self, to: int) -> int:
+        """Advances the world's clock to ``to``; returns the head."""
+    def apply_reports(
+        self,
+        reports: Sequence[Mapping[str, Any]],
+        *,
+        present: Optional[Sequence[_Named]] = None,
+        step: float = 0.1,
+    ) -> int:
+        """Judges and applies state-update reports, all or none; returns the head."""
+    @property
+    def branch(self) -> str:
+        """The name of the current branch."""
+    def branches(self) -> list[Branch]:
+        """Every named branch, in creation order."""
+    def preview_rewind(self, to_seq: int) -> RewindPreview:
+        """What ``rewind(to_seq)`` would undo."""
+    def rewind(self, to_seq: int) -> Optional[str]:
+        """Moves the branch back to ``to_seq``; returns the name of the branch that keeps the tail."""
+    def fork(self, name: str, at_seq: Optional[int] = None) -> Branch:
+        """Creates a branch sharing history up to ``at_seq`` (default: the head)."""
+    def switch_branch(self, name: str) -> None:
+        """Makes the branch ``name`` current."""
+    def rename_branch(self, old: str, new: str) -> None:
+        """Renames a branch."""
+    def delete_branch(self, name: str) -> None:
+        """Deletes a branch (not the current one)."""
+    def flush(self) -> None:
+        """Makes every earlier commit durable."""
+    def _repr_html_(self) -> str: ...
+    def graph(self) -> Graph:
+        """The relationship graph, drawn as SVG."""
+    def graph_svg(self) -> str:
+        """The relationship graph as an SVG document."""
     def close(self) -> None:
         """Closes the world and its save file; closing twice does nothing."""
     @property
@@ -411,6 +838,11 @@ class FactSyntaxError(RpError):
     owner: Optional[str]
     line: int
     column: int
+
+class InvalidReport(InvalidInput):
+    """A state-update report the engine refuses; nothing of the reports was applied."""
+
+    reasons: list[Optional[str]]
 
 class GenerationError(RpError):
     """The host's generator failed during a turn; the turn is abandoned, its input kept."""

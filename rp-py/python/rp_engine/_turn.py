@@ -1,4 +1,5 @@
-"""The drivers behind ``World.run_turn`` and ``World.run_turn_async``.
+"""The drivers behind ``World.run_turn``, ``World.run_turn_async`` (and its
+other name ``World.aturn``) and ``World.stream_turn`` (``TurnStream``).
 
 Both run the poll form of the turn (``World.begin_turn``, then
 ``Turn.step``/``provide``/``provide_embeddings`` until ``"done"``, then
@@ -29,12 +30,18 @@ awaited or iterated), ``ActionRefused`` aside, abandons the turn and becomes a
 ``GenerationError`` whose ``__cause__`` is that exception. Any other exception abandons the turn and
 propagates unchanged. Either way the input stays committed: ``begin_turn``
 committed it.
+
+``TurnStream`` runs the async driver as a task of the caller's event loop
+and hands each chunk of text to the ``async for`` that reads it, as a
+``Token``; the outcome is kept on the stream once the turn is committed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import (
+    AsyncGenerator,
     AsyncIterable,
     Callable,
     Generator,
@@ -44,7 +51,8 @@ from collections.abc import (
     Sequence,
 )
 from contextlib import closing
-from typing import Any, Optional, Union, cast
+from types import TracebackType
+from typing import Any, NamedTuple, Optional, Union, cast
 
 from rp_engine._rp import ActionRefused, GenerationError, InvalidInput, Turn, World
 
@@ -138,7 +146,7 @@ def _refuse_awaitable(value: object, name: str) -> None:
         if inspect.iscoroutine(value):
             value.close()
         raise TypeError(
-            f"{name} returned an awaitable; use World.run_turn_async for async callables"
+            f"{name} returned an awaitable; use World.aturn (run_turn_async) for async callables"
         )
 
 
@@ -195,7 +203,8 @@ def _generate(
     _refuse_awaitable(result, "generate")
     if isinstance(result, AsyncIterable):
         raise TypeError(
-            "generate returned an async iterable; use World.run_turn_async for async callables"
+            "generate returned an async iterable; use World.aturn (run_turn_async) for async "
+            "callables"
         )
     whole = _whole(result)
     if whole is not None:
@@ -329,3 +338,135 @@ async def _act_async(on_action: _OnAction, call: dict[str, Any]) -> _Answer:
     except Exception as error:
         raise _failed("on_action", error) from error
     return answer, None
+
+
+class Token(NamedTuple):
+    """A chunk of generated text, as ``World.stream_turn`` yields it."""
+
+    purpose: dict[str, Any]
+    """Why it was generated: ``{"kind": "reply", "speaker": id}``, ``{"kind":
+    "state_update"}``, ..."""
+    text: str
+    """The chunk."""
+
+    @property
+    def speaker(self) -> Optional[int]:
+        """Whose reply it is part of (an entity id); None for other purposes."""
+        speaker = self.purpose.get("speaker")
+        return speaker if isinstance(speaker, int) else None
+
+
+class _End:
+    """What the turn's task puts last in the queue of tokens."""
+
+
+_END = _End()
+
+
+class TurnStream:
+    """A turn whose text streams as an async iterator (``World.stream_turn``).
+
+    ``async for token in stream`` yields a ``Token`` for each chunk of text as
+    ``generate`` produces it; the turn is committed when the iteration ends,
+    and its outcome dict is then ``stream.outcome``. Nothing begins (not
+    even the input's commit) before the first ``__anext__``. An error of the
+    turn is raised from the ``async for``, as ``World.run_turn_async`` raises
+    it. Closing the stream early (``aclose()``, leaving ``async with``)
+    abandons the turn: its input stays committed, nothing else.
+    """
+
+    def __init__(
+        self,
+        world: World,
+        speaker: int,
+        text: str,
+        now: int,
+        generate: Callable[[_Request], object],
+        *,
+        on_token: _OnToken = None,
+        embed: Optional[Callable[[list[str]], object]] = None,
+        on_action: _OnAction = None,
+        witnesses: Optional[Sequence[int]] = None,
+        options: Optional[dict[str, Any]] = None,
+    ) -> None:
+        self._world = world
+        self._args = (speaker, text, now, generate)
+        self._embed = embed
+        self._on_action = on_action
+        self._witnesses = witnesses
+        self._options = options
+        self._on_token = on_token
+        self._outcome: Optional[dict[str, Any]] = None
+        self._tokens: Optional[AsyncGenerator[Token, None]] = None
+
+    def __aiter__(self) -> TurnStream:
+        return self
+
+    async def __anext__(self) -> Token:
+        if self._tokens is None:
+            self._tokens = self._stream()
+        return await self._tokens.__anext__()
+
+    async def aclose(self) -> None:
+        """Stops the stream; a turn still running is abandoned (its input
+        stays committed)."""
+        if self._tokens is not None:
+            await self._tokens.aclose()
+
+    async def __aenter__(self) -> TurnStream:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc_value: Optional[BaseException],
+        traceback: Optional[TracebackType],
+    ) -> None:
+        await self.aclose()
+
+    @property
+    def outcome(self) -> dict[str, Any]:
+        """The outcome of the committed turn (as ``World.run_turn`` returns
+        it). Raises ``RuntimeError`` before the iteration has ended."""
+        if self._outcome is None:
+            raise RuntimeError("the turn is not over: iterate the stream to its end first")
+        return self._outcome
+
+    async def _stream(self) -> AsyncGenerator[Token, None]:
+        queue: asyncio.Queue[Union[Token, _End]] = asyncio.Queue()
+        user_on_token = self._on_token
+
+        async def on_token(purpose: dict[str, Any], text: str) -> None:
+            queue.put_nowait(Token(purpose, text))
+            await _token(user_on_token, purpose, text)
+
+        speaker, text, now, generate = self._args
+        task = asyncio.ensure_future(
+            run_turn_async(
+                self._world,
+                speaker,
+                text,
+                now,
+                generate,
+                on_token=on_token,
+                embed=self._embed,
+                on_action=self._on_action,
+                witnesses=self._witnesses,
+                options=self._options,
+            )
+        )
+        task.add_done_callback(lambda _: queue.put_nowait(_END))
+        try:
+            while True:
+                item = await queue.get()
+                if isinstance(item, _End):
+                    break
+                yield item
+            self._outcome = task.result()
+        finally:
+            if not task.done():
+                task.cancel()
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    pass
