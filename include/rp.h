@@ -296,6 +296,198 @@ const char *rp_version(void);
 // bytes.
 enum rp_result rp_check_version(const char *expected, size_t expected_len);
 
+// Every named branch of the engine's save, in creation order, as a JSON
+// array written to `*out_json` (a string the caller releases with
+// `rp_string_free`):
+//
+// ```text
+// [{"name": "main", "head": 42, "current": true, "forked_from": null},
+//  {"name": "main~2", "head": 57, "current": false,
+//   "forked_from": {"branch": "main",  // null once that branch is deleted
+//                   "seq": 42}}]       // the history they share ends here
+// ```
+//
+// Changes nothing.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE` or `RP_RESULT_CONFLICT` (called from a
+// callback of a turn on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_branches(const struct rp_engine *engine, char **out_json);
+
+// The name of the engine's current branch (`"main"` in a new world),
+// written to `*out_name`, a string the caller releases with
+// `rp_string_free`.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE` or `RP_RESULT_CONFLICT` (called from a
+// callback of a turn on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_name` is writable.
+enum rp_result rp_engine_current_branch(const struct rp_engine *engine, char **out_name);
+
+// What `rp_engine_rewind` to `to_seq` would undo, as JSON written to
+// `*out_json` (a string the caller releases with `rp_string_free`).
+// Changes nothing.
+//
+// ```text
+// {"from_seq": 57, "to_seq": 42,   // the head now, and after the rewind
+//  "event_count": 15,              // events undone
+//  "events_by_kind": {"user_turn": 3, "assistant_turn": 4, ...},
+//  "entities": [3, 5],             // ids the undone events touch
+//  "containers": [],
+//  "edges": [{"from": 3, "to": 5}],
+//  "groups": [],
+//  "memories": [30, 31]}
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` when `to_seq` is not on the
+// current branch (it must be 1 to the head); `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback
+// of a turn on this engine), `RP_RESULT_STORAGE` / `RP_RESULT_CORRUPT`
+// when the save file cannot be read.
+//
+// Thread: any (see `rp_engine`). Reads the undone events from the save
+// file.
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_preview_rewind(const struct rp_engine *engine,
+                                        uint64_t to_seq,
+                                        char **out_json);
+
+// Moves the head of the current branch back to `to_seq`: the world becomes
+// what it was right after that event. Nothing is destroyed: the undone
+// events are kept as a new branch named after the current one (`"main~2"`,
+// say), and the current branch keeps its name.
+//
+// When `out_kept_branch` is not `NULL`, writes there the name of the branch
+// that keeps the undone events (a string the caller releases with
+// `rp_string_free`), or `NULL` when `to_seq` is the head (nothing was
+// undone, no branch was made).
+//
+// An `rp_turn` open on the engine is refused from then on; an input it
+// committed after `to_seq` stays with the undone events.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` when `to_seq` is not on the
+// current branch (1 to the head); `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback of a turn on this engine),
+// `RP_RESULT_STORAGE`. On failure nothing changed.
+//
+// Thread: any (see `rp_engine`). Does file I/O for an engine with a save
+// file (and replays events to rebuild the world).
+//
+// # Safety
+//
+// `out_kept_branch` is `NULL` or writable.
+enum rp_result rp_engine_rewind(struct rp_engine *engine, uint64_t to_seq, char **out_kept_branch);
+
+// Creates a branch named `name` that shares the current branch's history
+// up to `at_seq`. The current branch does not change: switch to the new
+// one with `rp_engine_switch_branch`.
+//
+// `name` is `name_len` bytes of UTF-8 (borrowed for the call): not empty,
+// no surrounding whitespace or control characters, at most 256
+// characters. When `out_branch_json` is not `NULL`, writes there the new
+// branch as one object of `rp_engine_branches` (a string the caller
+// releases with `rp_string_free`).
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for a bad name or an
+// `at_seq` not on the current branch (1 to the head);
+// `RP_RESULT_CONFLICT` when a branch of that name exists (or when called
+// from a callback of a turn on this engine); `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_STORAGE`. On failure nothing changed.
+//
+// Thread: any (see `rp_engine`). Does file I/O for an engine with a save
+// file.
+//
+// # Safety
+//
+// `name` points to `name_len` readable bytes; `out_branch_json` is `NULL`
+// or writable.
+enum rp_result rp_engine_fork(struct rp_engine *engine,
+                              uint64_t at_seq,
+                              const char *name,
+                              size_t name_len,
+                              char **out_branch_json);
+
+// Makes the branch named `name` current, loading its world (the head and
+// the world of every later call are that branch's).
+//
+// `name` is `name_len` bytes of UTF-8 (borrowed for the call). Switching
+// to the current branch does nothing. An `rp_turn` open on the engine is
+// refused from then on.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when no branch has that
+// name; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback
+// of a turn on this engine), `RP_RESULT_STORAGE`, `RP_RESULT_CORRUPT`. On
+// failure nothing changed.
+//
+// Thread: any (see `rp_engine`). Does file I/O for an engine with a save
+// file (and replays events to rebuild the world).
+//
+// # Safety
+//
+// `name` points to `name_len` readable bytes.
+enum rp_result rp_engine_switch_branch(struct rp_engine *engine, const char *name, size_t name_len);
+
+// Renames the branch `from` to `to` (the current one included).
+//
+// Both are UTF-8 of the given lengths (borrowed for the call); `to` follows
+// the rules of `rp_engine_fork`. Renaming a branch to its own name does
+// nothing.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when no branch is named
+// `from`; `RP_RESULT_INVALID` for a bad new name; `RP_RESULT_CONFLICT`
+// when a branch is named `to` already (or when called from a callback of a
+// turn on this engine); `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_STORAGE`. On failure nothing
+// changed.
+//
+// Thread: any (see `rp_engine`). Does file I/O for an engine with a save
+// file.
+//
+// # Safety
+//
+// `from` and `to` point to their lengths of readable bytes.
+enum rp_result rp_engine_rename_branch(struct rp_engine *engine,
+                                       const char *from,
+                                       size_t from_len,
+                                       const char *to,
+                                       size_t to_len);
+
+// Deletes the branch named `name`, which must not be the current one. The
+// events it shares with other branches stay; the rest are removed from the
+// save file for good.
+//
+// `name` is `name_len` bytes of UTF-8 (borrowed for the call).
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when no branch has that
+// name; `RP_RESULT_CONFLICT` when it is the current branch (or when called
+// from a callback of a turn on this engine); `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_STORAGE`. On failure nothing changed.
+//
+// Thread: any (see `rp_engine`). Does file I/O for an engine with a save
+// file.
+//
+// # Safety
+//
+// `name` points to `name_len` readable bytes.
+enum rp_result rp_engine_delete_branch(struct rp_engine *engine, const char *name, size_t name_len);
+
 // Compiles `source` (`source_len` bytes of UTF-8, borrowed for the call)
 // and writes the new condition to `*out_condition`.
 //
@@ -789,6 +981,59 @@ enum rp_result rp_engine_mark_recalled(struct rp_engine *engine,
                                        size_t count,
                                        int64_t at,
                                        uint64_t *out_head);
+
+// The memory `memory_id` as JSON, written to `*out_json` (a string the
+// caller releases with `rp_string_free`). This is the host's view: any
+// memory, whoever holds it. Changes nothing.
+//
+// ```text
+// {"id": 30, "owner": 5,        // whose memory: its point of view
+//  "witnesses": [4, 5],         // who saw what it records, the owner too
+//  "text": "Wren paid in silver",
+//  "kind": "utterance",         // or "scene_summary", "event_gist",
+//                               // "reflection"
+//  "significance": 0.5,         // 0 to 1
+//  "created": 60000,            // host clock, ms
+//  "last_accessed": null,       // when last recalled, or null
+//  "access_count": 0,           // how often recalled
+//  "decay": "full",             // or "summary", "residue", "forgotten"
+//  "pinned": false,
+//  "embedding": [0.1, -0.3]}    // only when the host gave one
+// ```
+//
+// Memories are not edited: remove one (`rp_engine_remove_memory`) and add
+// another (`rp_engine_add_memory`).
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+// memory; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback of a turn on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_memory(const struct rp_engine *engine,
+                                uint64_t memory_id,
+                                char **out_json);
+
+// Every memory `owner_id` holds and witnessed (what its recall chooses
+// from), oldest first, as a JSON array of the objects `rp_engine_memory`
+// describes, written to `*out_json` (a string the caller releases with
+// `rp_string_free`). Changes nothing.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+// entity; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback of a turn on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_memories_of(const struct rp_engine *engine,
+                                     uint64_t owner_id,
+                                     char **out_json);
 
 // The `k` entities (1–1000) whose names, aliases or fact lines best match
 // `query`, best first, as a JSON array written to `*out_json` (a string the
@@ -1476,6 +1721,403 @@ enum rp_result rp_engine_inspect_prompt(struct rp_engine *engine,
                                         const char *prompt_options_json,
                                         size_t prompt_options_len,
                                         char **out_prompt_json);
+
+// The whole world as JSON, written to `*out_json` (a string the caller
+// releases with `rp_string_free`): what it is, where its history stands,
+// and every entity, container, edge, group and thread (the records with
+// calls of their own are counted):
+//
+// ```text
+// {"name": "The Crooked Lantern",   // from the world file or
+//                                   // rp_engine_in_memory
+//  "created": 0,                    // host clock at creation, ms
+//  "settings": {"dialogue_window": 64, "seed": 17},
+//  "now": 60000,                    // the world's clock, ms
+//  "head": 42,                      // as rp_engine_head
+//  "branch": "main",                // the current branch
+//  "next_id": 12,                   // the id the next created thing
+//                                   // takes (see rp_engine_append)
+//  "entities": [ENTITY, ...],       // in id order; see rp_engine_entity
+//  "containers": [CONTAINER, ...],  // see rp_engine_container
+//  "edges": [EDGE, ...],            // in (from, to) order; see
+//                                   // rp_engine_edge
+//  "groups": [{"id": 20, "members": [2, 3, 5], "name": "the crew",
+//              "summary": "...", "shared": ["..."]}],
+//  "threads": [{"id": 21, "text": "Who is the Ferryman?",
+//               "participants": [2, 5], "opened": 60000,
+//               "status": "open"}],   // or "resolved", "dropped"
+//  "counts": {"memories": 30,       // rp_engine_recall reads them
+//             "dialogue": 12,       // recent lines kept (rp_engine_dialogue)
+//             "scenes": 1, "scoped_events": 0,
+//             "system_lines": 0}}   // rp_engine_system_lines
+// ```
+//
+// Changes nothing.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE` or `RP_RESULT_CONFLICT` (called from a
+// callback of a turn on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_world(const struct rp_engine *engine, char **out_json);
+
+// Every entity, in id order, as a JSON array of the objects
+// `rp_engine_entity` describes, written to `*out_json` (a string the caller
+// releases with `rp_string_free`). Changes nothing.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE` or `RP_RESULT_CONFLICT` (called from a
+// callback of a turn on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_entities(const struct rp_engine *engine, char **out_json);
+
+// The entity `entity_id` as JSON, written to `*out_json` (a string the
+// caller releases with `rp_string_free`). Changes nothing.
+//
+// ```text
+// {"id": 5,
+//  "key": "tobias",            // its world-file key; null if made at run time
+//  "name": "Tobias Reed",      // unique in the world, ignoring case
+//  "aliases": ["Tobias"],
+//  "facts": ["A fisherman with a bad knee.", "$if mentioned: $respond"],
+//                              // the fact sheet, one line per item
+//  "host_controlled": false,   // true for the player: rp never speaks for it
+//  "state": {"mood": "maudlin", // or null
+//            "goals": ["drink until the storm passes"],
+//            "status": "three ciders in"},  // or null
+//  "activity": {
+//    "position": {"container": 2, "slot": "window seat"},
+//                              // null: nowhere (or carried); "slot" null:
+//                              // in the container, outside any slot
+//    "posture": "slouched",    // or null
+//    "action": {"verb": "polishing tankards", "started": 0,
+//               "duration_ms": null, "interruptible": true,
+//               "attention_required": false},  // or null
+//    "holding": [],            // items in hand, a subset of the inventory
+//    "attention": null,        // the entity it attends to, or null
+//    "status": null},
+//  "inventory": [7]}           // the items it carries (entity ids)
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+// entity; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback of a turn on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_entity(const struct rp_engine *engine,
+                                uint64_t entity_id,
+                                char **out_json);
+
+// Every container, in id order, as a JSON array of the objects
+// `rp_engine_container` describes, written to `*out_json` (a string the
+// caller releases with `rp_string_free`). Changes nothing.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE` or `RP_RESULT_CONFLICT` (called from a
+// callback of a turn on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_containers(const struct rp_engine *engine, char **out_json);
+
+// The container `container_id` as JSON, written to `*out_json` (a string
+// the caller releases with `rp_string_free`). Changes nothing.
+//
+// ```text
+// {"id": 2,
+//  "key": "booth",             // its world-file key, or null
+//  "name": "the corner booth",
+//  "facts": ["A high-backed booth in the darkest corner."],
+//  "parent": 1,                // the container it sits in, or null
+//  "slots": [{"name": "bench", "capacity": 2},   // capacity null: no limit
+//            {"name": "window seat", "capacity": 1}],
+//  "properties": {"moving": false,    // it moves (a car, a ship)
+//                 "public": false,    // strangers see and hear in it
+//                 "audible_range": 0}}  // steps through the container
+//                                       // tree an utterance carries
+// ```
+//
+// Who is in it: the entities whose `"activity"."position"."container"` is
+// its id (see `rp_engine_entity`).
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+// container; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback of a turn on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_container(const struct rp_engine *engine,
+                                   uint64_t container_id,
+                                   char **out_json);
+
+// Looks up a container by its world-file key (exact, such as `"booth"`)
+// or, failing that, by its name (ignoring case, such as
+// `"The Corner Booth"`; the first in id order when several share it), and
+// writes its id to `*out_container_id`.
+//
+// `name_or_key` is `len` bytes of UTF-8 (borrowed for the call). Ids are
+// stable for the life of the world.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NOT_FOUND` (no container has that key
+// or name), `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE` or `RP_RESULT_CONFLICT` (called from a
+// callback of a turn on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `name_or_key` points to `len` readable bytes; `out_container_id` is
+// writable.
+enum rp_result rp_engine_container_id(const struct rp_engine *engine,
+                                      const char *name_or_key,
+                                      size_t len,
+                                      uint64_t *out_container_id);
+
+// Every directed edge, in (from, to) order, as a JSON array of the objects
+// `rp_engine_edge` describes, written to `*out_json` (a string the caller
+// releases with `rp_string_free`). Changes nothing.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE` or `RP_RESULT_CONFLICT` (called from a
+// callback of a turn on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_edges(const struct rp_engine *engine, char **out_json);
+
+// The edges going out of entity `from_id` (what it feels about each entity
+// it has an edge to), in `to` order, as a JSON array of the objects
+// `rp_engine_edge` describes, written to `*out_json` (a string the caller
+// releases with `rp_string_free`). Changes nothing.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+// entity; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback of a turn on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_edges_from(const struct rp_engine *engine,
+                                    uint64_t from_id,
+                                    char **out_json);
+
+// The directed edge `from_id → to_id` (what `from` feels about, and knows
+// of, `to`; the edge back is another record) as JSON, written to
+// `*out_json` (a string the caller releases with `rp_string_free`).
+// Changes nothing.
+//
+// ```text
+// {"from": 3, "to": 5,
+//  "affinity": 0.3,            // liking, -1 to 1
+//  "trust": -0.2,              // -1 to 1
+//  "summary": "Fond of him the way one is fond of a stray dog.",
+//  "knowledge": ["owes her eleven silver"],  // what from knows of to
+//  "private_moments": [],      // moments only these two share
+//  "last_interaction": null}   // host clock, ms, or null
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+// edge; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback of a turn on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_edge(const struct rp_engine *engine,
+                              uint64_t from_id,
+                              uint64_t to_id,
+                              char **out_json);
+
+// The recent lines of dialogue the world keeps (at most its
+// `"dialogue_window"`, see `rp_engine_world`), oldest first, as a JSON
+// array written to `*out_json` (a string the caller releases with
+// `rp_string_free`). Changes nothing.
+//
+// ```text
+// [{"id": 17, "speaker": 1, "text": "Tobias, seen any lights?",
+//   "at": 60000,               // host clock, ms
+//   "witnesses": [1, 5],       // who heard it, the speaker included
+//   "model": null}]            // the model of a generated line
+// ```
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE` or `RP_RESULT_CONFLICT` (called from a
+// callback of a turn on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_dialogue(const struct rp_engine *engine, char **out_json);
+
+// Writes to `*out_id` the id the next thing created in the world takes:
+// the `"id"` to give an `entity_created` or `container_created` event (see
+// `rp_engine_append`). Within one batch, each creation takes the next
+// number: `next_id`, `next_id + 1`, ...
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE` or `RP_RESULT_CONFLICT` (called from a
+// callback of a turn on this engine).
+//
+// Thread: any (see `rp_engine`). Another thread's call on the same engine
+// may take the id first; then the append is refused with
+// `RP_RESULT_CONFLICT` and may be tried again with a new id.
+//
+// # Safety
+//
+// `out_id` is writable.
+enum rp_result rp_engine_next_id(const struct rp_engine *engine, uint64_t *out_id);
+
+// Changes the world: validates `events_json`, a JSON array of events, in
+// order against the world, commits them in one transaction and applies
+// them; writes the new head to `*out_head`. If any event is refused, or the
+// write fails, nothing changes (in memory or on disk) and the call returns
+// the code of the first refusal; `rp_last_error()` names the event by its
+// index (`events[2] (activity_changed): ...`) and says what is wrong.
+// `[]` changes nothing and writes the current head.
+//
+// `events_json` is `events_json_len` bytes of UTF-8, borrowed for the call.
+// Each event is an object with one key, its kind, whose value holds its
+// fields; fields marked optional may be left out; unknown kinds and unknown
+// fields are refused. Ids are the world's (see `rp_engine_entity_id`,
+// `rp_engine_container_id`); a created thing takes a fresh id, from
+// `rp_engine_next_id` on. The events of the world model:
+//
+// ```text
+// {"entity_created": {"id": 12, "name": "Old Sam",
+//   "key": null, "aliases": [], "facts": ["A ferryman."],  // optional
+//   "host_controlled": false,                              // optional
+//   "state": {"mood": null, "goals": [], "status": null}}} // optional
+//                                // placed nowhere: follow it with an
+//                                // activity_changed to put it somewhere
+// {"entity_edited": {"id": 12, "name": "Sam", "aliases": ["the ferryman"],
+//   "facts": ["..."], "host_controlled": false}}
+//                                // every field but "id" optional: absent
+//                                // or null leaves it as it is
+// {"entity_removed": {"id": 12}} // with its edges, group memberships and
+//                                // memories; it may hold no items, and no
+//                                // one may hold it
+// {"container_created": {"id": 13, "name": "the ferry",
+//   "key": null, "facts": [], "parent": null,              // optional
+//   "slots": [{"name": "deck", "capacity": 4}],            // optional
+//   "properties": {"moving": true, "public": false,
+//                  "audible_range": 0}}}                   // optional
+// {"container_edited": {...}}    // the fields of container_created but
+//                                // "key"; every field is the new value
+// {"container_removed": {"id": 13}}  // it must be empty
+// {"activity_changed": {"entity": 12, "activity": {
+//   "position": {"container": 13, "slot": "deck"},  // null: nowhere
+//   "posture": "standing", "action": null, "holding": [],
+//   "attention": null, "status": null}}}
+//                                // the whole record replaced: a move, a
+//                                // posture, an action (as in
+//                                // rp_engine_entity; all optional)
+// {"inventory_changed": {"entity": 12, "inventory": [7]}}
+// {"entity_state_changed": {"entity": 12, "state":
+//   {"mood": "wary", "goals": ["cross the marsh"], "status": null}}}
+// {"edge_updated": {"edge": {"from": 12, "to": 3, "affinity": 0.2,
+//   "trust": 0.1, "summary": "...", "knowledge": [],
+//   "private_moments": [], "last_interaction": null}}}
+//                                // created or replaced; all but "from"
+//                                // and "to" optional
+// {"edge_removed": {"from": 12, "to": 3}}
+// {"group_updated": {"group": {"id": 14, "members": [3, 5, 12],
+//   "name": null, "summary": "", "shared": []}}}  // 3 members or more
+// {"group_removed": {"id": 14}}
+// {"time_advanced": {"to": 120000}}  // the world's clock, never back
+// ```
+//
+// The log's other kinds (the records `rp_engine_events` shows, such as
+// `"user_turn"` or `"memory_added"`) are accepted too, with the fields they
+// are shown with, but turns, memories and decisions are better made by
+// their own calls (`rp_turn_begin`, `rp_engine_add_memory`,
+// `rp_engine_decide`), which fill them in.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that is not an
+// array of events, an unknown kind or field, or an event that is
+// malformed or out of range (an empty name, an affinity above 1);
+// `RP_RESULT_NOT_FOUND` for an id that does not exist;
+// `RP_RESULT_CONFLICT` for an event that contradicts the world (an id
+// already taken, a duplicate name, an entity held by two);
+// `RP_RESULT_CAPACITY` for a full slot; `RP_RESULT_FACT_SYNTAX` for facts
+// that do not compile; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback
+// of a turn on this engine), `RP_RESULT_STORAGE`. An open `rp_turn` of the
+// engine is refused from then on when the batch changed the world.
+//
+// Thread: any (see `rp_engine`). Does file I/O for an engine with a save
+// file.
+//
+// # Safety
+//
+// `events_json` points to `events_json_len` readable bytes; `out_head` is
+// writable.
+enum rp_result rp_engine_append(struct rp_engine *engine,
+                                const char *events_json,
+                                size_t events_json_len,
+                                uint64_t *out_head);
+
+// The events of the current branch with `first <= seq <= last`, in order,
+// as a JSON array written to `*out_json` (a string the caller releases
+// with `rp_string_free`). `last` beyond the head means up to the head;
+// `first` 0 means from the first; an empty range gives `[]`.
+//
+// ```text
+// [{"seq": 41, "event": {"time_advanced": {"to": 120000}}},
+//  {"seq": 42, "event": {"user_turn": {"utterance": {"id": 17,
+//    "speaker": 1, "text": "...", "at": 120000, "witnesses": [1, 5],
+//    "model": null}}}}]
+// ```
+//
+// Each event has the shape `rp_engine_append` takes (see there for the
+// world model's); the log also records turns (`"user_turn"`,
+// `"assistant_turn"`), memories, response decisions, generations, tool
+// runs, state-update reports and system lines, each with the fields that
+// replay needs. Changes nothing.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback
+// of a turn on this engine), or `RP_RESULT_STORAGE` / `RP_RESULT_CORRUPT`
+// when the save file cannot be read.
+//
+// Thread: any (see `rp_engine`). Reads the save file: a long range takes a
+// while.
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_events(const struct rp_engine *engine,
+                                uint64_t first,
+                                uint64_t last,
+                                char **out_json);
 
 #ifdef __cplusplus
 }  // extern "C"

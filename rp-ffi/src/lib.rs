@@ -16,7 +16,8 @@
 //!   out-parameter they become the caller's, released with
 //!   `rp_string_free`; returned as `const char *` they stay the library's
 //!   and the function says how long they live. Never pass one to `free()`.
-//! - Out-parameters must not be `NULL`, and are written only on success.
+//! - Out-parameters must not be `NULL` (unless the function says that one
+//!   is optional), and are written only on success.
 //! - Objects are opaque handles (`rp_engine *`), created by
 //!   `rp_<type>_<constructor>` and released by `rp_<type>_free`, which
 //!   accepts `NULL`. A freed or foreign handle is refused with
@@ -39,6 +40,7 @@
 use std::ffi::{CStr, c_char};
 
 mod arg;
+mod branch;
 mod condition;
 mod engine;
 mod error;
@@ -50,7 +52,12 @@ mod sheet;
 mod string;
 mod system_line;
 mod turn;
+mod world;
 
+pub use branch::{
+    rp_engine_branches, rp_engine_current_branch, rp_engine_delete_branch, rp_engine_fork,
+    rp_engine_preview_rewind, rp_engine_rename_branch, rp_engine_rewind, rp_engine_switch_branch,
+};
 pub use condition::{rp_condition, rp_condition_compile, rp_condition_free, rp_condition_test};
 pub use engine::{
     rp_decision_explain, rp_engine, rp_engine_apply_world_file, rp_engine_create_from_world_file,
@@ -59,18 +66,24 @@ pub use engine::{
 };
 pub use error::{rp_last_error, rp_result};
 pub use memory::{
-    rp_engine_add_memory, rp_engine_always_loaded, rp_engine_mark_recalled, rp_engine_recall,
-    rp_engine_remove_memory, rp_engine_search_entities,
+    rp_engine_add_memory, rp_engine_always_loaded, rp_engine_mark_recalled, rp_engine_memories_of,
+    rp_engine_memory, rp_engine_recall, rp_engine_remove_memory, rp_engine_search_entities,
 };
 pub use run_turn::{
-    rp_engine_run_turn, rp_generate_fn, rp_token_fn, rp_token_sink, rp_token_sink_emit,
+    rp_act_fn, rp_engine_run_turn, rp_engine_run_turn_with_actions, rp_generate_fn, rp_token_fn,
+    rp_token_sink, rp_token_sink_emit,
 };
 pub use sheet::rp_sheet_check;
 pub use string::rp_string_free;
 pub use system_line::{rp_engine_inject_system_line, rp_engine_system_lines};
 pub use turn::{
     rp_engine_inspect_prompt, rp_turn, rp_turn_begin, rp_turn_finish, rp_turn_free,
-    rp_turn_provide, rp_turn_provide_embeddings, rp_turn_step,
+    rp_turn_provide, rp_turn_provide_action, rp_turn_provide_embeddings, rp_turn_step,
+};
+pub use world::{
+    rp_engine_append, rp_engine_container, rp_engine_container_id, rp_engine_containers,
+    rp_engine_dialogue, rp_engine_edge, rp_engine_edges, rp_engine_edges_from, rp_engine_entities,
+    rp_engine_entity, rp_engine_events, rp_engine_next_id, rp_engine_world,
 };
 
 use crate::arg::str_arg;

@@ -9,8 +9,9 @@ use rp_core::{EntityId, MemoryId};
 
 use crate::arg::{out_arg, slice_arg, str_arg};
 use crate::engine::{rp_engine, with_engine};
-use crate::error::{ffi_result, rp_result};
+use crate::error::{Error, ffi_result, rp_result};
 use crate::string::owned_string;
+use crate::turn::to_json;
 
 /// Forms a memory in the world (one event) and writes its id to
 /// `*out_memory_id`.
@@ -207,6 +208,103 @@ pub unsafe extern "C" fn rp_engine_mark_recalled(
         let head = with_engine(engine, |engine| Ok(engine.mark_recalled(&ids, at)?))?;
         // SAFETY: `out` is a non-NULL pointer the caller made writable.
         unsafe { out.write(head) };
+        Ok(())
+    })
+}
+
+/// The memory `memory_id` as JSON, written to `*out_json` (a string the
+/// caller releases with `rp_string_free`). This is the host's view: any
+/// memory, whoever holds it. Changes nothing.
+///
+/// ```text
+/// {"id": 30, "owner": 5,        // whose memory: its point of view
+///  "witnesses": [4, 5],         // who saw what it records, the owner too
+///  "text": "Wren paid in silver",
+///  "kind": "utterance",         // or "scene_summary", "event_gist",
+///                               // "reflection"
+///  "significance": 0.5,         // 0 to 1
+///  "created": 60000,            // host clock, ms
+///  "last_accessed": null,       // when last recalled, or null
+///  "access_count": 0,           // how often recalled
+///  "decay": "full",             // or "summary", "residue", "forgotten"
+///  "pinned": false,
+///  "embedding": [0.1, -0.3]}    // only when the host gave one
+/// ```
+///
+/// Memories are not edited: remove one (`rp_engine_remove_memory`) and add
+/// another (`rp_engine_add_memory`).
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+/// memory; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+/// `RP_RESULT_CONFLICT` (called from a callback of a turn on this engine).
+///
+/// Thread: any (see `rp_engine`).
+///
+/// # Safety
+///
+/// `out_json` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_engine_memory(
+    engine: *const rp_engine,
+    memory_id: u64,
+    out_json: *mut *mut c_char,
+) -> rp_result {
+    ffi_result(|| {
+        let out = out_arg("out_json", out_json)?;
+        let json = with_engine(engine, |engine| {
+            let memory = engine.world().memory(MemoryId(memory_id)).ok_or_else(|| {
+                Error::from(rp_core::Error::NotFound {
+                    what: "memory",
+                    id: MemoryId(memory_id).to_string(),
+                })
+            })?;
+            Ok(to_json(memory))
+        })?;
+        let json = owned_string("the memory JSON", json)?;
+        // SAFETY: `out` is a non-NULL pointer the caller made writable.
+        unsafe { out.write(json) };
+        Ok(())
+    })
+}
+
+/// Every memory `owner_id` holds and witnessed (what its recall chooses
+/// from), oldest first, as a JSON array of the objects `rp_engine_memory`
+/// describes, written to `*out_json` (a string the caller releases with
+/// `rp_string_free`). Changes nothing.
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+/// entity; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+/// `RP_RESULT_CONFLICT` (called from a callback of a turn on this engine).
+///
+/// Thread: any (see `rp_engine`).
+///
+/// # Safety
+///
+/// `out_json` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_engine_memories_of(
+    engine: *const rp_engine,
+    owner_id: u64,
+    out_json: *mut *mut c_char,
+) -> rp_result {
+    ffi_result(|| {
+        let out = out_arg("out_json", out_json)?;
+        let json = with_engine(engine, |engine| {
+            let world = engine.world();
+            let owner = EntityId(owner_id);
+            if world.entity(owner).is_none() {
+                return Err(Error::from(rp_core::Error::NotFound {
+                    what: "entity",
+                    id: owner.to_string(),
+                }));
+            }
+            let mut memories: Vec<_> = world.memories_of(owner).collect();
+            memories.sort_by_key(|m| (m.created, m.id));
+            Ok(to_json(&memories))
+        })?;
+        let json = owned_string("the memories JSON", json)?;
+        // SAFETY: `out` is a non-NULL pointer the caller made writable.
+        unsafe { out.write(json) };
         Ok(())
     })
 }

@@ -1,0 +1,618 @@
+// rp.hpp: a small header-only C++17 wrapper over the C ABI of rp (rp.h).
+//
+// - Ownership: rp::Engine, rp::Turn and rp::Condition own their handle
+//   (move-only; the destructor frees it). get() lends the raw handle for the
+//   calls of rp.h this header does not wrap.
+// - Errors: a failed call throws rp::Error, carrying the rp_result code and
+//   the message of rp_last_error().
+// - Strings: std::string_view in (any bytes, not NUL-terminated; rp checks
+//   they are UTF-8), std::string out (rp's strings are copied and released
+//   with rp_string_free). Structured values are JSON text, with the schemas
+//   documented in rp.h.
+// - Threads: as rp.h says; an rp::Engine may be used from several threads,
+//   but moving or destroying it while another thread uses it is a data race
+//   on the C++ object, as for any C++ object.
+//
+// Link against librp (static or shared) as for rp.h:
+//
+//   c++ -std=c++17 -Iinclude app.cpp target/debug/librp.a -lpthread -ldl -lm
+#ifndef RP_HPP
+#define RP_HPP
+
+#include "rp.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace rp {
+
+// A failed rp call: the code it returned and the message rp_last_error()
+// gave right after it.
+class Error : public std::runtime_error {
+public:
+    Error(rp_result code, const std::string &message) : std::runtime_error(message), code_(code) {}
+
+    // The RP_RESULT_* code of the failure (never RP_RESULT_OK).
+    rp_result code() const noexcept { return code_; }
+
+private:
+    rp_result code_;
+};
+
+namespace detail {
+
+// Throws rp::Error for a failed call, with this thread's last error.
+inline void check(rp_result result) {
+    if (result != RP_RESULT_OK) {
+        throw Error(result, rp_last_error());
+    }
+}
+
+// A required string: rp refuses a NULL pointer even with length 0, and an
+// empty std::string_view may have one.
+inline const char *text(std::string_view s) noexcept { return s.data() != nullptr ? s.data() : ""; }
+
+// An optional string: empty means NULL with length 0 (the call's default).
+inline const char *optional_text(std::string_view s) noexcept {
+    return s.empty() ? nullptr : s.data();
+}
+
+struct StringFree {
+    void operator()(char *s) const noexcept { rp_string_free(s); }
+};
+
+// Copies a string rp handed out, then releases it (also if copying throws).
+inline std::string take(char *s) {
+    const std::unique_ptr<char, StringFree> owned(s);
+    return owned ? std::string(owned.get()) : std::string();
+}
+
+// Runs `call(&out)` for a call with a char ** out-parameter and takes the
+// string it wrote.
+template <class Call>
+std::string string_out(Call &&call) {
+    char *out = nullptr;
+    check(call(&out));
+    return take(out);
+}
+
+// What the callbacks of one Engine::run_turn share (the user_data of the
+// C callbacks).
+struct RunStateBase {
+    std::string result;              // the result JSON: outlives the callback
+    std::string message;             // why a callback failed
+    std::exception_ptr error;        // what a callback threw, rethrown by run_turn
+};
+
+}  // namespace detail
+
+// The version of the loaded librp, such as "0.1.0".
+inline std::string_view version() noexcept { return rp_version(); }
+
+// Throws rp::Error (RP_RESULT_VERSION_MISMATCH) unless the loaded librp is
+// exactly `expected`.
+inline void check_version(std::string_view expected) {
+    detail::check(rp_check_version(detail::text(expected), expected.size()));
+}
+
+// rp_sheet_check: whether a fact sheet compiles, as JSON.
+inline std::string check_sheet(std::string_view sheet) {
+    return detail::string_out(
+        [&](char **out) { return rp_sheet_check(detail::text(sheet), sheet.size(), out); });
+}
+
+// rp_decision_explain: a decision JSON as text a writer can read.
+inline std::string explain(std::string_view decision_json) {
+    return detail::string_out([&](char **out) {
+        return rp_decision_explain(detail::text(decision_json), decision_json.size(), out);
+    });
+}
+
+// Where a generate callback of Engine::run_turn streams its tokens
+// (rp_token_sink_emit). Valid only while that callback runs.
+class TokenSink {
+public:
+    // Hands `text` to the on_token callback of run_turn. Throws rp::Error
+    // when rp refuses it, or what on_token threw.
+    void emit(std::string_view piece) {
+        const rp_result result = rp_token_sink_emit(sink_, detail::text(piece), piece.size());
+        if (state_->error) {
+            std::rethrow_exception(state_->error);
+        }
+        detail::check(result);
+    }
+
+    TokenSink(rp_token_sink *sink, detail::RunStateBase *state) noexcept
+        : sink_(sink), state_(state) {}
+
+private:
+    rp_token_sink *sink_;
+    detail::RunStateBase *state_;
+};
+
+namespace detail {
+
+template <class Generate, class OnToken>
+struct RunState : RunStateBase {
+    RunState(Generate &g, OnToken *t) : generate(g), on_token(t) {}
+    Generate &generate;
+    OnToken *on_token;
+};
+
+template <class State>
+int generate_trampoline(void *user_data, const char *request_json, std::size_t request_json_len,
+                        rp_token_sink *sink, const char **out_result_json,
+                        std::size_t *out_result_len) noexcept {
+    State *state = static_cast<State *>(user_data);
+    try {
+        TokenSink token_sink(sink, state);
+        state->result = state->generate(std::string_view(request_json, request_json_len),
+                                        token_sink);
+        *out_result_json = state->result.data();
+        *out_result_len = state->result.size();
+        return RP_RESULT_OK;
+    } catch (...) {
+        // No exception crosses into rp: it is kept, the turn is abandoned,
+        // and run_turn throws it again.
+        state->error = std::current_exception();
+        state->message = "the C++ generate callback threw an exception";
+        *out_result_json = state->message.data();
+        *out_result_len = state->message.size();
+        return RP_RESULT_GENERATION;
+    }
+}
+
+template <class State>
+void token_trampoline(void *user_data, std::uint64_t speaker, const char *piece,
+                      std::size_t piece_len) noexcept {
+    State *state = static_cast<State *>(user_data);
+    if (state->error) {
+        return;
+    }
+    try {
+        (*state->on_token)(speaker, std::string_view(piece, piece_len));
+    } catch (...) {
+        state->error = std::current_exception();
+    }
+}
+
+struct NoTokens {
+    void operator()(std::uint64_t, std::string_view) const noexcept {}
+};
+
+}  // namespace detail
+
+// A turn in progress, the poll form (rp_turn_begin ... rp_turn_finish): made
+// by Engine::begin_turn, owned (the destructor frees it; a turn freed before
+// finish() is abandoned, its input stays committed). It keeps the raw handle
+// of its engine: the engine must outlive it (a call after the engine is
+// freed throws rp::Error with RP_RESULT_INVALID_HANDLE, never crashes).
+class Turn {
+public:
+    Turn(rp_engine *engine, rp_turn *turn) noexcept : engine_(engine), turn_(turn) {}
+    Turn(const Turn &) = delete;
+    Turn &operator=(const Turn &) = delete;
+    Turn(Turn &&other) noexcept
+        : engine_(other.engine_), turn_(std::exchange(other.turn_, nullptr)) {}
+    Turn &operator=(Turn &&other) noexcept {
+        if (this != &other) {
+            reset();
+            engine_ = other.engine_;
+            turn_ = std::exchange(other.turn_, nullptr);
+        }
+        return *this;
+    }
+    ~Turn() { reset(); }
+
+    // What the turn needs next: the step JSON of rp_turn_step
+    // ("generate", "embed", "act" or "done").
+    std::string step() {
+        return detail::string_out([&](char **out) { return rp_turn_step(engine_, turn_, out); });
+    }
+    // The generation a "generate" step asked for (rp_turn_provide).
+    void provide(std::string_view result_json) {
+        detail::check(
+            rp_turn_provide(engine_, turn_, detail::text(result_json), result_json.size()));
+    }
+    // The vectors an "embed" step asked for (rp_turn_provide_embeddings).
+    void provide_embeddings(std::string_view vectors_json) {
+        detail::check(rp_turn_provide_embeddings(engine_, turn_, detail::text(vectors_json),
+                                                 vectors_json.size()));
+    }
+    // What the game did for an "act" step (rp_turn_provide_action).
+    void provide_action(std::string_view answer_json) {
+        detail::check(rp_turn_provide_action(engine_, turn_, detail::text(answer_json),
+                                             answer_json.size(), nullptr, 0));
+    }
+    // Why the game refused an "act" step (rp_turn_provide_action).
+    void refuse_action(std::string_view reason) {
+        detail::check(rp_turn_provide_action(engine_, turn_, nullptr, 0, detail::text(reason),
+                                             reason.size()));
+    }
+    // Commits the turn; the outcome JSON of rp_turn_finish.
+    std::string finish() {
+        return detail::string_out(
+            [&](char **out) { return rp_turn_finish(engine_, turn_, out); });
+    }
+
+    rp_turn *get() const noexcept { return turn_; }
+
+private:
+    void reset() noexcept {
+        if (turn_ != nullptr) {
+            rp_turn_free(turn_);
+            turn_ = nullptr;
+        }
+    }
+
+    rp_engine *engine_;
+    rp_turn *turn_;
+};
+
+// A world and the save that keeps its log (rp_engine), owned: the
+// destructor closes it (rp_engine_free).
+class Engine {
+public:
+    // rp_engine_in_memory.
+    static Engine in_memory(std::string_view name, std::int64_t now = 0) {
+        rp_engine *engine = nullptr;
+        detail::check(rp_engine_in_memory(detail::text(name), name.size(), now, &engine));
+        return Engine(engine);
+    }
+    // rp_engine_open.
+    static Engine open(std::string_view path) {
+        rp_engine *engine = nullptr;
+        detail::check(rp_engine_open(detail::text(path), path.size(), &engine));
+        return Engine(engine);
+    }
+    // rp_engine_create_from_world_file.
+    static Engine create_from_world_file(std::string_view save_path,
+                                         std::string_view world_file_path,
+                                         std::int64_t now = 0) {
+        rp_engine *engine = nullptr;
+        detail::check(rp_engine_create_from_world_file(
+            detail::text(save_path), save_path.size(), detail::text(world_file_path),
+            world_file_path.size(), now, &engine));
+        return Engine(engine);
+    }
+
+    // Takes ownership of a handle from rp.h.
+    explicit Engine(rp_engine *engine) noexcept : engine_(engine) {}
+    Engine(const Engine &) = delete;
+    Engine &operator=(const Engine &) = delete;
+    Engine(Engine &&other) noexcept : engine_(std::exchange(other.engine_, nullptr)) {}
+    Engine &operator=(Engine &&other) noexcept {
+        if (this != &other) {
+            reset();
+            engine_ = std::exchange(other.engine_, nullptr);
+        }
+        return *this;
+    }
+    ~Engine() { reset(); }
+
+    // The raw handle, still owned by this object.
+    rp_engine *get() const noexcept { return engine_; }
+    // Gives up ownership: the caller frees the handle with rp_engine_free.
+    rp_engine *release() noexcept { return std::exchange(engine_, nullptr); }
+    // Closes the engine now, throwing on failure (the destructor ignores
+    // failures).
+    void close() {
+        const rp_result result = rp_engine_free(std::exchange(engine_, nullptr));
+        detail::check(result);
+    }
+
+    // World files.
+    std::size_t load_world_file(std::string_view path) {
+        std::size_t events = 0;
+        detail::check(rp_engine_load_world_file(engine_, detail::text(path), path.size(), &events));
+        return events;
+    }
+    std::size_t apply_world_file(std::string_view file_name, std::string_view toml) {
+        std::size_t events = 0;
+        detail::check(rp_engine_apply_world_file(engine_, detail::text(file_name),
+                                                 file_name.size(), detail::text(toml),
+                                                 toml.size(), &events));
+        return events;
+    }
+    std::string export_world_file() const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_export_world_file(engine_, out); });
+    }
+
+    // The world model (JSON as documented in rp.h).
+    std::uint64_t head() const {
+        std::uint64_t seq = 0;
+        detail::check(rp_engine_head(engine_, &seq));
+        return seq;
+    }
+    std::uint64_t entity_id(std::string_view name_or_key) const {
+        std::uint64_t id = 0;
+        detail::check(
+            rp_engine_entity_id(engine_, detail::text(name_or_key), name_or_key.size(), &id));
+        return id;
+    }
+    std::uint64_t container_id(std::string_view name_or_key) const {
+        std::uint64_t id = 0;
+        detail::check(
+            rp_engine_container_id(engine_, detail::text(name_or_key), name_or_key.size(), &id));
+        return id;
+    }
+    std::uint64_t next_id() const {
+        std::uint64_t id = 0;
+        detail::check(rp_engine_next_id(engine_, &id));
+        return id;
+    }
+    std::string world() const {
+        return detail::string_out([&](char **out) { return rp_engine_world(engine_, out); });
+    }
+    std::string entities() const {
+        return detail::string_out([&](char **out) { return rp_engine_entities(engine_, out); });
+    }
+    std::string entity(std::uint64_t id) const {
+        return detail::string_out([&](char **out) { return rp_engine_entity(engine_, id, out); });
+    }
+    std::string containers() const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_containers(engine_, out); });
+    }
+    std::string container(std::uint64_t id) const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_container(engine_, id, out); });
+    }
+    std::string edges() const {
+        return detail::string_out([&](char **out) { return rp_engine_edges(engine_, out); });
+    }
+    std::string edges_from(std::uint64_t from) const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_edges_from(engine_, from, out); });
+    }
+    std::string edge(std::uint64_t from, std::uint64_t to) const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_edge(engine_, from, to, out); });
+    }
+    std::string dialogue() const {
+        return detail::string_out([&](char **out) { return rp_engine_dialogue(engine_, out); });
+    }
+    // Appends a JSON array of events in one transaction; the new head.
+    std::uint64_t append(std::string_view events_json) {
+        std::uint64_t seq = 0;
+        detail::check(
+            rp_engine_append(engine_, detail::text(events_json), events_json.size(), &seq));
+        return seq;
+    }
+    std::string events(std::uint64_t first, std::uint64_t last) const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_events(engine_, first, last, out); });
+    }
+
+    // Branches.
+    std::string branches() const {
+        return detail::string_out([&](char **out) { return rp_engine_branches(engine_, out); });
+    }
+    std::string current_branch() const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_current_branch(engine_, out); });
+    }
+    std::string preview_rewind(std::uint64_t to_seq) const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_preview_rewind(engine_, to_seq, out); });
+    }
+    // The name of the branch that keeps the undone events; none when
+    // nothing was undone.
+    std::optional<std::string> rewind(std::uint64_t to_seq) {
+        char *kept = nullptr;
+        detail::check(rp_engine_rewind(engine_, to_seq, &kept));
+        if (kept == nullptr) {
+            return std::nullopt;
+        }
+        return detail::take(kept);
+    }
+    // The new branch, as JSON.
+    std::string fork(std::uint64_t at_seq, std::string_view name) {
+        return detail::string_out([&](char **out) {
+            return rp_engine_fork(engine_, at_seq, detail::text(name), name.size(), out);
+        });
+    }
+    void switch_branch(std::string_view name) {
+        detail::check(rp_engine_switch_branch(engine_, detail::text(name), name.size()));
+    }
+    void rename_branch(std::string_view from, std::string_view to) {
+        detail::check(rp_engine_rename_branch(engine_, detail::text(from), from.size(),
+                                              detail::text(to), to.size()));
+    }
+    void delete_branch(std::string_view name) {
+        detail::check(rp_engine_delete_branch(engine_, detail::text(name), name.size()));
+    }
+
+    // Response control: the decision JSON (see rp::explain).
+    std::string decide(std::uint64_t entity, std::string_view message_json) {
+        return detail::string_out([&](char **out) {
+            return rp_engine_decide(engine_, entity, detail::text(message_json),
+                                    message_json.size(), out);
+        });
+    }
+
+    // Memories and retrieval.
+    std::uint64_t add_memory(std::string_view memory_json) {
+        std::uint64_t id = 0;
+        detail::check(
+            rp_engine_add_memory(engine_, detail::text(memory_json), memory_json.size(), &id));
+        return id;
+    }
+    std::string memory(std::uint64_t memory_id) const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_memory(engine_, memory_id, out); });
+    }
+    std::string memories_of(std::uint64_t owner) const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_memories_of(engine_, owner, out); });
+    }
+    void remove_memory(std::uint64_t memory_id) {
+        detail::check(rp_engine_remove_memory(engine_, memory_id));
+    }
+    std::string recall(std::uint64_t speaker, std::string_view query, std::int64_t now,
+                       std::string_view options_json = {}) const {
+        return detail::string_out([&](char **out) {
+            return rp_engine_recall(engine_, speaker, detail::text(query), query.size(), now,
+                                    detail::optional_text(options_json), options_json.size(),
+                                    out);
+        });
+    }
+    std::uint64_t mark_recalled(const std::vector<std::uint64_t> &memory_ids, std::int64_t at) {
+        std::uint64_t seq = 0;
+        detail::check(rp_engine_mark_recalled(engine_, memory_ids.data(), memory_ids.size(), at,
+                                              &seq));
+        return seq;
+    }
+    std::string search_entities(std::string_view query, std::size_t k) const {
+        return detail::string_out([&](char **out) {
+            return rp_engine_search_entities(engine_, detail::text(query), query.size(), k, out);
+        });
+    }
+    std::string always_loaded(std::uint64_t speaker, std::size_t recent_scenes) const {
+        return detail::string_out([&](char **out) {
+            return rp_engine_always_loaded(engine_, speaker, recent_scenes, out);
+        });
+    }
+
+    // Prompts and system lines. An empty query means the last line the
+    // speaker heard; empty options mean the defaults.
+    std::string inspect_prompt(std::uint64_t speaker, std::string_view query = {},
+                               std::int64_t now = 0,
+                               std::string_view prompt_options_json = {}) const {
+        return detail::string_out([&](char **out) {
+            return rp_engine_inspect_prompt(engine_, speaker, detail::optional_text(query),
+                                            query.size(),
+                                            now, detail::optional_text(prompt_options_json),
+                                            prompt_options_json.size(), out);
+        });
+    }
+    // An empty audience means every character.
+    std::uint64_t inject_system_line(std::string_view line,
+                                     std::string_view audience_json = {}) {
+        std::uint64_t id = 0;
+        detail::check(rp_engine_inject_system_line(engine_, detail::text(line), line.size(),
+                                                   detail::optional_text(audience_json),
+                                                   audience_json.size(), &id));
+        return id;
+    }
+    std::string system_lines() const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_system_lines(engine_, out); });
+    }
+
+    // The turn, poll form: begins it (the input is committed at once).
+    // Empty options mean the defaults.
+    Turn begin_turn(std::string_view input_json, std::string_view options_json = {}) {
+        rp_turn *turn = nullptr;
+        detail::check(rp_turn_begin(engine_, detail::text(input_json), input_json.size(),
+                                    detail::optional_text(options_json), options_json.size(),
+                                    &turn));
+        return Turn(engine_, turn);
+    }
+
+    // The turn, callback form (rp_engine_run_turn): runs it through
+    // `generate` and returns the outcome JSON.
+    //
+    // - generate: callable as std::string(std::string_view request_json,
+    //   rp::TokenSink &sink), returning the result JSON; it may stream with
+    //   sink.emit(text).
+    // - on_token: callable as void(std::uint64_t speaker, std::string_view
+    //   text), given what generate streams.
+    //
+    // Both run on the calling thread before run_turn returns, and must not
+    // use this engine. An exception from either abandons the turn (its
+    // input stays committed) and run_turn throws it again; rp never sees it.
+    template <class Generate, class OnToken>
+    std::string run_turn(std::string_view input_json, std::string_view options_json,
+                         Generate &&generate, OnToken &&on_token) {
+        using State = detail::RunState<std::remove_reference_t<Generate>,
+                                       std::remove_reference_t<OnToken>>;
+        State state(generate, &on_token);
+        char *outcome = nullptr;
+        const rp_result result = rp_engine_run_turn(
+            engine_, detail::text(input_json), input_json.size(),
+            detail::optional_text(options_json), options_json.size(),
+            &detail::generate_trampoline<State>, &detail::token_trampoline<State>, &state,
+            &outcome);
+        if (result != RP_RESULT_OK && state.error) {
+            std::rethrow_exception(state.error);
+        }
+        detail::check(result);
+        return detail::take(outcome);
+    }
+
+    // run_turn without a token callback: what generate streams is dropped.
+    template <class Generate>
+    std::string run_turn(std::string_view input_json, std::string_view options_json,
+                         Generate &&generate) {
+        return run_turn(input_json, options_json, std::forward<Generate>(generate),
+                        detail::NoTokens{});
+    }
+
+private:
+    void reset() noexcept {
+        if (engine_ != nullptr) {
+            rp_engine_free(engine_);
+            engine_ = nullptr;
+        }
+    }
+
+    rp_engine *engine_;
+};
+
+// A compiled condition of the fact language (rp_condition), owned.
+class Condition {
+public:
+    static Condition compile(std::string_view source) {
+        rp_condition *condition = nullptr;
+        detail::check(rp_condition_compile(detail::text(source), source.size(), &condition));
+        return Condition(condition);
+    }
+
+    explicit Condition(rp_condition *condition) noexcept : condition_(condition) {}
+    Condition(const Condition &) = delete;
+    Condition &operator=(const Condition &) = delete;
+    Condition(Condition &&other) noexcept : condition_(std::exchange(other.condition_, nullptr)) {}
+    Condition &operator=(Condition &&other) noexcept {
+        if (this != &other) {
+            reset();
+            condition_ = std::exchange(other.condition_, nullptr);
+        }
+        return *this;
+    }
+    ~Condition() { reset(); }
+
+    // Whether it holds in the context (rp_condition_test).
+    bool test(std::string_view context_json, std::uint64_t seed = 0) const {
+        bool holds = false;
+        detail::check(rp_condition_test(condition_, detail::text(context_json),
+                                        context_json.size(), seed, &holds, nullptr));
+        return holds;
+    }
+
+    rp_condition *get() const noexcept { return condition_; }
+
+private:
+    void reset() noexcept {
+        if (condition_ != nullptr) {
+            rp_condition_free(condition_);
+            condition_ = nullptr;
+        }
+    }
+
+    rp_condition *condition_;
+};
+
+}  // namespace rp
+
+#endif  // RP_HPP

@@ -1,0 +1,261 @@
+// Tests of rp.hpp, the C++17 RAII wrapper over rp.h: ownership (moves,
+// release, close, a turn outliving its engine), errors as rp::Error with
+// their codes, strings in and out, the poll-form and callback-form turns,
+// and exceptions thrown by the callbacks coming back out of run_turn.
+//
+// Build and run (scripts/test-all does this, then runs it under valgrind and
+// AddressSanitizer):
+//
+//   c++ -std=c++17 -Wall -Wextra -Werror -pedantic -Iinclude
+//       rp-ffi/tests/c/test_hpp.cpp target/debug/librp.a -lpthread -ldl -lm
+//       -o test_hpp
+//   ./test_hpp examples/tavern.toml
+//
+// Reports each failed check on stderr and closes with "N passed, N failed";
+// exits 0 only when every check passed. rp.hpp is included twice on purpose.
+#include "rp.hpp"
+#include "rp.hpp"
+
+#include "check.h"
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace {
+
+const char *tavern_path = nullptr;
+
+rp::Engine tavern() {
+    rp::Engine engine = rp::Engine::in_memory("test");
+    engine.load_world_file(tavern_path);
+    return engine;
+}
+
+// Runs `body`, returning the code of the rp::Error it throws (RP_RESULT_OK
+// when it throws nothing) and its message in `message`.
+template <class Body>
+rp_result code_of(Body &&body, std::string *message = nullptr) {
+    try {
+        body();
+    } catch (const rp::Error &error) {
+        if (message != nullptr) {
+            *message = error.what();
+        }
+        return error.code();
+    }
+    return RP_RESULT_OK;
+}
+
+std::string input(std::uint64_t speaker, std::string_view text, long now) {
+    return "{\"speaker\": " + std::to_string(speaker) + ", \"text\": \"" + std::string(text) +
+           "\", \"now\": " + std::to_string(now) + "}";
+}
+
+struct ModelDown : std::runtime_error {
+    ModelDown() : std::runtime_error("the model server is down") {}
+};
+
+void test_engines_are_owned_and_moved() {
+    rp::Engine engine = tavern();
+    rp_engine *raw = engine.get();
+    CHECK(raw != nullptr);
+
+    rp::Engine moved = std::move(engine);
+    CHECK(moved.get() == raw);
+    CHECK(engine.get() == nullptr);  // NOLINT: a moved-from engine is empty
+    CHECK(moved.head() > 0);
+
+    // Assigning over an engine frees the one it held.
+    rp::Engine other = rp::Engine::in_memory("other");
+    rp_engine *other_raw = other.get();
+    other = std::move(moved);
+    std::uint64_t seq = 0;
+    CHECK(rp_engine_head(other_raw, &seq) == RP_RESULT_INVALID_HANDLE);
+    CHECK(other.get() == raw);
+
+    // release() hands the handle over; close() frees it now.
+    rp_engine *released = other.release();
+    CHECK(other.get() == nullptr);
+    CHECK(rp_engine_free(released) == RP_RESULT_OK);
+    rp::Engine closing = rp::Engine::in_memory("closing");
+    closing.close();
+    CHECK(closing.get() == nullptr);
+    closing.close();  // closing nothing does nothing
+}
+
+void test_failures_are_errors_with_their_codes() {
+    rp::Engine engine = tavern();
+    std::string message;
+    CHECK(code_of([&] { engine.entity_id("nobody"); }, &message) == RP_RESULT_NOT_FOUND);
+    CHECK(contains(message.c_str(), "nobody"));
+    // An empty view is an empty string, not NULL.
+    CHECK(code_of([&] { engine.entity_id({}); }) == RP_RESULT_NOT_FOUND);
+    CHECK(code_of([&] { engine.append("{not json"); }, &message) == RP_RESULT_INVALID);
+    CHECK(contains(message.c_str(), "events JSON"));
+    CHECK(code_of([&] { engine.append("[{\"time_advanced\": {\"to\": -5}}]"); }) ==
+          RP_RESULT_INVALID);
+    CHECK(code_of([&] { engine.switch_branch("nope"); }) == RP_RESULT_NOT_FOUND);
+    CHECK(code_of([&] { engine.entity(999999); }) == RP_RESULT_NOT_FOUND);
+    CHECK(code_of([&] { engine.load_world_file("/nonexistent/world.toml"); }) ==
+          RP_RESULT_WORLD_FILE);
+    CHECK(code_of([] { rp::Engine::open("/nonexistent/save.rp"); }) != RP_RESULT_OK);
+    CHECK(code_of([] { rp::check_version(rp::version()); }) == RP_RESULT_OK);
+    CHECK(code_of([] { rp::check_version("0.0.0-other"); }) == RP_RESULT_VERSION_MISMATCH);
+    CHECK(code_of([] { rp::Condition::compile("mentioned &&"); }) == RP_RESULT_FACT_SYNTAX);
+    // A bad-UTF-8 argument is refused by rp, not by the wrapper.
+    CHECK(code_of([&] { engine.entity_id("\xff"); }) == RP_RESULT_INVALID_UTF8);
+    // A moved-from engine is answered, never dereferenced.
+    rp::Engine gone = std::move(engine);
+    CHECK(code_of([&] { engine.head(); }) == RP_RESULT_NULL_ARGUMENT);  // NOLINT
+}
+
+void test_the_world_and_branches_as_strings() {
+    rp::Engine engine = tavern();
+    const std::uint64_t start = engine.head();
+    const std::uint64_t mira = engine.entity_id("Mira Holt");
+    CHECK(contains(engine.world().c_str(), "\"branch\":\"main\""));
+    CHECK(contains(engine.entity(mira).c_str(), "\"name\":\"Mira Holt\""));
+    CHECK(contains(engine.container(engine.container_id("booth")).c_str(), "window seat"));
+    CHECK(contains(engine.edges_from(mira).c_str(), "stray dog"));
+    CHECK(engine.append("[{\"time_advanced\": {\"to\": 1000}}]") == start + 1);
+    CHECK(engine.append("[]") == start + 1);
+    CHECK(contains(engine.preview_rewind(start).c_str(), "\"event_count\":1"));
+    const std::optional<std::string> kept = engine.rewind(start);
+    CHECK(kept.has_value() && *kept == "main~2");
+    CHECK(!engine.rewind(start).has_value());
+    CHECK(contains(engine.fork(start, "side").c_str(), "\"name\":\"side\""));
+    engine.switch_branch("side");
+    CHECK(engine.current_branch() == "side");
+    engine.rename_branch("main", "trunk");
+    engine.switch_branch("trunk");
+    engine.delete_branch("side");
+    CHECK(!contains(engine.branches().c_str(), "\"side\""));
+    CHECK(contains(engine.events(1, 1).c_str(), "world_created"));
+    CHECK(contains(engine.export_world_file().c_str(), "Mira Holt"));
+    const std::uint64_t memory =
+        engine.add_memory("{\"owner\": " + std::to_string(mira) + ", \"text\": \"A quiet night\"}");
+    CHECK(contains(engine.memory(memory).c_str(), "A quiet night"));
+    CHECK(contains(engine.memories_of(mira).c_str(), "A quiet night"));
+    engine.remove_memory(memory);
+    CHECK(code_of([&] { engine.memory(memory); }) == RP_RESULT_NOT_FOUND);
+    rp::Condition night = rp::Condition::compile("time.is_night");
+    CHECK(night.test("{\"hour\": 23}"));
+    CHECK(!night.test("{\"hour\": 12}"));
+    CHECK(contains(rp::check_sheet("$if (: x").c_str(), "\"ok\":false"));
+}
+
+void test_the_poll_form() {
+    rp::Engine engine = tavern();
+    const std::uint64_t wren = engine.entity_id("wren");
+    rp::Turn turn = engine.begin_turn(input(wren, "Tobias, lights?", 60000));
+    std::string step = turn.step();
+    CHECK(contains(step.c_str(), "\"step\":\"generate\""));
+    CHECK(code_of([&] { turn.finish(); }) == RP_RESULT_CONFLICT);
+    turn.provide("{\"text\": \"Green ones.\"}");
+    step = turn.step();
+    CHECK(contains(step.c_str(), "\"step\":\"done\""));
+    const std::string outcome = turn.finish();
+    CHECK(contains(outcome.c_str(), "\"text\":\"Green ones.\""));
+    CHECK(code_of([&] { turn.step(); }) == RP_RESULT_CONFLICT);
+
+    // A turn that outlives its engine is refused, never a crash.
+    rp::Turn orphan = [&] {
+        rp::Engine short_lived = tavern();
+        return short_lived.begin_turn(input(short_lived.entity_id("wren"), "Hello?", 1000));
+    }();
+    CHECK(code_of([&] { orphan.step(); }) == RP_RESULT_INVALID_HANDLE);
+}
+
+void test_the_callback_form_and_its_exceptions() {
+    rp::Engine engine = tavern();
+    const std::uint64_t wren = engine.entity_id("wren");
+    const std::uint64_t tobias = engine.entity_id("tobias");
+    std::string streamed;
+    std::uint64_t streamed_by = 0;
+
+    const std::string outcome = engine.run_turn(
+        input(wren, "Tobias, lights?", 60000), "{\"max_responders\": 1}",
+        [](std::string_view request, rp::TokenSink &sink) {
+            CHECK(contains(std::string(request).c_str(), "Tobias, lights?"));
+            sink.emit("Green ");
+            sink.emit("ones.");
+            return std::string("{\"text\": \"Green ones.\"}");
+        },
+        [&](std::uint64_t speaker, std::string_view piece) {
+            streamed_by = speaker;
+            streamed += piece;
+        });
+    CHECK(contains(outcome.c_str(), "\"text\":\"Green ones.\""));
+    CHECK(streamed == "Green ones.");
+    CHECK(streamed_by == tobias);
+
+    // Without a token callback the tokens are dropped.
+    CHECK(contains(engine
+                       .run_turn(input(wren, "Tobias, and then?", 61000), {},
+                                 [](std::string_view, rp::TokenSink &sink) {
+                                     sink.emit("dropped");
+                                     return std::string("{\"text\": \"Then nothing.\"}");
+                                 })
+                       .c_str(),
+                   "Then nothing."));
+
+    // An exception from generate abandons the turn (the input stays) and
+    // comes back out of run_turn as itself.
+    std::uint64_t before = engine.head();
+    bool caught = false;
+    try {
+        engine.run_turn(input(wren, "Tobias?", 62000), {},
+                        [](std::string_view, rp::TokenSink &) -> std::string {
+                            throw ModelDown();
+                        });
+    } catch (const ModelDown &) {
+        caught = true;
+    }
+    CHECK(caught);
+    CHECK(engine.head() == before + 2);
+
+    // So does one from on_token, through the sink's emit.
+    before = engine.head();
+    caught = false;
+    try {
+        engine.run_turn(
+            input(wren, "Tobias!", 63000), {},
+            [](std::string_view, rp::TokenSink &sink) {
+                sink.emit("nothing at all");
+                return std::string("{\"text\": \"nothing at all\"}");
+            },
+            [](std::uint64_t, std::string_view) { throw std::logic_error("display broke"); });
+    } catch (const std::logic_error &error) {
+        caught = std::string(error.what()) == "display broke";
+    }
+    CHECK(caught);
+    CHECK(engine.head() == before + 2);
+    CHECK(!contains(engine.dialogue().c_str(), "nothing at all"));
+
+    // A result rp cannot read is an rp::Error of code GENERATION.
+    CHECK(code_of([&] {
+              engine.run_turn(input(wren, "Tobias.", 64000), {},
+                              [](std::string_view, rp::TokenSink &) {
+                                  return std::string("not json");
+                              });
+          }) == RP_RESULT_GENERATION);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: %s PATH/TO/examples/tavern.toml\n", argv[0]);
+        return 2;
+    }
+    tavern_path = argv[1];
+    test_engines_are_owned_and_moved();
+    test_failures_are_errors_with_their_codes();
+    test_the_world_and_branches_as_strings();
+    test_the_poll_form();
+    test_the_callback_form_and_its_exceptions();
+    return checks_done("test_hpp");
+}
