@@ -11,6 +11,16 @@
 //! cargo run --release --example tavern -- my.rp    # or another save
 //! ```
 //!
+//! With `RP_LLM_BASE_URL` (and `RP_LLM_MODEL`, optionally `RP_LLM_API_KEY`) set, the
+//! characters speak through the model server there instead (rp-llm's `OpenAiClient`, the
+//! `llm` feature of rp-demo, on by default), and each turn ends with the state-update pass:
+//! the model reports what changed, the engine checks it and applies what is valid.
+//! `--stats` prints at exit what the session came to: turns, replies, state-update passes
+//! by outcome with the reasons of rejected reports, and whether the save reopens and replays
+//! to the world as it was played. `--show-updates` prints each pass's raw answers and what
+//! became of every report. `scripts/real-model` runs it all on a small local model
+//! (`docs/real-model.md`).
+//!
 //! The save is created from `examples/tavern.toml` the first time and resumed after that:
 //! every line is in its event log, so a session can stop anywhere, come back, rewind and
 //! branch. `/help` lists the commands. With stdin not a terminal, lines are read from it until
@@ -19,17 +29,18 @@
 
 use rp_core::facts::Decision;
 use rp_core::turn::{
-    Purpose, ScriptedGenerator, TokenSink, TurnInput, TurnOptions, TurnOutcome, Wake,
+    Generate, Purpose, ScriptedGenerator, TokenSink, TurnInput, TurnOptions, TurnOutcome, Wake,
 };
 use rp_core::{
     Activity, Engine, EngineOptions, EntityId, EntityState, Event, FactSheet, Millis, Position,
     Seq, World,
 };
+use rp_demo::{Call, Observed, Stats, check_save};
 use std::collections::{BTreeMap, HashSet};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Game time that passes with each line the player says (and with `/wait`).
 const LINE_MS: Millis = 30_000;
@@ -57,6 +68,17 @@ Type a line to speak as Wren. Commands:
   /switch NAME   continue on another branch
   /help          this text
   /quit          leave (the story is saved after every line)";
+
+const USAGE: &str = "\
+usage: tavern [--stats] [--show-updates] [SAVE]   (default SAVE: tavern.rp here)
+
+  --stats          at exit, print turns, replies, state-update passes by outcome (with the
+                   reasons of rejected reports) and whether the save reopens and replays to
+                   the world as played
+  --show-updates   print each state-update pass's raw answers and every report's fate
+
+With RP_LLM_BASE_URL and RP_LLM_MODEL set (RP_LLM_API_KEY if the server wants one), the
+characters speak through that OpenAI-compatible server, with the state-update pass on.";
 
 /// A scripted line: the words that call for it (a word of the line it answers starting with
 /// one of them; none: a line for any occasion, said in order) and its text. Each is said once
@@ -224,16 +246,90 @@ fn main() -> ExitCode {
     }
 }
 
-fn play() -> Result<(), Box<dyn std::error::Error>> {
-    let arg = std::env::args().nth(1);
-    if arg.as_deref().is_some_and(|a| a.starts_with('-')) {
-        println!("usage: tavern [SAVE]   (default: tavern.rp in the current directory)\n\n{HELP}");
-        return Ok(());
+/// What the command line asks for.
+struct Args {
+    save: PathBuf,
+    stats: bool,
+    show_updates: bool,
+}
+
+/// Reads the command line; `None` after printing the usage (asked for, or a wrong argument).
+fn args() -> Result<Option<Args>, String> {
+    let mut args = Args {
+        save: PathBuf::from("tavern.rp"),
+        stats: false,
+        show_updates: false,
+    };
+    let mut save = None;
+    for arg in std::env::args().skip(1) {
+        match arg.as_str() {
+            "--stats" => args.stats = true,
+            "--show-updates" => args.show_updates = true,
+            "-h" | "--help" => {
+                println!("{USAGE}\n\n{HELP}");
+                return Ok(None);
+            }
+            a if a.starts_with('-') => return Err(format!("unknown option {a}\n\n{USAGE}")),
+            _ if save.is_some() => return Err(format!("one save at most\n\n{USAGE}")),
+            _ => save = Some(PathBuf::from(arg)),
+        }
     }
-    let save = arg.map_or_else(|| PathBuf::from("tavern.rp"), PathBuf::from);
+    if let Some(save) = save {
+        args.save = save;
+    }
+    Ok(Some(args))
+}
+
+/// The model server's client, when `RP_LLM_BASE_URL` is set: what the characters speak
+/// through instead of their scripts.
+struct Model {
+    generator: Box<dyn Generate>,
+    /// Where it is and which model answers, for the player.
+    about: String,
+}
+
+/// Whether `RP_LLM_BASE_URL` is set (to something).
+fn model_wanted() -> bool {
+    std::env::var_os("RP_LLM_BASE_URL").is_some_and(|v| !v.to_string_lossy().trim().is_empty())
+}
+
+#[cfg(feature = "llm")]
+fn model_from_env() -> Result<Option<Model>, Box<dyn std::error::Error>> {
+    if !model_wanted() {
+        return Ok(None);
+    }
+    let client = rp_llm::OpenAiClient::from_env()?;
+    let config = client.config();
+    let about = format!("{} (model {})", config.base_url, config.model);
+    Ok(Some(Model {
+        generator: Box::new(client),
+        about,
+    }))
+}
+
+#[cfg(not(feature = "llm"))]
+fn model_from_env() -> Result<Option<Model>, Box<dyn std::error::Error>> {
+    if model_wanted() {
+        return Err(
+            "RP_LLM_BASE_URL is set, but this build of the demo has no model client \
+                    (rp-demo's `llm` feature is off); unset it to play the scripted voices"
+                .into(),
+        );
+    }
+    Ok(None)
+}
+
+fn play() -> Result<(), Box<dyn std::error::Error>> {
+    let started = Instant::now();
+    let Some(args) = args()? else {
+        return Ok(());
+    };
+    let save = args.save.clone();
+    let model = model_from_env()?;
     let stdin = std::io::stdin();
     let interactive = stdin.is_terminal();
-    let mut session = Session::open(&save)?;
+    let mut session = Session::open(&save, model)?;
+    session.show_updates = args.show_updates;
     if std::io::stdout().is_terminal() {
         session.typing = Some(TYPING);
     }
@@ -272,6 +368,28 @@ fn play() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     session.leave(&save);
+    if args.stats {
+        // The save is opened by one engine at a time: keep the world as played, then close it.
+        let live = session.engine.world().clone();
+        let stats = session.stats.clone();
+        drop(session);
+        let check = check_save(&save, &live);
+        println!("\nSession statistics:");
+        match &check {
+            Ok(check) => print!("{}", stats.table(Some(check), Some(started.elapsed()))),
+            Err(e) => {
+                print!("{}", stats.table(None, Some(started.elapsed())));
+                println!("  save check failed: {e}");
+            }
+        }
+        match check {
+            Ok(check) if check.ok() => {}
+            Ok(_) => {
+                return Err("the save does not reopen and replay to the world as played".into());
+            }
+            Err(e) => return Err(format!("the save could not be checked: {e}").into()),
+        }
+    }
     Ok(())
 }
 
@@ -299,11 +417,17 @@ struct Session {
     said: BTreeMap<EntityId, HashSet<String>>,
     /// A pause per streamed token.
     typing: Option<Duration>,
+    /// The model server the characters speak through; `None`: their scripts.
+    model: Option<Model>,
+    /// What the session's turns came to (`--stats`).
+    stats: Stats,
+    /// Print each state-update pass's raw answers and every report's fate.
+    show_updates: bool,
 }
 
 impl Session {
     /// Resumes `save`, or creates it from the tavern's world file.
-    fn open(save: &Path) -> Result<Session, Box<dyn std::error::Error>> {
+    fn open(save: &Path, model: Option<Model>) -> Result<Session, Box<dyn std::error::Error>> {
         let resumed = save.exists();
         let engine = if resumed {
             Engine::open(save)?
@@ -333,15 +457,29 @@ impl Session {
             .iter()
             .find(|(_, e)| matches!(e, Event::TimeAdvanced { .. } | Event::UserTurn { .. }))
             .map_or(engine.head(), |(seq, _)| seq - 1);
+        let options = match &model {
+            Some(_) => rp_demo::model_options(TurnOptions::default()),
+            None => TurnOptions::default(),
+        };
+        if let Some(m) = &model {
+            println!(
+                "The characters speak through the model at {}; after each turn it reports what \
+                 changed (the state-update pass).\n",
+                m.about
+            );
+        }
         let mut session = Session {
             engine,
             player,
-            options: TurnOptions::default(),
+            options,
             decisions: BTreeMap::new(),
             wakes: Vec::new(),
             floor,
             said: BTreeMap::new(),
             typing: None,
+            model,
+            stats: Stats::default(),
+            show_updates: false,
         };
         session.refresh()?;
         if resumed {
@@ -483,13 +621,71 @@ impl Session {
             speaking: None,
             typing: self.typing,
         };
+        let generator: &dyn Generate = match &self.model {
+            Some(m) => m.generator.as_ref(),
+            None => voices,
+        };
+        let observed = Observed::new(generator);
         let outcome =
             self.engine
-                .run_turn_blocking(input, self.options.clone(), voices, &mut stream);
+                .run_turn_blocking(input, self.options.clone(), &observed, &mut stream);
         if stream.speaking.is_some() {
             println!();
         }
+        let calls = observed.take();
+        match &outcome {
+            Ok(outcome) => {
+                self.stats.record_turn(outcome, &calls);
+                self.report_updates(outcome, &calls);
+            }
+            Err(_) => self.stats.failed_turns += 1,
+        }
         outcome
+    }
+
+    /// After a turn with a state-update pass: what became of its reports (each one, and the
+    /// model's raw answers, with `--show-updates`).
+    fn report_updates(&self, outcome: &TurnOutcome, calls: &[Call]) {
+        let updates: Vec<&Call> = calls.iter().filter(|c| c.is_update()).collect();
+        if updates.is_empty() {
+            return;
+        }
+        if self.show_updates {
+            for (i, call) in updates.iter().enumerate() {
+                if i > 0 {
+                    println!("  [update] asked again: {}", indent(&call.last_message));
+                }
+                match &call.result {
+                    Ok(r) => println!("  [update] answer {}: {}", i + 1, indent(&r.text)),
+                    Err(e) => println!("  [update] answer {}: error: {e}", i + 1),
+                }
+            }
+            for r in &outcome.reports {
+                match &r.rejected {
+                    None => println!("  [update] applied: {}", r.report),
+                    Some(why) => {
+                        println!("  [update] rejected: {}\n      because: {why}", r.report)
+                    }
+                }
+            }
+        }
+        let rejected = outcome
+            .reports
+            .iter()
+            .filter(|r| r.rejected.is_some())
+            .count();
+        println!(
+            "  (State update: {} report{}, {} applied, {} rejected{}.)",
+            outcome.reports.len(),
+            if outcome.reports.len() == 1 { "" } else { "s" },
+            outcome.reports.len() - rejected,
+            rejected,
+            if updates.len() > 1 {
+                "; the first answer was refused and asked again"
+            } else {
+                ""
+            }
+        );
     }
 
     /// Keeps what a finished turn decided and says what did not show as a reply.
@@ -1110,6 +1306,11 @@ fn last_heard(w: &World, entity: EntityId) -> Option<String> {
         .rev()
         .find(|u| u.speaker != entity && u.witnesses.contains(entity))
         .map(|u| u.text.clone())
+}
+
+/// `text` with its later lines indented under the first.
+fn indent(text: &str) -> String {
+    text.trim_end().replace('\n', "\n      ")
 }
 
 /// Game time as "day 1, 00:01:30".

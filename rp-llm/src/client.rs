@@ -9,7 +9,7 @@ use crate::wire::{self, ChatOptions, Format, StreamState};
 use rp_core::turn::{EmbedRequest, Generate, GenerateRequest, GenerateResult, TokenSink};
 use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::Duration;
 
 const CHAT_PATH: &str = "/chat/completions";
@@ -28,14 +28,16 @@ const ERROR_BODY_BYTES: usize = 64 * 1024;
 /// from a blocking task (`spawn_blocking`).
 ///
 /// One client may serve many threads at once; they share its circuit breaker and what it
-/// learnt about the server (`json_schema` support).
+/// learnt about the server (`json_schema` support, and whether `json_object` takes a
+/// `schema`).
 pub struct OpenAiClient {
     config: ClientConfig,
     endpoint: Endpoint,
     tls: Option<TlsConfig>,
     breaker: Breaker,
     clock: Arc<dyn Clock>,
-    json_schema_unsupported: AtomicBool,
+    /// How far down the JSON fallbacks the server has been found to be (`Format::level`).
+    json_fallback: AtomicU8,
     jitter: AtomicU64,
 }
 
@@ -72,7 +74,7 @@ impl OpenAiClient {
             endpoint,
             tls,
             clock: Arc::new(SystemClock),
-            json_schema_unsupported: AtomicBool::new(false),
+            json_fallback: AtomicU8::new(0),
             jitter: AtomicU64::new(seed | 1),
         })
     }
@@ -101,9 +103,11 @@ impl OpenAiClient {
 
     /// `false` once the server has shown it lacks `response_format: json_schema` (and
     /// answered `json_object` instead); from then on this client asks for `json_object`
-    /// with the schema in the system message.
+    /// with the schema in `response_format.schema` (llama-cpp-python's server constrains
+    /// decoding with it) and in the system message, or, for a server that refused the
+    /// `schema` field too, in the system message only.
     pub fn json_schema_supported(&self) -> bool {
-        !self.json_schema_unsupported.load(Ordering::Relaxed)
+        self.json_fallback.load(Ordering::Relaxed) == 0
     }
 
     /// One generation: `POST {base_url}/chat/completions` with the model for the request's
@@ -115,24 +119,25 @@ impl OpenAiClient {
         sink: &mut dyn TokenSink,
     ) -> Result<GenerateResult, Error> {
         self.call(|| {
-            let format = if request.json_schema.is_none() {
+            let mut format = if request.json_schema.is_none() {
                 Format::Text
-            } else if self.json_schema_supported() {
-                Format::JsonSchema
             } else {
-                Format::JsonObject
+                Format::for_level(self.json_fallback.load(Ordering::Relaxed))
             };
-            match self.chat_attempt(request, format, sink) {
-                Err(e)
-                    if format == Format::JsonSchema && wire::says_json_schema_unsupported(&e) =>
-                {
-                    let r = self.chat_attempt(request, Format::JsonObject, sink);
-                    if r.is_ok() {
-                        self.json_schema_unsupported.store(true, Ordering::Relaxed);
+            // A refusal of the format asks again at once, one fallback down, in the same
+            // attempt; what worked is remembered for the client's lifetime.
+            loop {
+                match self.chat_attempt(request, format, sink) {
+                    Err(e) => match format.fallback(&e) {
+                        Some(next) => format = next,
+                        None => return Err(e),
+                    },
+                    Ok(r) => {
+                        self.json_fallback
+                            .fetch_max(format.level(), Ordering::Relaxed);
+                        return Ok(r);
                     }
-                    r
                 }
-                r => r,
             }
         })
     }

@@ -44,8 +44,11 @@
 //!   [`Error::Dropped`], never a partial result.
 //! * **`json_schema` fallback.** A server that answers a `json_schema` request with 500 or
 //!   501, or with a 400/404/422 that names the response format or schema, is asked again at
-//!   once with `{type: "json_object"}` and the schema in the system message. When that works
-//!   the client remembers it for its lifetime ([`OpenAiClient::json_schema_supported`]).
+//!   once with `{type: "json_object", schema}` and the schema in the system message too
+//!   (llama-cpp-python's server builds a grammar from `schema` and constrains decoding with
+//!   it); a server that refuses the `schema` field (a 400/422 naming it) gets plain
+//!   `{type: "json_object"}`. What works the client remembers for its lifetime
+//!   ([`OpenAiClient::json_schema_supported`]).
 //! * **Retries.** Connection failures, timeouts, dropped streams, 408, 429 and 5xx are tried
 //!   again, up to `max_retries` times, after an exponential backoff with jitter (at least
 //!   what a `Retry-After` asks for, up to `backoff_max_ms`). Other 4xx and answers that are

@@ -16,8 +16,47 @@ pub(crate) enum Format {
     Text,
     /// `response_format: {type: "json_schema", json_schema: {name, schema, strict: true}}`.
     JsonSchema,
-    /// `response_format: {type: "json_object"}`, the schema given in the system message.
+    /// `response_format: {type: "json_object", schema}`, the schema also given in the system
+    /// message. llama-cpp-python's server builds a grammar from `schema` and constrains
+    /// decoding with it; servers that do not know the field ignore it, and the system message
+    /// still asks for the schema.
     JsonObject,
+    /// `response_format: {type: "json_object"}`, the schema only in the system message: for
+    /// a server that refuses the `schema` field.
+    JsonObjectPlain,
+}
+
+impl Format {
+    /// How far down the fallbacks a format is (`Text` and `JsonSchema` are 0), for the client
+    /// to remember.
+    pub(crate) fn level(self) -> u8 {
+        match self {
+            Format::Text | Format::JsonSchema => 0,
+            Format::JsonObject => 1,
+            Format::JsonObjectPlain => 2,
+        }
+    }
+
+    /// The format of a request with a schema at fallback `level`.
+    pub(crate) fn for_level(level: u8) -> Format {
+        match level {
+            0 => Format::JsonSchema,
+            1 => Format::JsonObject,
+            _ => Format::JsonObjectPlain,
+        }
+    }
+
+    /// The format to ask for next when a request in this one was refused with `error`:
+    /// `json_schema` refused as unsupported ([`says_json_schema_unsupported`]) falls back to
+    /// `json_object` with the schema; that refused for its `schema` field
+    /// ([`says_schema_field_refused`]) to plain `json_object`.
+    pub(crate) fn fallback(self, error: &Error) -> Option<Format> {
+        match self {
+            Format::JsonSchema if says_json_schema_unsupported(error) => Some(Format::JsonObject),
+            Format::JsonObject if says_schema_field_refused(error) => Some(Format::JsonObjectPlain),
+            _ => None,
+        }
+    }
 }
 
 /// The name of a purpose, as a schema name and in messages.
@@ -84,7 +123,9 @@ pub(crate) fn chat_body(request: &GenerateRequest, options: &ChatOptions) -> Val
         .collect();
     let mut body = Map::new();
     body.insert("model".into(), options.model.into());
-    if let (Format::JsonObject, Some(schema)) = (options.format, &request.json_schema) {
+    if let (Format::JsonObject | Format::JsonObjectPlain, Some(schema)) =
+        (options.format, &request.json_schema)
+    {
         let instruction = schema_instruction(schema);
         // Into the first system message when there is one: some chat templates accept only
         // one system message, and only first.
@@ -153,7 +194,13 @@ pub(crate) fn chat_body(request: &GenerateRequest, options: &ChatOptions) -> Val
                 }),
             );
         }
-        (Format::JsonObject, Some(_)) => {
+        (Format::JsonObject, Some(schema)) => {
+            body.insert(
+                "response_format".into(),
+                json!({"type": "json_object", "schema": schema}),
+            );
+        }
+        (Format::JsonObjectPlain, Some(_)) => {
             body.insert("response_format".into(), json!({"type": "json_object"}));
         }
         _ => {}
@@ -182,6 +229,21 @@ pub(crate) fn says_json_schema_unsupported(error: &Error) -> bool {
                     && (m.contains("response_format")
                         || m.contains("json_schema")
                         || m.contains("schema")))
+        }
+        _ => false,
+    }
+}
+
+/// Whether an error answer to a `json_object` request with a `schema` says the server will
+/// not have that field: a 400 or 422 that names `schema` or `response_format` (a strict
+/// validator refusing an unknown field). Anything else is not about the field.
+pub(crate) fn says_schema_field_refused(error: &Error) -> bool {
+    match error {
+        Error::Status {
+            status, message, ..
+        } => {
+            let m = message.to_ascii_lowercase();
+            matches!(status, 400 | 422) && (m.contains("schema") || m.contains("response_format"))
         }
         _ => false,
     }
@@ -692,7 +754,7 @@ mod tests {
     }
 
     #[test]
-    fn json_object_bodies_put_the_schema_in_the_system_message() {
+    fn json_object_bodies_put_the_schema_in_the_system_message_and_the_response_format() {
         let schema = json!({"type": "object", "properties": {"mood": {"type": "string"}}});
         let body = chat_body(&request(Some(schema.clone())), &options(Format::JsonSchema));
         assert_eq!(
@@ -700,7 +762,12 @@ mod tests {
             json!({"type": "json_schema", "json_schema": {"name": "state_update", "schema": schema, "strict": true}})
         );
         let body = chat_body(&request(Some(schema.clone())), &options(Format::JsonObject));
-        assert_eq!(body["response_format"], json!({"type": "json_object"}));
+        // The schema also goes in `response_format`, where llama-cpp-python's server reads it
+        // to constrain decoding with a grammar.
+        assert_eq!(
+            body["response_format"],
+            json!({"type": "json_object", "schema": schema})
+        );
         let system = body["messages"][0]["content"].as_str().unwrap();
         assert!(system.starts_with("You watch.\n\n"), "{system}");
         assert!(system.contains(&schema.to_string()), "{system}");
@@ -903,6 +970,49 @@ mod tests {
             "bad key, no schema"
         )));
         assert!(!says_json_schema_unsupported(&Error::dropped("x")));
+    }
+
+    #[test]
+    fn formats_fall_back_from_json_schema_to_json_object_with_then_without_the_schema() {
+        let status = |status, message: &str| Error::Status {
+            status,
+            message: message.into(),
+            retry_after_ms: None,
+        };
+        let internal = status(500, "Internal Server Error");
+        let extra = status(422, "response_format.schema: extra fields not permitted");
+        assert_eq!(
+            Format::JsonSchema.fallback(&internal),
+            Some(Format::JsonObject)
+        );
+        assert_eq!(
+            Format::JsonObject.fallback(&extra),
+            Some(Format::JsonObjectPlain)
+        );
+        // A 500 to json_object is the server's trouble, not the field's.
+        assert_eq!(Format::JsonObject.fallback(&internal), None);
+        assert_eq!(Format::JsonObjectPlain.fallback(&extra), None);
+        assert_eq!(Format::Text.fallback(&internal), None);
+        assert_eq!(
+            Format::JsonObject.fallback(&status(400, "context length exceeded")),
+            None
+        );
+        for f in [
+            Format::JsonSchema,
+            Format::JsonObject,
+            Format::JsonObjectPlain,
+        ] {
+            assert_eq!(Format::for_level(f.level()), f);
+        }
+        // Plain json_object keeps the schema in the system message only.
+        let schema = json!({"type": "object"});
+        let body = chat_body(
+            &request(Some(schema.clone())),
+            &options(Format::JsonObjectPlain),
+        );
+        assert_eq!(body["response_format"], json!({"type": "json_object"}));
+        let system = body["messages"][0]["content"].as_str().unwrap();
+        assert!(system.contains(&schema.to_string()), "{system}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The client against real HTTP servers on 127.0.0.1: a well-behaved one (streamed text, tool
 //! calls split across deltas, usage; a JSON answer), one that stalls, one that drops the
-//! stream midway, one that sends garbage, one without `json_schema`, one that asks the client
+//! stream midway, one that sends garbage, one without `json_schema` (as llama-cpp-python's:
+//! `json_object` with the schema), one that refuses the `schema` field, one that asks the client
 //! to slow down, one that is down (the circuit breaker), and the request as it goes on the
 //! wire (key, models per purpose, sampling, tools, embeddings).
 
@@ -565,6 +566,11 @@ fn json_schema_refused_with_500_falls_back_to_json_object_and_is_remembered() {
         *first,
         json!({"type": "json_schema", "json_schema": {"name": "state_update", "schema": schema, "strict": true}})
     );
+    // The fallback carries the schema in `response_format` as well.
+    assert_eq!(
+        server.requests()[1].body["response_format"],
+        json!({"type": "json_object", "schema": schema})
+    );
     // The next call asks for json_object straight away.
     client.chat(&req, &mut NoSink).unwrap();
     assert_eq!(server.count(), 3);
@@ -572,6 +578,119 @@ fn json_schema_refused_with_500_falls_back_to_json_object_and_is_remembered() {
     // A request without a schema asks for no format at all.
     let _ = client.chat(&reply(), &mut NoSink);
     assert_eq!(server.requests()[3].format(), None);
+}
+
+#[test]
+fn the_json_object_fallback_carries_the_schema_so_llama_cpp_python_constrains_decoding() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"reports": {"type": "array", "items": {"anyOf": [
+            {"type": "object", "properties": {"type": {"const": "state"}, "mood": {"type": "string"}},
+             "required": ["type"], "additionalProperties": false}
+        ]}}},
+        "required": ["reports"],
+        "additionalProperties": false,
+    });
+    let wanted = schema.clone();
+    // As llama-cpp-python's server (0.3): `response_format` is a TypedDict whose type is
+    // "text" or "json_object", so json_schema fails validation, answered 500; a json_object
+    // with `schema` gets a grammar built from the schema. This one answers only when the
+    // schema came in `response_format`.
+    let server = Server::start(move |_, r, conn| match r.format() {
+        Some("json_schema") => json_answer(
+            conn,
+            500,
+            &json!({"error": {"message": "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  Input should be 'text' or 'json_object'", "type": "internal_server_error"}}),
+        ),
+        Some("json_object") if r.body["response_format"]["schema"] == wanted => stream_text(
+            conn,
+            &["{\"reports\": [{\"type\": \"state\", \"mood\": \"wary\"}]}"],
+        ),
+        _ => json_answer(
+            conn,
+            400,
+            &json!({"error": {"message": "no grammar without a schema"}}),
+        ),
+    });
+    let (client, _) = new_client(config(&server));
+    let mut req = request(Purpose::StateUpdate);
+    req.json_schema = Some(schema.clone());
+    let r = client.chat(&req, &mut NoSink).unwrap();
+    assert_eq!(
+        r.text,
+        "{\"reports\": [{\"type\": \"state\", \"mood\": \"wary\"}]}"
+    );
+    assert!(!client.json_schema_supported());
+    // Later calls go straight to json_object, still with the schema.
+    client.chat(&req, &mut NoSink).unwrap();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    for r in &requests[1..] {
+        assert_eq!(
+            r.body["response_format"],
+            json!({"type": "json_object", "schema": schema})
+        );
+        // The system message asks for the schema too, for servers that ignore the field.
+        let system = r.body["messages"][0]["content"].as_str().unwrap();
+        assert!(system.contains(&schema.to_string()), "{system}");
+    }
+}
+
+#[test]
+fn a_server_that_refuses_the_schema_field_gets_plain_json_object_and_that_is_remembered() {
+    let server = Server::start(|_, r, conn| {
+        match (
+            r.format(),
+            r.body["response_format"].get("schema").is_some(),
+        ) {
+            (Some("json_schema"), _) => json_answer(
+                conn,
+                400,
+                &json!({"error": {"message": "response_format.type must be json_object or text"}}),
+            ),
+            (Some("json_object"), true) => json_answer(
+                conn,
+                422,
+                &json!({"error": {"message": "response_format.schema: extra fields not permitted"}}),
+            ),
+            (Some("json_object"), false) => stream_text(conn, &["{\"mood\": \"calm\"}"]),
+            _ => json_answer(
+                conn,
+                400,
+                &json!({"error": {"message": "JSON was asked for"}}),
+            ),
+        }
+    });
+    let (client, _) = new_client(config(&server));
+    let mut req = request(Purpose::StateUpdate);
+    req.json_schema = Some(json!({"type": "object"}));
+    assert_eq!(
+        client.chat(&req, &mut NoSink).unwrap().text,
+        "{\"mood\": \"calm\"}"
+    );
+    client.chat(&req, &mut NoSink).unwrap();
+    let shapes: Vec<(Option<String>, bool)> = server
+        .requests()
+        .iter()
+        .map(|r| {
+            (
+                r.format().map(str::to_string),
+                r.body["response_format"].get("schema").is_some(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shapes,
+        [
+            (Some("json_schema".into()), false),
+            (Some("json_object".into()), true),
+            (Some("json_object".into()), false),
+            // Remembered: the next call asks for plain json_object at once.
+            (Some("json_object".into()), false),
+        ]
+    );
+    // Refusals of the format are answers of a server that is up.
+    assert_eq!(client.breaker_state(), BreakerState::Closed { failures: 0 });
 }
 
 #[test]
