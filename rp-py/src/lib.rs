@@ -17,7 +17,9 @@
 //!   `ScriptedGenerator`; `World.run_turn`/`run_turn_async` are written in
 //!   Python on top of it (`python/rp_engine/_turn.py`);
 //! - [`json`]: structured values as the JSON rp-core reads and writes;
-//! - [`errors`]: the exception hierarchy, one class per `rp_core::ErrorKind`.
+//! - [`errors`]: the exception hierarchy, one class per `rp_core::ErrorKind`;
+//! - [`bench`]: `_bench_native`, the Rust peer of the Python overhead
+//!   benchmark (`benches/python/overhead.py`), not part of the API.
 //!
 //! Drawing (`World._repr_html_`, `World.graph`) and the async forms of the
 //! turn (`World.aturn`, `World.stream_turn`) are written in Python
@@ -25,6 +27,7 @@
 
 use pyo3::prelude::*;
 
+mod bench;
 mod condition;
 mod decision;
 mod edits;
@@ -65,9 +68,16 @@ mod _rp {
         rp_core::version()
     }
 
-    /// Fills in the module attributes that are not functions.
+    /// Fills in the module attributes that `#[pymodule_export]` does not:
+    /// `__version__`, and the benchmark's `_bench_native`.
     #[pymodule_init]
     fn init(module: &Bound<'_, PyModule>) -> PyResult<()> {
-        module.add("__version__", rp_core::version())
+        module.add("__version__", rp_core::version())?;
+        // The benchmark's Rust peer: an attribute, but not in `__all__` (which
+        // `add` and `#[pymodule_export]` would put it in), as it is not API.
+        module.setattr(
+            "_bench_native",
+            wrap_pyfunction!(crate::bench::bench_native, module)?,
+        )
     }
 }

@@ -81,6 +81,23 @@ def check_sheet(text: str) -> None:
     ``text`` counted, blank ones included; ``.owner`` is None).
     """
 
+def _bench_native(
+    world: "World",
+    op: str,
+    n: int,
+    *,
+    speaker: int = 0,
+    query: str = "",
+    now: int = 0,
+    k: int = 10,
+    text: str = "",
+    reply: str = "",
+    now_step: int = 0,
+) -> tuple[int, int]:
+    """The Rust peer of benches/python/overhead.py, not part of the API: runs
+    ``op`` (``"head"``, ``"recall"`` or ``"turn"``) ``n`` times in Rust on
+    ``world``'s engine; returns ``(elapsed_ns, check)``."""
+
 @final
 class Condition:
     """A compiled condition: the expression of a ``$if`` line on its own."""
