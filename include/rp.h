@@ -513,7 +513,8 @@ enum rp_result rp_condition_compile(const char *source,
 // handle freed already (or not from rp) is refused with
 // `RP_RESULT_INVALID_HANDLE`.
 //
-// Thread: any.
+// Thread: any. A call on the same condition still running on another
+// thread finishes first: this call waits for it.
 //
 // # Safety
 //
@@ -649,7 +650,10 @@ enum rp_result rp_engine_create_from_world_file(const char *save_path,
 // handle is dead: every call with it returns `RP_RESULT_INVALID_HANDLE`.
 //
 // Thread: any. A call on the same engine still running on another thread
-// finishes first; the engine is released after it.
+// finishes first: this call waits for it, then releases the engine. From a
+// callback of `rp_engine_run_turn`, where waiting could deadlock, it does
+// not wait: the callback's own engine, and an engine in use by another
+// thread, are refused with `RP_RESULT_CONFLICT`.
 //
 // # Safety
 //
@@ -1350,6 +1354,8 @@ enum rp_result rp_engine_system_lines(const struct rp_engine *engine, char **out
 //  "dialogue_significance": 0.3,  // of those memories, 0-1
 //  "semantic": false,           // ask for vectors ("embed" steps)
 //  "max_responders": 8,         // at least 1
+//  "outcome_prompts": false,    // true: the outcome carries each
+//                               // responder's prompt (see rp_turn_finish)
 //  "tools": true,               // offer replies the engine's tools
 //                               // (roll_dice, roll_effects; see
 //                               // rp_turn_step); false: none
@@ -1628,8 +1634,10 @@ enum rp_result rp_turn_provide_action(struct rp_engine *engine,
 //  "silent": [],           // responders whose text was empty
 //  "wake": [{"entity": 2, "at": 65000}],  // $retry: start a wake-up turn
 //                          // then (rp keeps no timers)
-//  "prompts": [{...}],     // each responder's prompt, as the JSON of
-//                          // rp_engine_inspect_prompt
+//  "prompts": [],          // each responder's prompt, as the JSON of
+//                          // rp_engine_inspect_prompt, when the options
+//                          // say "outcome_prompts": true; [] otherwise
+//                          // (the prompts are most of a turn's JSON)
 //  "reports": [            // the state-update pass ("updates" in the
 //                          // options; [] without it), in the order given
 //    {"report": "{\"type\": \"feeling\", ...}",  // the report as the
@@ -1663,7 +1671,10 @@ enum rp_result rp_turn_finish(struct rp_engine *engine,
 // handle freed already (or not from rp) is refused with
 // `RP_RESULT_INVALID_HANDLE` and nothing happens.
 //
-// Thread: any.
+// Thread: any. A call on the same turn still running on another thread
+// finishes first: this call waits for it. From a callback of
+// `rp_engine_run_turn`, where waiting could deadlock, a turn in use by
+// another thread is refused with `RP_RESULT_CONFLICT` instead.
 //
 // # Safety
 //

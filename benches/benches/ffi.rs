@@ -17,7 +17,8 @@
 //!   `now` to both: through `rp_engine_run_turn` with an `extern "C"` generate callback that
 //!   answers a fixed `{"text": ...}` (the outcome string released with `rp_string_free`), and
 //!   through `Engine::run_turn_blocking` with a `Generate` that answers the same text. Default
-//!   options on both (tools offered, dialogue remembered). C and Rust alternate turn by turn,
+//!   options on both (tools offered, dialogue remembered; the C outcome without the prompts,
+//!   which the Rust outcome holds as moved values). C and Rust alternate turn by turn,
 //!   so both worlds grow alike. Target: overhead ≤ 5 % at p50. Then, after the comparison,
 //!   more turns on the Rust engine alone in the poll form (`begin_turn_with`, `step`,
 //!   `provide`, `finish`, each call timed), and the JSON work that the C side does and the
@@ -510,10 +511,16 @@ fn breakdown(engine: &mut Engine, wren: EntityId, mut now: Millis) {
     let read_input = time(&|| {
         black_box(TurnInput::from_json(black_box(&input_json)).expect("input"));
     });
+    // As rp-ffi writes JSON for C: straight into the C string's buffer.
+    let c_string = |mut bytes: Vec<u8>| {
+        bytes.push(0);
+        CString::from_vec_with_nul(bytes).expect("no NUL")
+    };
     let write_requests = time(&|| {
         for request in &requests {
-            let json = serde_json::to_string(black_box(request)).expect("request JSON");
-            black_box(CString::new(json).expect("no NUL"));
+            let mut bytes = Vec::with_capacity(4096);
+            serde_json::to_writer(&mut bytes, black_box(request)).expect("request JSON");
+            black_box(c_string(bytes));
         }
     });
     let read_results = time(&|| {
@@ -521,22 +528,32 @@ fn breakdown(engine: &mut Engine, wren: EntityId, mut now: Millis) {
             black_box(GenerateResult::from_json(black_box(REPLY_JSON)).expect("result"));
         }
     });
-    let write_outcome = time(&|| {
-        let json = serde_json::to_string(black_box(&outcome)).expect("outcome JSON");
-        black_box(CString::new(json).expect("no NUL"));
-    });
+    // By default the C outcome leaves the prompts out ("outcome_prompts": false).
+    let mut without_prompts = outcome.clone();
+    without_prompts.prompts.clear();
+    let write = |outcome: &rp_core::turn::TurnOutcome| {
+        time(&|| {
+            let mut bytes = Vec::with_capacity(4096);
+            serde_json::to_writer(&mut bytes, black_box(outcome)).expect("outcome JSON");
+            black_box(c_string(bytes));
+        })
+    };
+    let write_outcome = write(&without_prompts);
+    let write_with_prompts = write(&outcome);
     let request_bytes: usize = requests
         .iter()
         .map(|r| serde_json::to_string(r).expect("request JSON").len())
         .sum();
-    let outcome_bytes = serde_json::to_string(&outcome).expect("outcome JSON").len();
+    let bytes = |outcome| serde_json::to_string(outcome).expect("outcome JSON").len();
     report(format!(
         "turn: the C side's JSON, timed alone (median thread CPU of {repeats}): input read \
          {read_input:.1} us; {} request(s) written, {request_bytes} bytes, {write_requests:.1} us; \
-         result(s) read {read_results:.1} us; outcome written, {outcome_bytes} bytes, \
-         {write_outcome:.1} us; sum {:.1} us",
+         result(s) read {read_results:.1} us; outcome written, {} bytes, {write_outcome:.1} us; \
+         sum {:.1} us (the outcome with \"outcome_prompts\": {} bytes, {write_with_prompts:.1} us)",
         requests.len(),
-        read_input + write_requests + read_results + write_outcome
+        bytes(&without_prompts),
+        read_input + write_requests + read_results + write_outcome,
+        bytes(&outcome),
     ));
 }
 

@@ -16,11 +16,14 @@ and ratios are from the same run.
   pay; the target compares the net figure. Target: Python − Rust ≤ 60 ns.
 - **Retrieval**: ``World.recall(tobias, query, now=..., k=10)`` against
   ``Engine::recall`` with the same options, over 1,000 memories of Tobias.
-- **Turn**: Wren says the same line through ``World.run_turn`` (the poll form
-  driven by ``rp_engine._turn``, a Python ``generate`` returning a fixed text)
-  and through ``Engine::run_turn_blocking`` (a Rust generator returning the
-  same text), default options on both, turn by turn on one world, so both see
-  the same world. Target: overhead ≤ 10 % at p50.
+- **Turn**: Wren says the same line through ``World.run_turn`` (the turn
+  driven from Rust, calling a Python ``generate`` that returns a fixed text;
+  the outcome dict without the prompts, as by default) and through
+  ``Engine::run_turn_blocking`` (a Rust generator returning the same text),
+  default options on both, turn by turn on one world, so both see the same
+  world. Target: overhead ≤ 10 % at p50. After the comparison, the same turns
+  in the poll form (``World.begin_turn``, ``Turn.step``/``provide``/``finish``),
+  each call timed, show what a turn's crossings cost one by one.
 
 Wall time is ``time.perf_counter_ns``; thread CPU is ``time.thread_time_ns``
 around each Python block and around each ``_bench_native`` call (which adds
@@ -312,11 +315,12 @@ def turn(warmup: int, rounds: int) -> None:
 def phases(
     world: World, wren: int, now: int, generate: Callable[[dict[str, Any]], str], turns: int
 ) -> None:
-    """Where a Python turn's time goes: the same turns in the poll form that
-    ``World.run_turn`` drives (``rp_engine._turn``), each call timed alone
-    (thread CPU, medians over the turns), each turn followed by a Rust turn on
-    the same world for reference. Run after the comparison, on the same world;
-    also gives the size of the request and outcome as JSON."""
+    """Where a Python turn's time goes: the same turns in the poll form (as
+    ``World.run_turn_async`` drives them; ``World.run_turn`` steps the same
+    machine from Rust), each call timed alone (thread CPU, medians over the
+    turns), each turn followed by a Rust turn on the same world for
+    reference. Run after the comparison, on the same world; also gives the
+    size of the request and outcome as JSON."""
     calls: dict[str, list[int]] = {}
     rust: list[int] = []
     sizes: tuple[int, int] = (0, 0)

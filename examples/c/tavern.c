@@ -146,7 +146,8 @@ static int wren_says(rp_engine *engine, struct model *model, uint64_t wren, cons
                "running the turn")) {
         return 1;
     }
-    /* The outcome JSON holds the decisions, the replies and the prompts. */
+    /* The outcome JSON holds the decisions and the replies (and, with
+     * "outcome_prompts": true in the options, the prompts). */
     answered = strstr(outcome, "\"replies\":[]") == NULL;
     rp_string_free(outcome);
     if (!answered) {

@@ -139,7 +139,8 @@ int main(int argc, char **argv) {
                    "running the turn")) {
             goto done;
         }
-        /* The outcome JSON holds the decisions, replies and prompts. */
+        /* The outcome JSON holds the decisions and replies (and, with
+         * "outcome_prompts": true in the options, the prompts). */
         if (strstr(outcome, "\"replies\":[]") != NULL) {
             printf("(nobody answers)\n");
         }

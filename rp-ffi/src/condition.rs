@@ -71,7 +71,8 @@ pub unsafe extern "C" fn rp_condition_compile(
 /// handle freed already (or not from rp) is refused with
 /// `RP_RESULT_INVALID_HANDLE`.
 ///
-/// Thread: any.
+/// Thread: any. A call on the same condition still running on another
+/// thread finishes first: this call waits for it.
 ///
 /// # Safety
 ///
@@ -79,7 +80,8 @@ pub unsafe extern "C" fn rp_condition_compile(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rp_condition_free(condition: *mut rp_condition) -> rp_result {
     ffi_result(|| {
-        drop(conditions().remove("condition", condition.addr())?);
+        // A condition's calls take no other lock: waiting is always safe.
+        drop(conditions().remove("condition", condition.addr(), true)?);
         Ok(())
     })
 }

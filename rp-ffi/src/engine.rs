@@ -1,7 +1,7 @@
 //! `rp_engine`: a world and the save file that keeps its log (rp-core's
 //! `Engine`), and response control (`rp_engine_decide`).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::c_char;
 
 use rp_core::facts::Decision;
@@ -61,12 +61,21 @@ pub(crate) fn with_engine<R>(
 /// that a callback is refused before it can wait on that other lock.
 pub(crate) fn check_engine(engine: *const rp_engine) -> Result<(), Error> {
     refuse_calling_out(engine)?;
-    engines().get("engine", engine.addr()).map(drop)
+    engines().check("engine", engine.addr())
+}
+
+/// Whether this thread is running the host's callbacks of a turn
+/// (`rp_engine_run_turn`), holding an engine's lock.
+pub(crate) fn calling_out() -> bool {
+    CALLING_OUT_COUNT.get() > 0
 }
 
 /// Refuses an engine whose lock this thread holds while the host's
 /// callbacks run.
 fn refuse_calling_out(engine: *const rp_engine) -> Result<(), Error> {
+    if !calling_out() {
+        return Ok(());
+    }
     let number = engine.addr();
     let calling_out = CALLING_OUT
         .try_with(|held| held.borrow().contains(&number))
@@ -84,6 +93,10 @@ fn refuse_calling_out(engine: *const rp_engine) -> Result<(), Error> {
 thread_local! {
     /// The engines whose lock this thread holds while the host's code runs.
     static CALLING_OUT: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+    /// How many entries `CALLING_OUT` has: read on every call, and kept
+    /// apart because a `Cell<usize>` needs no destructor, so reading it is a
+    /// plain load.
+    static CALLING_OUT_COUNT: Cell<usize> = const { Cell::new(0) };
 }
 
 /// Marks an engine as held by this thread while the host's callbacks run,
@@ -95,7 +108,11 @@ impl CallingOut {
     /// Marks the engine of handle argument `engine`.
     pub(crate) fn new(engine: *const rp_engine) -> CallingOut {
         let number = engine.addr();
-        let _ = CALLING_OUT.try_with(|held| held.borrow_mut().push(number));
+        let _ = CALLING_OUT.try_with(|held| {
+            let mut held = held.borrow_mut();
+            held.push(number);
+            CALLING_OUT_COUNT.set(held.len());
+        });
         CallingOut(number)
     }
 }
@@ -109,6 +126,7 @@ impl Drop for CallingOut {
             if let Some(at) = held.iter().rposition(|n| *n == self.0) {
                 held.remove(at);
             }
+            CALLING_OUT_COUNT.set(held.len());
         });
     }
 }
@@ -247,7 +265,10 @@ pub unsafe extern "C" fn rp_engine_create_from_world_file(
 /// handle is dead: every call with it returns `RP_RESULT_INVALID_HANDLE`.
 ///
 /// Thread: any. A call on the same engine still running on another thread
-/// finishes first; the engine is released after it.
+/// finishes first: this call waits for it, then releases the engine. From a
+/// callback of `rp_engine_run_turn`, where waiting could deadlock, it does
+/// not wait: the callback's own engine, and an engine in use by another
+/// thread, are refused with `RP_RESULT_CONFLICT`.
 ///
 /// # Safety
 ///
@@ -255,8 +276,13 @@ pub unsafe extern "C" fn rp_engine_create_from_world_file(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rp_engine_free(engine: *mut rp_engine) -> rp_result {
     ffi_result(|| {
-        let removed = engines().remove("engine", engine.addr())?;
-        // Released here, outside the registry's lock (closing a save file
+        if !engine.is_null() {
+            // Its lock is held further up this thread's stack: waiting for
+            // it would never end.
+            refuse_calling_out(engine)?;
+        }
+        let removed = engines().remove("engine", engine.addr(), !calling_out())?;
+        // Released here, outside the table's locks (closing a save file
         // does I/O).
         drop(removed);
         Ok(())

@@ -9,8 +9,8 @@
 //! `RP_RESULT_OK` it reads as the empty string and after a failure it
 //! describes that failure. Calls that return no [`rp_result`] leave it alone.
 
-use std::cell::RefCell;
-use std::ffi::{CString, c_char};
+use std::cell::{Cell, RefCell};
+use std::ffi::c_char;
 use std::fmt;
 
 use rp_core::ErrorKind;
@@ -162,7 +162,14 @@ where
 }
 
 thread_local! {
-    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    /// This thread's last error: the message's bytes and a NUL, or nothing
+    /// for the empty string. Clearing keeps the buffer, so a call that
+    /// succeeds neither allocates nor frees.
+    static LAST_ERROR: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    /// Whether `LAST_ERROR` holds a message: read on every call, and kept
+    /// apart because a `Cell<bool>` needs no destructor, so reading it is a
+    /// plain load.
+    static HAS_ERROR: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Makes `message` this thread's last error.
@@ -170,16 +177,40 @@ thread_local! {
 /// A NUL inside `message` would end the C string early, so it is replaced
 /// by U+FFFD.
 pub(crate) fn set_last_error(message: &str) {
-    let message =
-        CString::new(message.replace('\0', "\u{FFFD}")).expect("interior NULs were replaced");
     // During thread teardown the slot may already be gone; there is nobody
     // left on this thread to read the message then.
-    let _ = LAST_ERROR.try_with(|slot| *slot.borrow_mut() = message);
+    let _ = LAST_ERROR.try_with(|slot| {
+        let mut buffer = slot.borrow_mut();
+        buffer.clear();
+        for (i, part) in message.split('\0').enumerate() {
+            if i > 0 {
+                buffer.extend_from_slice("\u{FFFD}".as_bytes());
+            }
+            buffer.extend_from_slice(part.as_bytes());
+        }
+        buffer.push(0);
+        HAS_ERROR.set(true);
+    });
 }
 
-/// Makes this thread's last error the empty string.
+/// Makes this thread's last error the empty string, without allocating.
 pub(crate) fn clear_last_error() {
-    let _ = LAST_ERROR.try_with(|slot| *slot.borrow_mut() = CString::default());
+    /// The most a cleared buffer keeps for the next message; a larger one
+    /// is freed, so one huge message does not hold its memory for the
+    /// thread's life.
+    const KEPT_CAPACITY: usize = 4096;
+    if !HAS_ERROR.get() {
+        return;
+    }
+    HAS_ERROR.set(false);
+    let _ = LAST_ERROR.try_with(|slot| {
+        let mut buffer = slot.borrow_mut();
+        if buffer.capacity() > KEPT_CAPACITY {
+            *buffer = Vec::new();
+        } else {
+            buffer.clear();
+        }
+    });
 }
 
 /// The message describing the last failed rp call on the calling thread.
@@ -195,8 +226,12 @@ pub(crate) fn clear_last_error() {
 #[unsafe(no_mangle)]
 pub extern "C" fn rp_last_error() -> *const c_char {
     let pointer = ffi_guard(|| {
+        if !HAS_ERROR.get() {
+            return std::ptr::null();
+        }
+        // A message ends with its NUL.
         LAST_ERROR
-            .try_with(|slot| slot.borrow().as_ptr())
+            .try_with(|slot| slot.borrow().as_ptr().cast::<c_char>())
             .unwrap_or(std::ptr::null())
     });
     if pointer.is_null() {
@@ -274,5 +309,30 @@ mod tests {
     fn interior_nul_bytes_do_not_truncate_the_message() {
         set_last_error("before\0after");
         assert_eq!(last_error(), "before\u{FFFD}after");
+        set_last_error("\0");
+        assert_eq!(last_error(), "\u{FFFD}");
+    }
+
+    #[test]
+    fn clearing_keeps_the_buffer_and_a_longer_message_replaces_a_shorter_one() {
+        set_last_error("a long message first");
+        let capacity = LAST_ERROR.with(|slot| slot.borrow().capacity());
+        assert_eq!(ffi_result(|| Ok(())), rp_result::Ok);
+        assert_eq!(last_error(), "");
+        assert_eq!(
+            LAST_ERROR.with(|slot| slot.borrow().capacity()),
+            capacity,
+            "a successful call does not free the buffer"
+        );
+        set_last_error("short");
+        assert_eq!(last_error(), "short");
+        set_last_error("a longer message than the one before");
+        assert_eq!(last_error(), "a longer message than the one before");
+
+        // A huge message is not kept once cleared.
+        set_last_error(&"x".repeat(100_000));
+        clear_last_error();
+        assert_eq!(LAST_ERROR.with(|slot| slot.borrow().capacity()), 0);
+        assert_eq!(last_error(), "");
     }
 }

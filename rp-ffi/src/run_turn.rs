@@ -14,8 +14,7 @@ use crate::arg::{out_arg, str_arg};
 use crate::engine::{CallingOut, rp_engine, with_engine};
 use crate::error::{Error, ffi_result, rp_result};
 use crate::handle::Handles;
-use crate::string::owned_string;
-use crate::turn::{options_arg, to_json};
+use crate::turn::{options_arg, outcome_json, to_c_json};
 
 /// Where the streamed tokens of one generation go: handed to the generate
 /// callback of `rp_engine_run_turn`, fed with `rp_token_sink_emit`.
@@ -219,7 +218,8 @@ impl SinkRegistration {
 
 impl Drop for SinkRegistration {
     fn drop(&mut self) {
-        let _ = sinks().remove("sink", self.0);
+        // `rp_token_sink_emit` holds a sink's lock only to copy it out.
+        let _ = sinks().remove("sink", self.0, true);
     }
 }
 
@@ -305,8 +305,7 @@ unsafe impl Sync for CallbackGenerator {}
 impl CallbackGenerator {
     /// Calls the host's generate callback for `request`.
     fn call(&self, request: &GenerateRequest) -> Result<GenerateResult, String> {
-        let request_json =
-            CString::new(to_json(request)).expect("JSON holds no NUL byte: serde_json escapes it");
+        let request_json = to_c_json(request);
         let sink = SinkRegistration::new(SinkTarget {
             on_token: self.on_token,
             user_data: self.user_data,
@@ -389,8 +388,7 @@ impl CallbackGenerator {
                 call.name
             ));
         };
-        let call_json =
-            CString::new(to_json(call)).expect("JSON holds no NUL byte: serde_json escapes it");
+        let call_json = to_c_json(call);
         let mut answer: *const c_char = std::ptr::null();
         let mut answer_len = 0_usize;
         // SAFETY: the host's callback, called as rp_act_fn documents: the
@@ -537,7 +535,7 @@ unsafe fn run_turn(
             generate.ok_or_else(|| Error::new(rp_result::NullArgument, "`generate` is NULL"))?;
         let out = out_arg("out_outcome_json", out_outcome_json)?;
         let input = TurnInput::from_json(input)?;
-        if options.semantic {
+        if options.turn.semantic {
             return Err(Error::from(rp_core::Error::Invalid {
                 what: "turn options",
                 reason: "rp_engine_run_turn does not ask for vectors: set \"semantic\" to \
@@ -553,9 +551,9 @@ unsafe fn run_turn(
         };
         let outcome: TurnOutcome = with_engine(engine, |e| {
             let _calling_out = CallingOut::new(engine);
-            Ok(e.run_turn_blocking(input, options, &generator, &mut NoSink)?)
+            Ok(e.run_turn_blocking(input, options.turn, &generator, &mut NoSink)?)
         })?;
-        let json = owned_string("the outcome JSON", to_json(&outcome))?;
+        let json = outcome_json(outcome, options.outcome_prompts);
         // SAFETY: `out` is a non-NULL pointer the caller made writable.
         unsafe { out.write(json) };
         Ok(())
@@ -619,7 +617,7 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
-    use crate::engine::rp_engine_head;
+    use crate::engine::{rp_engine_free, rp_engine_head};
     use crate::turn::rp_turn_step;
     use crate::turn::tests::{Tavern, begin, free, head, last_error, say, take_json, tavern};
 
@@ -632,6 +630,7 @@ mod tests {
         answer: Vec<u8>,
         fail: bool,
         reentrant: Option<rp_result>,
+        freed: Option<rp_result>,
         turn: usize,
         turn_call: Option<(rp_result, String)>,
         kept_sink: usize,
@@ -658,6 +657,8 @@ mod tests {
         let engine: *mut rp_engine = std::ptr::without_provenance_mut(host.engine);
         // SAFETY: valid out-parameter.
         host.reentrant = Some(unsafe { rp_engine_head(engine, &mut head) });
+        // SAFETY: any handle is answered safely.
+        host.freed = Some(unsafe { rp_engine_free(engine) });
         if host.turn != 0 {
             let mut json = ptr::null_mut();
             // SAFETY: valid out-parameter.
@@ -766,7 +767,12 @@ mod tests {
             ]
         );
         assert_eq!(host.reentrant, Some(rp_result::Conflict), "no deadlock");
-        let (code, message) = host.turn_call.expect("the callback stepped the turn");
+        assert_eq!(host.freed, Some(rp_result::Conflict), "no deadlock");
+        assert_eq!(outcome["prompts"], serde_json::json!([]), "not asked for");
+        let (code, message) = host
+            .turn_call
+            .take()
+            .expect("the callback stepped the turn");
         assert_eq!(code, rp_result::Conflict, "no deadlock");
         assert!(
             message.contains("running a turn on this thread"),
@@ -775,6 +781,16 @@ mod tests {
         assert_eq!(free(open), rp_result::Ok);
         // After the call, the engine is free again and the sink is dead.
         assert_eq!(outcome["seq"], head(t.engine));
+        let with_prompts = run_turn(
+            &t,
+            &say(&t, "Tobias?", 6_000),
+            Some(r#"{"outcome_prompts": true}"#),
+            &mut host,
+        )
+        .expect("runs");
+        let prompts = with_prompts["prompts"].as_array().expect("prompts");
+        assert_eq!(prompts.len(), 1);
+        assert_eq!(prompts[0]["messages"], host.requests[1]["messages"]);
         // SAFETY: a dead sink is answered safely.
         let result = unsafe {
             rp_token_sink_emit(

@@ -6,19 +6,18 @@
 //! An `rp_turn` holds rp-core's owned `TurnMachine`, beside the handle number
 //! of the engine it began on.
 
-use std::ffi::c_char;
+use std::ffi::{CString, c_char};
 
 use rp_core::turn::{
     GenerateRequest, GenerateResult, Prompt, PromptOptions, Purpose, Step, TurnInput, TurnMachine,
-    TurnOptions,
+    TurnOptions, TurnOutcome,
 };
 use rp_core::{Engine, EntityId};
 
 use crate::arg::{out_arg, str_arg};
-use crate::engine::{check_engine, rp_engine, with_engine};
+use crate::engine::{calling_out, check_engine, rp_engine, with_engine};
 use crate::error::{Error, ffi_result, rp_result};
 use crate::handle::Handles;
-use crate::string::owned_string;
 
 /// A turn in progress (the poll form of the turn loop): begun with
 /// `rp_turn_begin` on an engine, driven with `rp_turn_step`,
@@ -49,6 +48,8 @@ struct TurnState {
     /// names that engine for good).
     engine: usize,
     machine: Option<TurnMachine>,
+    /// The options' `"outcome_prompts"`.
+    outcome_prompts: bool,
 }
 
 /// Every live turn.
@@ -62,7 +63,7 @@ fn turns() -> &'static Handles<TurnState> {
 fn with_turn<R>(
     engine: *mut rp_engine,
     turn: *mut rp_turn,
-    body: impl FnOnce(&mut Engine, &mut Option<TurnMachine>) -> Result<R, Error>,
+    body: impl FnOnce(&mut Engine, &mut TurnState) -> Result<R, Error>,
 ) -> Result<R, Error> {
     check_engine(engine)?;
     turns().with("turn", turn.addr(), |state| {
@@ -72,7 +73,7 @@ fn with_turn<R>(
                 "`turn` began on another engine; pass the engine it began on",
             ));
         }
-        with_engine(engine, |engine| body(engine, &mut state.machine))
+        with_engine(engine, |engine| body(engine, state))
     })
 }
 
@@ -104,18 +105,75 @@ pub(crate) fn to_json(value: &impl serde::Serialize) -> String {
     serde_json::to_string(value).expect("rp-core's turn types serialise to JSON")
 }
 
+/// The JSON of a value rp-core made as a C string, written straight into
+/// the string's buffer (a turn's requests and outcome are kilobytes).
+pub(crate) fn to_c_json(value: &impl serde::Serialize) -> CString {
+    let mut bytes = Vec::with_capacity(4096);
+    serde_json::to_writer(&mut bytes, value).expect("rp-core's turn types serialise to JSON");
+    bytes.push(0);
+    CString::from_vec_with_nul(bytes).expect("JSON holds no NUL byte: serde_json escapes it")
+}
+
+/// The options of a turn from C: rp-core's, and what the outcome JSON
+/// carries.
+#[derive(Default)]
+pub(crate) struct Options {
+    /// rp-core's options (every field but the ones below).
+    pub(crate) turn: TurnOptions,
+    /// `"outcome_prompts"`: the outcome carries each responder's prompt.
+    pub(crate) outcome_prompts: bool,
+}
+
 /// Reads turn options: `NULL` with length 0 means the defaults.
 ///
 /// # Safety
 ///
 /// `json` is `NULL` or points to `len` readable bytes.
-pub(crate) unsafe fn options_arg(json: *const c_char, len: usize) -> Result<TurnOptions, Error> {
+pub(crate) unsafe fn options_arg(json: *const c_char, len: usize) -> Result<Options, Error> {
+    /// The option of the outcome's prompts, read here rather than by rp-core.
+    const OUTCOME_PROMPTS: &str = "outcome_prompts";
     if json.is_null() && len == 0 {
-        return Ok(TurnOptions::default());
+        return Ok(Options::default());
     }
     // SAFETY: the caller guarantees `json` points to `len` bytes.
     let json = unsafe { str_arg("options_json", json, len) }?;
-    Ok(TurnOptions::from_json(json)?)
+    let Ok(serde_json::Value::Object(mut fields)) = serde_json::from_str(json) else {
+        // Not a JSON object: rp-core's reading says what is wrong.
+        return Ok(Options {
+            turn: TurnOptions::from_json(json)?,
+            outcome_prompts: false,
+        });
+    };
+    let invalid = |reason: String| {
+        Error::from(rp_core::Error::Invalid {
+            what: "turn options",
+            reason,
+        })
+    };
+    let outcome_prompts = match fields.remove(OUTCOME_PROMPTS) {
+        None => false,
+        Some(serde_json::Value::Bool(prompts)) => prompts,
+        Some(other) => {
+            return Err(invalid(format!(
+                "`{OUTCOME_PROMPTS}` must be true or false, not {other}"
+            )));
+        }
+    };
+    let turn = serde_json::from_value(serde_json::Value::Object(fields))
+        .map_err(|error| invalid(error.to_string()))?;
+    Ok(Options {
+        turn,
+        outcome_prompts,
+    })
+}
+
+/// The outcome JSON of a finished turn; without the responders' prompts
+/// (`"prompts": []`) unless `prompts`.
+pub(crate) fn outcome_json(mut outcome: TurnOutcome, prompts: bool) -> *mut c_char {
+    if !prompts {
+        outcome.prompts = Vec::new();
+    }
+    to_c_json(&outcome).into_raw()
 }
 
 /// Starts a turn: commits the input at once (a crash from here on keeps it),
@@ -169,6 +227,8 @@ pub(crate) unsafe fn options_arg(json: *const c_char, len: usize) -> Result<Turn
 ///  "dialogue_significance": 0.3,  // of those memories, 0-1
 ///  "semantic": false,           // ask for vectors ("embed" steps)
 ///  "max_responders": 8,         // at least 1
+///  "outcome_prompts": false,    // true: the outcome carries each
+///                               // responder's prompt (see rp_turn_finish)
 ///  "tools": true,               // offer replies the engine's tools
 ///                               // (roll_dice, roll_effects; see
 ///                               // rp_turn_step); false: none
@@ -222,10 +282,11 @@ pub unsafe extern "C" fn rp_turn_begin(
         let options = unsafe { options_arg(options_json, options_json_len) }?;
         let out = out_arg("out_turn", out_turn)?;
         let input = TurnInput::from_json(input)?;
-        let machine = with_engine(engine, |e| Ok(TurnMachine::begin(e, input, options)?))?;
+        let machine = with_engine(engine, |e| Ok(TurnMachine::begin(e, input, options.turn)?))?;
         let number = turns().insert(TurnState {
             engine: engine.addr(),
             machine: Some(machine),
+            outcome_prompts: options.outcome_prompts,
         });
         // SAFETY: `out` is a non-NULL pointer the caller made writable.
         unsafe { out.write(std::ptr::without_provenance_mut(number)) };
@@ -342,10 +403,10 @@ pub unsafe extern "C" fn rp_turn_step(
 ) -> rp_result {
     ffi_result(|| {
         let out = out_arg("out_step_json", out_step_json)?;
-        let step = with_turn(engine, turn, |engine, machine| {
-            Ok(running(machine)?.step(engine)?)
+        let step = with_turn(engine, turn, |engine, state| {
+            Ok(running(&mut state.machine)?.step(engine)?)
         })?;
-        let json = owned_string("the step JSON", to_json(&step))?;
+        let json = to_c_json(&step).into_raw();
         // SAFETY: `out` is a non-NULL pointer the caller made writable.
         unsafe { out.write(json) };
         Ok(())
@@ -406,8 +467,8 @@ pub unsafe extern "C" fn rp_turn_provide(
         // `result_json_len` bytes.
         let json = unsafe { str_arg("result_json", result_json, result_json_len) }?;
         let result = GenerateResult::from_json(json)?;
-        with_turn(engine, turn, |engine, machine| {
-            Ok(running(machine)?.provide(engine, result)?)
+        with_turn(engine, turn, |engine, state| {
+            Ok(running(&mut state.machine)?.provide(engine, result)?)
         })
     })
 }
@@ -446,8 +507,8 @@ pub unsafe extern "C" fn rp_turn_provide_embeddings(
         // `vectors_json_len` bytes.
         let json = unsafe { str_arg("vectors_json", vectors_json, vectors_json_len) }?;
         let vectors: Vec<Vec<f32>> = from_json("embeddings JSON", json)?;
-        with_turn(engine, turn, |engine, machine| {
-            Ok(running(machine)?.provide_embeddings(engine, vectors)?)
+        with_turn(engine, turn, |engine, state| {
+            Ok(running(&mut state.machine)?.provide_embeddings(engine, vectors)?)
         })
     })
 }
@@ -521,8 +582,8 @@ pub unsafe extern "C" fn rp_turn_provide_action(
                 Err(reason.to_owned())
             }
         };
-        with_turn(engine, turn, |engine, machine| {
-            Ok(running(machine)?.provide_action(engine, answer)?)
+        with_turn(engine, turn, |engine, state| {
+            Ok(running(&mut state.machine)?.provide_action(engine, answer)?)
         })
     })
 }
@@ -548,8 +609,10 @@ pub unsafe extern "C" fn rp_turn_provide_action(
 ///  "silent": [],           // responders whose text was empty
 ///  "wake": [{"entity": 2, "at": 65000}],  // $retry: start a wake-up turn
 ///                          // then (rp keeps no timers)
-///  "prompts": [{...}],     // each responder's prompt, as the JSON of
-///                          // rp_engine_inspect_prompt
+///  "prompts": [],          // each responder's prompt, as the JSON of
+///                          // rp_engine_inspect_prompt, when the options
+///                          // say "outcome_prompts": true; [] otherwise
+///                          // (the prompts are most of a turn's JSON)
 ///  "reports": [            // the state-update pass ("updates" in the
 ///                          // options; [] without it), in the order given
 ///    {"report": "{\"type\": \"feeling\", ...}",  // the report as the
@@ -580,10 +643,10 @@ pub unsafe extern "C" fn rp_turn_finish(
 ) -> rp_result {
     ffi_result(|| {
         let out = out_arg("out_outcome_json", out_outcome_json)?;
-        let outcome = with_turn(engine, turn, |engine, machine| {
+        let (outcome, prompts) = with_turn(engine, turn, |engine, state| {
             // The machine's finish consumes it even when it refuses, so ask
             // first: only a turn with nothing left to do is handed over.
-            match running(machine)?.step(engine)? {
+            match running(&mut state.machine)?.step(engine)? {
                 Step::Done => {}
                 Step::Generate(request) => {
                     return Err(not_done(format_args!(
@@ -601,10 +664,10 @@ pub unsafe extern "C" fn rp_turn_finish(
                     return Err(not_done(format_args!("the host action \"{}\"", call.name)));
                 }
             }
-            let machine = machine.take().ok_or_else(finished)?;
-            Ok(machine.finish(engine)?)
+            let machine = state.machine.take().ok_or_else(finished)?;
+            Ok((machine.finish(engine)?, state.outcome_prompts))
         })?;
-        let json = owned_string("the outcome JSON", to_json(&outcome))?;
+        let json = outcome_json(outcome, prompts);
         // SAFETY: `out` is a non-NULL pointer the caller made writable.
         unsafe { out.write(json) };
         Ok(())
@@ -637,7 +700,10 @@ fn describe(request: &GenerateRequest) -> String {
 /// handle freed already (or not from rp) is refused with
 /// `RP_RESULT_INVALID_HANDLE` and nothing happens.
 ///
-/// Thread: any.
+/// Thread: any. A call on the same turn still running on another thread
+/// finishes first: this call waits for it. From a callback of
+/// `rp_engine_run_turn`, where waiting could deadlock, a turn in use by
+/// another thread is refused with `RP_RESULT_CONFLICT` instead.
 ///
 /// # Safety
 ///
@@ -645,7 +711,7 @@ fn describe(request: &GenerateRequest) -> String {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rp_turn_free(turn: *mut rp_turn) -> rp_result {
     ffi_result(|| {
-        drop(turns().remove("turn", turn.addr())?);
+        drop(turns().remove("turn", turn.addr(), !calling_out())?);
         Ok(())
     })
 }
@@ -731,7 +797,7 @@ pub unsafe extern "C" fn rp_engine_inspect_prompt(
         let prompt: Prompt = with_engine(engine, |engine| {
             Ok(engine.inspect_prompt(EntityId(speaker), query, now, &options)?)
         })?;
-        let json = owned_string("the prompt JSON", to_json(&prompt))?;
+        let json = to_c_json(&prompt).into_raw();
         // SAFETY: `out` is a non-NULL pointer the caller made writable.
         unsafe { out.write(json) };
         Ok(())
@@ -980,8 +1046,58 @@ pub(crate) mod tests {
         );
         let outcome = finish(t.engine, turn).expect("finishes");
         assert_eq!(outcome["replies"][0]["text"], "Mm.");
-        assert_eq!(outcome["prompts"].as_array().map(Vec::len), Some(1));
+        assert_eq!(outcome["prompts"], serde_json::json!([]), "not asked for");
         assert_eq!(free(turn), rp_result::Ok);
+    }
+
+    #[test]
+    fn the_outcome_carries_the_prompts_when_the_options_ask() {
+        let t = tavern();
+        let options = r#"{"outcome_prompts": true, "max_responders": 2}"#;
+        let turn = begin(&t, &say(&t, "Tobias?", 1_000), Some(options)).expect("begins");
+        let request = step(t.engine, turn).expect("a step");
+        assert_eq!(provide(t.engine, turn, r#"{"text": "Mm."}"#), rp_result::Ok);
+        let outcome = finish(t.engine, turn).expect("finishes");
+        let prompts = outcome["prompts"].as_array().expect("prompts");
+        assert_eq!(prompts.len(), 1);
+        assert_eq!(prompts[0]["speaker"], t.tobias);
+        assert_eq!(prompts[0]["messages"], request["messages"]);
+        assert!(prompts[0]["pieces"].is_array());
+        assert_eq!(free(turn), rp_result::Ok);
+
+        for bad in [r#"{"outcome_prompts": 1}"#, r#"{"outcome_prompts": null}"#] {
+            assert_eq!(
+                begin(&t, &say(&t, "x", 2_000), Some(bad)),
+                Err(rp_result::Invalid)
+            );
+            assert!(
+                last_error().contains("`outcome_prompts` must be true or false"),
+                "{}",
+                last_error()
+            );
+        }
+        // The other options are still read strictly, and a text that is
+        // not an object is refused as before.
+        assert_eq!(
+            begin(
+                &t,
+                &say(&t, "x", 2_000),
+                Some(r#"{"outcome_prompts": false, "loud": 1}"#)
+            ),
+            Err(rp_result::Invalid)
+        );
+        assert!(last_error().contains("loud"), "{}", last_error());
+        for bad in ["[]", "{x", "3"] {
+            assert_eq!(
+                begin(&t, &say(&t, "x", 2_000), Some(bad)),
+                Err(rp_result::Invalid)
+            );
+            assert!(
+                last_error().starts_with("invalid turn options: "),
+                "{}",
+                last_error()
+            );
+        }
     }
 
     #[test]

@@ -14,9 +14,12 @@
 //! - [`condition`]: `Condition`, one condition of the fact language on its own;
 //! - [`memory`]: `Recalled`, and the conversions of `World`'s memory methods;
 //! - [`turn`]: `Turn` (the sans-IO turn in its poll form) and
-//!   `ScriptedGenerator`; `World.run_turn`/`run_turn_async` are written in
-//!   Python on top of it (`python/rp_engine/_turn.py`);
-//! - [`json`]: structured values as the JSON rp-core reads and writes;
+//!   `ScriptedGenerator`;
+//! - [`run_turn`]: `World.run_turn`, the whole turn driven from Rust with
+//!   the host's Python callables (`run_turn_async` is written in Python on
+//!   top of `Turn`, in `python/rp_engine/_turn.py`);
+//! - [`json`]: structured values as the JSON rp-core reads and writes, and
+//!   rp-core's values straight to Python objects;
 //! - [`errors`]: the exception hierarchy, one class per `rp_core::ErrorKind`;
 //! - [`bench`]: `_bench_native`, the Rust peer of the Python overhead
 //!   benchmark (`benches/python/overhead.py`), not part of the API.
@@ -35,6 +38,7 @@ mod errors;
 mod json;
 mod memory;
 mod model;
+mod run_turn;
 mod turn;
 mod world;
 

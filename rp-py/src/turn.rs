@@ -9,10 +9,12 @@
 //! (steps, results, options, outcomes, prompts) cross as the JSON rp-core
 //! reads and writes, seen from Python as dicts.
 //!
-//! `World.run_turn` and `World.run_turn_async` drive this poll form with
-//! Python callables. They are written in Python (`rp_engine/_turn.py`, found
-//! through [`driver`]), so an async generator is awaited on the caller's own
-//! event loop, a notebook's included.
+//! `World.run_turn` drives the same machine from Rust (see
+//! [`crate::run_turn`]). `World.run_turn_async` (and `aturn`, and
+//! `stream_turn`) drive this poll form with Python callables and are written
+//! in Python (`rp_engine/_turn.py`, found through [`driver`]), so an async
+//! generator is awaited on the caller's own event loop, a notebook's
+//! included.
 
 use std::sync::{Mutex, PoisonError};
 
@@ -21,6 +23,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use rp_core::turn::{
     GenerateRequest, GenerateResult, Purpose, Step, TurnInput, TurnMachine, TurnOptions,
+    TurnOutcome,
 };
 use rp_core::{Engine, EntityId};
 
@@ -52,6 +55,8 @@ pub(crate) struct Turn {
     /// The response decisions (JSON), made when the turn began.
     decisions: serde_json::Value,
     responders: Vec<u64>,
+    /// The options' `"outcome_prompts"`: `finish` returns the prompts.
+    outcome_prompts: bool,
 }
 
 /// The error of a call on a turn that is over.
@@ -61,11 +66,89 @@ fn over() -> rp_core::Error {
     }
 }
 
-/// Turn options from an optional dict (the default options when `None`).
-fn turn_options(py: Python<'_>, options: Option<&Bound<'_, PyDict>>) -> PyResult<TurnOptions> {
-    match options {
-        Some(dict) => json::from_dict(py, "turn options", dict, serde_json::from_value),
-        None => Ok(TurnOptions::default()),
+/// Turn options from an optional dict (the default options when `None`),
+/// and the binding's own `"outcome_prompts"` (whether the outcome dict
+/// carries the prompts), which rp-core does not read.
+pub(crate) fn turn_options(
+    py: Python<'_>,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<(TurnOptions, bool)> {
+    let Some(dict) = options else {
+        return Ok((TurnOptions::default(), false));
+    };
+    let invalid = |reason: String| {
+        crate::errors::to_py_err(
+            py,
+            rp_core::Error::Invalid {
+                what: "turn options",
+                reason,
+            },
+        )
+    };
+    let mut value = json::py_to_json(dict.as_any())?;
+    let outcome_prompts = match value
+        .as_object_mut()
+        .and_then(|fields| fields.remove("outcome_prompts"))
+    {
+        None => false,
+        Some(serde_json::Value::Bool(prompts)) => prompts,
+        Some(other) => {
+            return Err(invalid(format!(
+                "\"outcome_prompts\" must be True or False, not {other}"
+            )));
+        }
+    };
+    let options = serde_json::from_value(value).map_err(|error| invalid(error.to_string()))?;
+    Ok((options, outcome_prompts))
+}
+
+/// The input of a turn: `speaker` says `text` at `now`, heard by
+/// `witnesses` (by positions when `None`).
+pub(crate) fn turn_input(
+    speaker: u64,
+    text: String,
+    now: i64,
+    witnesses: Option<Vec<u64>>,
+) -> TurnInput {
+    TurnInput {
+        speaker: EntityId(speaker),
+        text,
+        now,
+        witnesses: witnesses.map(|ids| ids.into_iter().map(EntityId).collect()),
+    }
+}
+
+/// The outcome of a finished turn as a dict; `"prompts"` is empty unless
+/// `prompts` (the options' `"outcome_prompts"`).
+pub(crate) fn outcome_to_py(
+    py: Python<'_>,
+    mut outcome: TurnOutcome,
+    prompts: bool,
+) -> PyResult<Bound<'_, PyAny>> {
+    if !prompts {
+        outcome.prompts = Vec::new();
+    }
+    json::serialize(py, &outcome)
+}
+
+/// A generation's result from Python, as `Turn.provide` takes it: the text
+/// (`str`), or a result dict, read strictly (a misspelt field is an error,
+/// not a silent empty reply).
+pub(crate) fn generate_result(
+    py: Python<'_>,
+    result: &Bound<'_, PyAny>,
+) -> PyResult<GenerateResult> {
+    if let Ok(text) = result.cast::<PyString>() {
+        Ok(GenerateResult::text(text.to_cow()?))
+    } else if let Ok(dict) = result.cast::<PyDict>() {
+        let value = json::from_dict(py, "generation result", dict, Ok)?;
+        GenerateResult::from_json(&value.to_string()).map_err(|e| crate::errors::to_py_err(py, e))
+    } else {
+        Err(PyTypeError::new_err(format!(
+            "provide() takes the generated text (str) or a result dict such as \
+             {{\"text\": ...}}, not {}",
+            result.get_type().name()?
+        )))
     }
 }
 
@@ -79,13 +162,8 @@ pub(crate) fn begin(
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Turn> {
     let py = world.py();
-    let options = turn_options(py, options)?;
-    let input = TurnInput {
-        speaker: EntityId(speaker),
-        text,
-        now,
-        witnesses: witnesses.map(|ids| ids.into_iter().map(EntityId).collect()),
-    };
+    let (options, outcome_prompts) = turn_options(py, options)?;
+    let input = turn_input(speaker, text, now, witnesses);
     let machine = world
         .get()
         .with_engine(py, |engine| TurnMachine::begin(engine, input, options))?;
@@ -98,6 +176,7 @@ pub(crate) fn begin(
         decisions,
         responders: machine.responders().iter().map(|id| id.0).collect(),
         machine: Mutex::new(Some(machine)),
+        outcome_prompts,
     })
 }
 
@@ -119,7 +198,7 @@ pub(crate) fn inspect_prompt<'py>(
         let now = now.unwrap_or_else(|| engine.world().now());
         engine.inspect_prompt(EntityId(speaker), query.as_deref(), now, &options)
     })?;
-    json::to_py(py, serde_json::to_value(&prompt))
+    json::serialize(py, &prompt)
 }
 
 /// `World.dialogue`: the recent utterances, oldest first.
@@ -132,7 +211,7 @@ pub(crate) fn dialogue<'py>(world: &World, py: Python<'py>) -> PyResult<Bound<'p
     json::to_py(py, utterances)
 }
 
-/// The Python driver `rp_engine._turn.<function>` of `World.run_turn`,
+/// The Python driver `rp_engine._turn.<function>` of
 /// `World.run_turn_async` (and `aturn`) or `World.stream_turn` (the class
 /// `TurnStream`), called with `(world, speaker, text, now, generate)` and
 /// [`keywords`].
@@ -232,7 +311,7 @@ impl Turn {
     /// back as a step.
     fn step<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let step = self.with_machine(py, |machine, engine| machine.step(engine))?;
-        json::to_py(py, serde_json::to_value(&step))
+        json::serialize(py, &step)
     }
 
     /// Answers the last ``"generate"`` step: the generated text (``str``),
@@ -255,20 +334,7 @@ impl Turn {
     /// ``InvalidInput`` for a dict that is not a result, ``TypeError`` for
     /// anything but ``str`` or ``dict``.
     fn provide(&self, py: Python<'_>, result: &Bound<'_, PyAny>) -> PyResult<()> {
-        let result = if let Ok(text) = result.cast::<PyString>() {
-            GenerateResult::text(text.to_cow()?)
-        } else if let Ok(dict) = result.cast::<PyDict>() {
-            // Read strictly: a misspelt field is an error, not a silent empty reply.
-            let value = json::from_dict(py, "generation result", dict, Ok)?;
-            GenerateResult::from_json(&value.to_string())
-                .map_err(|e| crate::errors::to_py_err(py, e))?
-        } else {
-            return Err(PyTypeError::new_err(format!(
-                "provide() takes the generated text (str) or a result dict such as \
-                 {{\"text\": ...}}, not {}",
-                result.get_type().name()?
-            )));
-        };
+        let result = generate_result(py, result)?;
         self.with_machine(py, |machine, engine| machine.provide(engine, result))
     }
 
@@ -331,7 +397,9 @@ impl Turn {
     /// ``"replies"`` (dicts with ``"speaker"``, ``"utterance"`` and
     /// ``"text"``, in the order spoken), ``"silent"``, ``"wake"``
     /// (``{"entity", "at"}``: when the host should start a wake-up turn),
-    /// ``"prompts"`` (each responder's prompt) and ``"reports"`` (the
+    /// ``"prompts"`` (each responder's prompt, as ``World.inspect_prompt``
+    /// gives it, when the options say ``"outcome_prompts": True``; empty
+    /// otherwise) and ``"reports"`` (the
     /// state-update pass, empty without it: dicts with ``"report"``, the
     /// report as the model wrote it, a JSON text, or the whole answer when
     /// it could not be read; ``"rejected"``, None when it was applied, else
@@ -363,7 +431,7 @@ impl Turn {
             }
             slot.take().ok_or_else(over)?.finish(engine)
         })?;
-        json::to_py(py, serde_json::to_value(&outcome))
+        outcome_to_py(py, outcome, self.outcome_prompts)
     }
 
     /// Drops the turn without committing anything more: the input stays in
@@ -508,13 +576,13 @@ impl ScriptedGenerator {
         let request: GenerateRequest =
             json::from_dict(py, "generate request", request, serde_json::from_value)?;
         let result = self.0.answer(&request);
-        json::to_py(py, serde_json::to_value(&result))
+        json::serialize(py, &result)
     }
 
     /// Every request answered so far, in order, as dicts.
     #[getter]
     fn requests<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        json::to_py(py, serde_json::to_value(self.0.requests()))
+        json::serialize(py, &self.0.requests())
     }
 
     /// One deterministic vector per text, in order.

@@ -462,7 +462,9 @@ impl World {
     /// ``lore_lines``, ``lore_budget_tokens``, ``template``, ``recall``),
     /// ``"sampling"``, ``"remember_dialogue"``, ``"dialogue_significance"``,
     /// ``"semantic"`` (then the turn asks for vectors),
-    /// ``"max_responders"``, ``"tools"`` (default True: replies are offered
+    /// ``"max_responders"``, ``"outcome_prompts"`` (default False; True:
+    /// the outcome's ``"prompts"`` holds each responder's prompt, see
+    /// ``Turn.finish``), ``"tools"`` (default True: replies are offered
     /// the engine's dice tools, see ``Turn.step``; False: none) and
     /// ``"updates"``: ``{"enabled": True}`` runs
     /// the state-update pass after the replies (see ``Turn.step``), with
@@ -527,7 +529,7 @@ impl World {
     fn run_turn<'py>(
         slf: &Bound<'py, Self>,
         speaker: u64,
-        text: &str,
+        text: String,
         now: i64,
         generate: Bound<'py, PyAny>,
         on_token: Option<Bound<'py, PyAny>>,
@@ -536,10 +538,9 @@ impl World {
         witnesses: Option<Vec<u64>>,
         options: Option<Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let py = slf.py();
-        let kwargs = crate::turn::keywords(py, on_token, embed, on_action, witnesses, options)?;
-        crate::turn::driver(py, "run_turn")?
-            .call((slf, speaker, text, now, generate), Some(&kwargs))
+        crate::run_turn::run_turn(
+            slf, speaker, text, now, generate, on_token, embed, on_action, witnesses, options,
+        )
     }
 
     /// ``run_turn`` for asyncio: returns a coroutine that runs the turn on

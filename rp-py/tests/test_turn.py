@@ -7,6 +7,7 @@ voices do not carry; Mira stands behind the bar, out of earshot.
 """
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,8 @@ ANSWER = "Lights, moving where no boat can go."
 
 def test_poll_form_end_to_end(world: World, wren: int, tobias: int, mira: int) -> None:
     head = world.head
-    turn = world.begin_turn(wren, ASK, MINUTE)
+    # The outcome carries the prompts only when the options ask for them.
+    turn = world.begin_turn(wren, ASK, MINUTE, options={"outcome_prompts": True})
     assert isinstance(turn, Turn)
     assert turn.active
     assert turn.world is world
@@ -509,6 +511,76 @@ def test_turn_options_are_read_from_a_dict(world: World, wren: int, tobias: int)
     with pytest.raises(TypeError):
         world.begin_turn(wren, ASK, 2 * MINUTE, options={"sampling": {"stop": [object()]}})
     assert world.head == head, "bad options commit nothing"
+
+
+def test_the_outcome_leaves_the_prompts_out_unless_asked(
+    world: World, wren: int, tobias: int
+) -> None:
+    outcome = world.run_turn(wren, ASK, MINUTE, lambda request: ANSWER)
+    assert outcome["prompts"] == []
+    seen: list[dict[str, Any]] = []
+
+    def generate(request: dict[str, Any]) -> str:
+        seen.append(request)
+        return ANSWER
+
+    outcome = world.run_turn(
+        wren, "Tobias?", 2 * MINUTE, generate, options={"outcome_prompts": True}
+    )
+    assert [p["speaker"] for p in outcome["prompts"]] == [tobias]
+    assert outcome["prompts"][0]["messages"] == seen[0]["messages"]
+    assert outcome["prompts"][0]["pieces"]
+
+    turn = world.begin_turn(wren, "Tobias?", 3 * MINUTE, options={"outcome_prompts": False})
+    assert turn.step()["step"] == "generate"
+    turn.provide(ANSWER)
+    assert turn.finish()["prompts"] == []
+    again = asyncio.run(
+        world.aturn(wren, "Tobias?", 4 * MINUTE, generate, options={"outcome_prompts": True})
+    )
+    assert [p["speaker"] for p in again["prompts"]] == [tobias]
+
+    head = world.head
+    for bad in (1, None, "yes"):
+        with pytest.raises(InvalidInput, match="outcome_prompts"):
+            world.begin_turn(wren, ASK, 5 * MINUTE, options={"outcome_prompts": bad})
+        with pytest.raises(InvalidInput, match="outcome_prompts"):
+            world.run_turn(
+                wren, ASK, 5 * MINUTE, lambda request: ANSWER, options={"outcome_prompts": bad}
+            )
+    assert world.head == head, "bad options commit nothing"
+
+
+def test_the_turn_values_are_plain_json_with_sorted_keys(
+    world: World, wren: int, tobias: int
+) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def generate(request: dict[str, Any]) -> str:
+        seen.append(request)
+        return '{"reports": []}' if request["purpose"]["kind"] == "state_update" else ANSWER
+
+    outcome = world.run_turn(
+        wren, ASK, MINUTE, generate, options={"outcome_prompts": True, "updates": {"enabled": True}}
+    )
+    step = world.begin_turn(wren, "Tobias?", 2 * MINUTE).step()
+    prompt = world.inspect_prompt(tobias)
+
+    def check(value: object) -> None:
+        if isinstance(value, dict):
+            assert list(value) == sorted(value), "keys in the order of a serde_json::Value"
+            for item in value.values():
+                check(item)
+        elif isinstance(value, list):
+            for item in value:
+                check(item)
+        else:
+            assert value is None or isinstance(value, (bool, int, float, str)), repr(value)
+
+    for value in (*seen, outcome, step, prompt):
+        check(value)
+        assert json.loads(json.dumps(value)) == value
+    assert [request["purpose"]["kind"] for request in seen] == ["reply", "state_update"]
 
 
 def test_who_may_start_a_turn(world: World, wren: int, tobias: int) -> None:

@@ -110,8 +110,9 @@ static void test_the_poll_form_runs_a_turn_in_the_booth(void) {
         return;
     }
     before = head(t.engine);
-    CHECK(begin(&t, wren_says(&t, "Tobias, seen any lights on the marsh?", 60000), NULL,
-                &turn) == RP_RESULT_OK);
+    /* The outcome carries the prompts only when asked. */
+    CHECK(begin(&t, wren_says(&t, "Tobias, seen any lights on the marsh?", 60000),
+                "{\"outcome_prompts\": true}", &turn) == RP_RESULT_OK);
     CHECK(turn != NULL);
     /* The input is committed at once: the clock advancing, and the line. */
     committed = head(t.engine);
@@ -353,6 +354,8 @@ static void test_the_callback_form_streams_tokens(void) {
     CHECK(contains(outcome, "\"text\":\"Aye. Green ones, out past the reeds.\""));
     snprintf(part, sizeof part, "{\"seq\":%llu,", (unsigned long long)head(t.engine));
     CHECK(starts_with(outcome, part));
+    /* Without "outcome_prompts", the outcome leaves the prompts out. */
+    CHECK(contains(outcome, "\"prompts\":[]"));
     CHECK(head(t.engine) > before + 2);
     rp_string_free(outcome);
     outcome = NULL;

@@ -1,14 +1,16 @@
-"""The drivers behind ``World.run_turn``, ``World.run_turn_async`` (and its
-other name ``World.aturn``) and ``World.stream_turn`` (``TurnStream``).
+"""The drivers behind ``World.run_turn_async`` (and its other name
+``World.aturn``) and ``World.stream_turn`` (``TurnStream``).
 
-Both run the poll form of the turn (``World.begin_turn``, then
+They run the poll form of the turn (``World.begin_turn``, then
 ``Turn.step``/``provide``/``provide_embeddings`` until ``"done"``, then
-``Turn.finish``) with the host's callables answering each step. The async
-driver awaits the callables on the caller's event loop, so it works inside a
-loop that is already running (a notebook's). Call them through the ``World``
-methods; this module is not public.
+``Turn.finish``) with the host's callables answering each step, awaited on
+the caller's event loop, so they work inside a loop that is already running
+(a notebook's). Call them through the ``World`` methods; this module is not
+public. ``World.run_turn``, the sync form, is driven from Rust
+(``rp-py/src/run_turn.rs``) by the same rules, except that it refuses
+awaitables and async iterables (``TypeError``: they are ``World.aturn``'s).
 
-What ``generate`` may return (after awaiting, in the async driver):
+What ``generate`` may return (after awaiting):
 
 - ``str``: the whole text; ``on_token`` sees it once;
 - a ``dict`` (any mapping) such as ``{"text": ...}``: a result as
@@ -16,14 +18,14 @@ What ``generate`` may return (after awaiting, in the async driver):
   when it is empty). A result with ``"tool_calls"`` answers a request that
   offers ``"tools"``: the next step is the same request with the calls'
   results, and ``generate`` is called again;
-- an iterable of ``str`` chunks (a generator that streams; in the async
-  driver also an async iterable): ``on_token`` sees each chunk as it arrives
-  and the chunks are joined into the text.
+- an iterable of ``str`` chunks (a generator that streams), or an async
+  iterable of them: ``on_token`` sees each chunk as it arrives and the
+  chunks are joined into the text.
 
-What ``on_action`` may return (after awaiting, in the async driver): what
-the game did, any JSON-like value (``None`` is recorded as ``{}``); it
-refuses by raising ``ActionRefused``, recorded as the action's rejection.
-Without ``on_action`` every action is refused, saying so.
+What ``on_action`` may return (after awaiting): what the game did, any
+JSON-like value (``None`` is recorded as ``{}``); it refuses by raising
+``ActionRefused``, recorded as the action's rejection. Without
+``on_action`` every action is refused, saying so.
 
 An exception raised by ``generate``, ``embed`` or ``on_action`` (when called,
 awaited or iterated), ``ActionRefused`` aside, abandons the turn and becomes a
@@ -60,40 +62,6 @@ _Request = dict[str, Any]
 _Result = Union[str, dict[str, Any]]
 _OnToken = Optional[Callable[[dict[str, Any], str], object]]
 _OnAction = Optional[Callable[[dict[str, Any]], object]]
-
-
-def run_turn(
-    world: World,
-    speaker: int,
-    text: str,
-    now: int,
-    generate: Callable[[_Request], object],
-    *,
-    on_token: _OnToken = None,
-    embed: Optional[Callable[[list[str]], object]] = None,
-    on_action: _OnAction = None,
-    witnesses: Optional[Sequence[int]] = None,
-    options: Optional[dict[str, Any]] = None,
-) -> dict[str, Any]:
-    """Runs a whole turn with sync callables; see ``World.run_turn``."""
-    _require_embed(options, embed)
-    turn = world.begin_turn(speaker, text, now, witnesses=witnesses, options=options)
-    try:
-        while True:
-            step = turn.step()
-            kind = step.pop("step")
-            if kind == "generate":
-                turn.provide(_generate(generate, step, on_token))
-            elif kind == "embed":
-                turn.provide_embeddings(_embed(embed, step["texts"]))
-            elif kind == "act":
-                _provide_action(turn, _act(on_action, step))
-            else:
-                return turn.finish()
-    finally:
-        # Does nothing once finished; otherwise the turn is dropped and only
-        # its input stays.
-        turn.abandon()
 
 
 async def run_turn_async(
@@ -140,16 +108,6 @@ def _failed(name: str, error: Exception) -> GenerationError:
     return GenerationError(f"{name} raised {type(error).__name__}: {error}")
 
 
-def _refuse_awaitable(value: object, name: str) -> None:
-    """A sync driver cannot await: say so instead of dropping a coroutine."""
-    if inspect.isawaitable(value):
-        if inspect.iscoroutine(value):
-            value.close()
-        raise TypeError(
-            f"{name} returned an awaitable; use World.aturn (run_turn_async) for async callables"
-        )
-
-
 def _whole(result: object) -> Optional[tuple[_Result, str]]:
     """A result given whole (text or dict) and its text; None when
     ``result`` is neither."""
@@ -190,34 +148,6 @@ def _chunk(chunk: object) -> str:
     if not isinstance(chunk, str):
         raise TypeError(f"generate streamed a {type(chunk).__name__}; chunks must be str")
     return chunk
-
-
-def _generate(
-    generate: Callable[[_Request], object], request: _Request, on_token: _OnToken
-) -> _Result:
-    purpose: dict[str, Any] = request["purpose"]
-    try:
-        result = generate(request)
-    except Exception as error:
-        raise _failed("generate", error) from error
-    _refuse_awaitable(result, "generate")
-    if isinstance(result, AsyncIterable):
-        raise TypeError(
-            "generate returned an async iterable; use World.aturn (run_turn_async) for async "
-            "callables"
-        )
-    whole = _whole(result)
-    if whole is not None:
-        if on_token is not None and whole[1]:
-            _refuse_awaitable(on_token(purpose, whole[1]), "on_token")
-        return whole[0]
-    parts: list[str] = []
-    with closing(_chunks(result)) as chunks:
-        for chunk in chunks:
-            parts.append(chunk)
-            if on_token is not None:
-                _refuse_awaitable(on_token(purpose, chunk), "on_token")
-    return "".join(parts)
 
 
 async def _generate_async(
@@ -267,19 +197,6 @@ async def _token(on_token: _OnToken, purpose: dict[str, Any], text: str) -> None
             await done
 
 
-def _embed(
-    embed: Optional[Callable[[list[str]], object]], texts: list[str]
-) -> Sequence[Sequence[float]]:
-    if embed is None:
-        raise GenerationError("the turn asks for vectors and no embed callable was given")
-    try:
-        vectors = embed(texts)
-    except Exception as error:
-        raise _failed("embed", error) from error
-    _refuse_awaitable(vectors, "embed")
-    return cast(Sequence[Sequence[float]], vectors)
-
-
 async def _embed_async(
     embed: Optional[Callable[[list[str]], object]], texts: list[str]
 ) -> Sequence[Sequence[float]]:
@@ -311,19 +228,6 @@ def _no_action(call: dict[str, Any]) -> _Answer:
         f'no on_action callable was given to run the turn, so the action "{call["name"]}" '
         "was not carried out"
     )
-
-
-def _act(on_action: _OnAction, call: dict[str, Any]) -> _Answer:
-    if on_action is None:
-        return _no_action(call)
-    try:
-        answer = on_action(call)
-    except ActionRefused as refusal:
-        return None, str(refusal)
-    except Exception as error:
-        raise _failed("on_action", error) from error
-    _refuse_awaitable(answer, "on_action")
-    return answer, None
 
 
 async def _act_async(on_action: _OnAction, call: dict[str, Any]) -> _Answer:
