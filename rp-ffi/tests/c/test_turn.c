@@ -30,40 +30,7 @@
 
 #include "rp.h"
 #include "check.h"
-
-static const char *tavern_path = NULL;
-
-/* The tavern in memory, with the ids of its three people. */
-struct tavern {
-    rp_engine *engine;
-    uint64_t wren;
-    uint64_t mira;
-    uint64_t tobias;
-};
-
-static int open_tavern(struct tavern *t) {
-    size_t events = 0;
-    memset(t, 0, sizeof *t);
-    if (rp_engine_in_memory("test", 4, 0, &t->engine) != RP_RESULT_OK) {
-        return 0;
-    }
-    if (rp_engine_load_world_file(t->engine, tavern_path, strlen(tavern_path), &events) !=
-            RP_RESULT_OK ||
-        rp_engine_entity_id(t->engine, "wren", 4, &t->wren) != RP_RESULT_OK ||
-        rp_engine_entity_id(t->engine, "mira", 4, &t->mira) != RP_RESULT_OK ||
-        rp_engine_entity_id(t->engine, "tobias", 6, &t->tobias) != RP_RESULT_OK) {
-        rp_engine_free(t->engine);
-        t->engine = NULL;
-        return 0;
-    }
-    return 1;
-}
-
-static uint64_t head(const rp_engine *engine) {
-    uint64_t seq = 0;
-    CHECK(rp_engine_head(engine, &seq) == RP_RESULT_OK);
-    return seq;
-}
+#include "tavern.h"
 
 /* The input JSON of Wren saying `text` at `now`. (The tests' texts need no
  * escaping.) */
