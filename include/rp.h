@@ -736,8 +736,15 @@ enum rp_result rp_engine_entity_id(const struct rp_engine *engine,
 // world (`rp_engine_apply_world_file`, `rp_engine_decide`, ...) moves it
 // forward.
 //
-// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT` or
-// `RP_RESULT_INVALID_HANDLE`.
+// It takes no lock and never waits: while a call on the engine runs on
+// another thread, it reports the head as that call found it, and the new
+// head once the call has returned. So a game loop can poll it every frame
+// to learn whether the world changed.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_PANIC` (an earlier call on the
+// engine panicked) or `RP_RESULT_CONFLICT` (called from a callback of a
+// turn running on the same engine).
 //
 // Thread: any (see `rp_engine`).
 //

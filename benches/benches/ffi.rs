@@ -497,12 +497,17 @@ fn breakdown(engine: &mut Engine, wren: EntityId, mut now: Millis) {
     ));
 
     let repeats = scaled(200, 3);
+    // Each sample runs the work 50 times: reading the thread's CPU clock is a system call
+    // of about a microsecond here, as long as the work itself.
+    const PER_SAMPLE: u32 = 50;
     let time = |f: &dyn Fn()| {
         let mut samples: Vec<Duration> = (0..repeats)
             .map(|_| {
                 let sw = Stopwatch::start();
-                f();
-                sw.stop().cpu
+                for _ in 0..PER_SAMPLE {
+                    f();
+                }
+                sw.stop().cpu / PER_SAMPLE
             })
             .collect();
         samples.sort_unstable();
@@ -518,9 +523,7 @@ fn breakdown(engine: &mut Engine, wren: EntityId, mut now: Millis) {
     };
     let write_requests = time(&|| {
         for request in &requests {
-            let mut bytes = Vec::with_capacity(4096);
-            serde_json::to_writer(&mut bytes, black_box(request)).expect("request JSON");
-            black_box(c_string(bytes));
+            black_box(rp::bench::request_c_json(black_box(request)));
         }
     });
     let read_results = time(&|| {
@@ -546,7 +549,7 @@ fn breakdown(engine: &mut Engine, wren: EntityId, mut now: Millis) {
         .sum();
     let bytes = |outcome| serde_json::to_string(outcome).expect("outcome JSON").len();
     report(format!(
-        "turn: the C side's JSON, timed alone (median thread CPU of {repeats}): input read \
+        "turn: the C side's JSON, timed alone (median thread CPU of {repeats} samples of {PER_SAMPLE} runs): input read \
          {read_input:.1} us; {} request(s) written, {request_bytes} bytes, {write_requests:.1} us; \
          result(s) read {read_results:.1} us; outcome written, {} bytes, {write_outcome:.1} us; \
          sum {:.1} us (the outcome with \"outcome_prompts\": {} bytes, {write_with_prompts:.1} us)",

@@ -7,7 +7,7 @@ use rp_core::facts::{Condition, ContextData, RegexCache, SeededDraws, TraceEvent
 
 use crate::arg::{out_arg, str_arg};
 use crate::error::{ffi_result, rp_result};
-use crate::handle::Handles;
+use crate::handle::{Handles, Publish};
 use crate::string::owned_string;
 
 /// A compiled condition: the expression of a `$if` line, without `$if` and
@@ -24,6 +24,8 @@ use crate::string::owned_string;
 pub struct rp_condition {
     _opaque: [u8; 0],
 }
+
+impl Publish for Condition {}
 
 /// Every live condition.
 fn conditions() -> &'static Handles<Condition> {

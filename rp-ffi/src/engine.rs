@@ -9,7 +9,7 @@ use rp_core::{Engine, EngineOptions, EntityId, Message};
 
 use crate::arg::{out_arg, str_arg};
 use crate::error::{Error, ffi_result, rp_result};
-use crate::handle::Handles;
+use crate::handle::{Handles, Publish};
 use crate::string::owned_string;
 
 /// A world and the save that keeps its event log: the handle a program
@@ -54,6 +54,21 @@ pub(crate) fn with_engine<R>(
     engines().with("engine", engine.addr(), body)
 }
 
+/// The head of engine `engine` as of the end of the last call on it, read
+/// without its lock (see [`Publish`]): a call in progress on another thread
+/// is not waited for. Refused for calling out as [`with_engine`] refuses.
+#[inline]
+pub(crate) fn published_head(engine: *const rp_engine) -> Result<u64, Error> {
+    refuse_calling_out(engine)?;
+    engines().published("engine", engine.addr())
+}
+
+impl Publish for Engine {
+    fn publish(&self) -> u64 {
+        self.head()
+    }
+}
+
 /// Checks, without waiting for it, that the handle argument `engine` is a
 /// live engine that [`with_engine`] would not refuse for calling out.
 ///
@@ -66,16 +81,25 @@ pub(crate) fn check_engine(engine: *const rp_engine) -> Result<(), Error> {
 
 /// Whether this thread is running the host's callbacks of a turn
 /// (`rp_engine_run_turn`), holding an engine's lock.
+#[inline]
 pub(crate) fn calling_out() -> bool {
     CALLING_OUT_COUNT.get() > 0
 }
 
 /// Refuses an engine whose lock this thread holds while the host's
 /// callbacks run.
+#[inline]
 fn refuse_calling_out(engine: *const rp_engine) -> Result<(), Error> {
-    if !calling_out() {
-        return Ok(());
+    if calling_out() {
+        refuse_held(engine)
+    } else {
+        Ok(())
     }
+}
+
+#[cold]
+#[inline(never)]
+fn refuse_held(engine: *const rp_engine) -> Result<(), Error> {
     let number = engine.addr();
     let calling_out = CALLING_OUT
         .try_with(|held| held.borrow().contains(&number))
@@ -420,8 +444,15 @@ pub unsafe extern "C" fn rp_engine_entity_id(
 /// world (`rp_engine_apply_world_file`, `rp_engine_decide`, ...) moves it
 /// forward.
 ///
-/// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT` or
-/// `RP_RESULT_INVALID_HANDLE`.
+/// It takes no lock and never waits: while a call on the engine runs on
+/// another thread, it reports the head as that call found it, and the new
+/// head once the call has returned. So a game loop can poll it every frame
+/// to learn whether the world changed.
+///
+/// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+/// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_PANIC` (an earlier call on the
+/// engine panicked) or `RP_RESULT_CONFLICT` (called from a callback of a
+/// turn running on the same engine).
 ///
 /// Thread: any (see `rp_engine`).
 ///
@@ -432,7 +463,7 @@ pub unsafe extern "C" fn rp_engine_entity_id(
 pub unsafe extern "C" fn rp_engine_head(engine: *const rp_engine, out_head: *mut u64) -> rp_result {
     ffi_result(|| {
         let out = out_arg("out_head", out_head)?;
-        let head = with_engine(engine, |engine| Ok(engine.head()))?;
+        let head = published_head(engine)?;
         // SAFETY: `out` is a non-NULL pointer the caller made writable.
         unsafe { out.write(head) };
         Ok(())

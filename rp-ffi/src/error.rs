@@ -147,6 +147,7 @@ impl From<rp_core::Error> for Error {
 ///
 /// Clears the last error, runs `body` inside the panic boundary and turns
 /// its `Err` into the error's code, with its message as the last error.
+#[inline]
 pub(crate) fn ffi_result<F>(body: F) -> rp_result
 where
     F: FnOnce() -> Result<(), Error> + std::panic::UnwindSafe,
@@ -194,14 +195,23 @@ pub(crate) fn set_last_error(message: &str) {
 }
 
 /// Makes this thread's last error the empty string, without allocating.
+///
+/// Inlined: every call starts here, and the usual case (the last call
+/// succeeded) is one thread-local read.
+#[inline]
 pub(crate) fn clear_last_error() {
+    if HAS_ERROR.get() {
+        clear_held_error();
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn clear_held_error() {
     /// The most a cleared buffer keeps for the next message; a larger one
     /// is freed, so one huge message does not hold its memory for the
     /// thread's life.
     const KEPT_CAPACITY: usize = 4096;
-    if !HAS_ERROR.get() {
-        return;
-    }
     HAS_ERROR.set(false);
     let _ = LAST_ERROR.try_with(|slot| {
         let mut buffer = slot.borrow_mut();

@@ -22,7 +22,7 @@
 //! refused instead.
 
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
 
 use crate::error::{Error, rp_result};
@@ -46,6 +46,16 @@ mod layout {
 
 use layout::{FIRST_SEGMENT, INDEX_BITS, INDEX_MASK, LAST_GENERATION, SEGMENTS};
 
+/// A number an object shows without its lock: the table stores it in the
+/// object's slot after every call on the object, and [`Handles::published`]
+/// reads it without waiting for a call in progress.
+pub(crate) trait Publish {
+    /// The number to show; 0 for objects with nothing to show.
+    fn publish(&self) -> u64 {
+        0
+    }
+}
+
 /// One object's place in the table, on a cache line of its own so that calls
 /// on neighbouring objects do not share one.
 #[repr(align(64))]
@@ -53,6 +63,9 @@ struct Slot<T> {
     /// Odd while the slot holds an object (the generation its handle
     /// carries); even while it is free. Changed only under `object`'s lock.
     generation: AtomicUsize,
+    /// What the object published at the end of the last call on it (see
+    /// [`Publish`]). Written only under `object`'s lock.
+    published: AtomicU64,
     object: Mutex<Option<T>>,
 }
 
@@ -60,6 +73,7 @@ impl<T> Slot<T> {
     fn new() -> Self {
         Self {
             generation: AtomicUsize::new(0),
+            published: AtomicU64::new(0),
             object: Mutex::new(None),
         }
     }
@@ -85,7 +99,7 @@ pub(crate) struct Handles<T> {
     _slots: PhantomData<Box<Slot<T>>>,
 }
 
-impl<T> Handles<T> {
+impl<T: Publish> Handles<T> {
     /// No live handles.
     pub(crate) const fn new() -> Self {
         Self {
@@ -108,6 +122,7 @@ impl<T> Handles<T> {
     }
 
     /// The segment of slot `index` and the slot's place in it.
+    #[inline]
     fn locate(index: usize) -> (usize, usize) {
         let n = index + FIRST_SEGMENT;
         let segment = (n.ilog2() - FIRST_SEGMENT.ilog2()) as usize;
@@ -115,6 +130,7 @@ impl<T> Handles<T> {
     }
 
     /// Slot `index`, if its segment exists.
+    #[inline]
     fn slot(&self, index: usize) -> Option<&Slot<T>> {
         let (segment, offset) = Self::locate(index);
         let first = self.segments.get(segment)?.load(Ordering::Acquire);
@@ -149,6 +165,7 @@ impl<T> Handles<T> {
         allocation.live += 1;
         let slot = self.slot(index).expect("the slot's segment was allocated");
         let mut held = slot.object.lock().unwrap_or_else(PoisonError::into_inner);
+        slot.published.store(object.publish(), Ordering::Release);
         *held = Some(object);
         let generation = slot.generation.load(Ordering::Relaxed) + 1;
         debug_assert!(!generation.is_multiple_of(2) && generation <= LAST_GENERATION);
@@ -161,6 +178,7 @@ impl<T> Handles<T> {
     /// `name` is the argument's name in the error: `RP_RESULT_NULL_ARGUMENT`
     /// for 0 (`NULL`), `RP_RESULT_INVALID_HANDLE` for a number that is not
     /// live.
+    #[inline]
     fn live(&self, name: &str, number: usize) -> Result<(&Slot<T>, usize), Error> {
         if number == 0 {
             return Err(Error::new(
@@ -254,15 +272,36 @@ impl<T> Handles<T> {
             return Err(invalid_handle(name));
         }
         if poisoned {
-            return Err(Error::new(
-                rp_result::Panic,
-                format_args!(
-                    "`{name}` is unusable: an earlier call on it panicked; it may only be freed"
-                ),
-            ));
+            return Err(self::poisoned(name));
         }
         let object = held.as_mut().ok_or_else(|| invalid_handle(name))?;
-        body(object)
+        let result = body(object);
+        // Published before the lock is released, so a reader that sees the
+        // next call's effects also sees this value or a later one.
+        slot.published.store(object.publish(), Ordering::Release);
+        result
+    }
+
+    /// What the object of handle `number` published at the end of the last
+    /// call on it, without waiting for a call in progress on another thread.
+    ///
+    /// An object whose earlier call panicked is refused with
+    /// `RP_RESULT_PANIC`, as by [`Handles::with`].
+    #[inline]
+    pub(crate) fn published(&self, name: &str, number: usize) -> Result<u64, Error> {
+        let (slot, generation) = self.live(name, number)?;
+        let value = slot.published.load(Ordering::Acquire);
+        // The generation read again after the value (the value's acquire
+        // load keeps this one after it): unchanged means the object was live
+        // all along, so the value is its own and not a successor's (handle
+        // numbers are never reused).
+        if slot.generation.load(Ordering::Acquire) != generation {
+            return Err(invalid_handle(name));
+        }
+        if slot.object.is_poisoned() {
+            return Err(poisoned(name));
+        }
+        Ok(value)
     }
 
     /// How many handles are live.
@@ -286,6 +325,15 @@ impl<T> Drop for Handles<T> {
     }
 }
 
+#[cold]
+fn poisoned(name: &str) -> Error {
+    Error::new(
+        rp_result::Panic,
+        format_args!("`{name}` is unusable: an earlier call on it panicked; it may only be freed"),
+    )
+}
+
+#[cold]
 fn invalid_handle(name: &str) -> Error {
     Error::new(
         rp_result::InvalidHandle,
@@ -301,11 +349,22 @@ mod tests {
 
     use super::*;
 
+    impl Publish for u8 {}
+    impl Publish for usize {}
+    impl Publish for i32 {}
+    impl Publish for String {}
+    impl Publish for &str {}
+    impl Publish for u32 {
+        fn publish(&self) -> u64 {
+            u64::from(*self)
+        }
+    }
+
     fn code<T: std::fmt::Debug>(result: Result<T, Error>) -> rp_result {
         result.expect_err("the call fails").code()
     }
 
-    fn value<T: Clone>(handles: &Handles<T>, number: usize) -> Result<T, Error> {
+    fn value<T: Clone + Publish>(handles: &Handles<T>, number: usize) -> Result<T, Error> {
         handles.with("h", number, |object| Ok(object.clone()))
     }
 
@@ -498,6 +557,54 @@ mod tests {
         release.store(true, Ordering::SeqCst);
         running.join().expect("no panic").expect("ran");
         assert_eq!(handles.remove("h", a, false).expect("free now"), Some(1));
+    }
+
+    #[test]
+    fn the_published_number_is_read_without_waiting_and_follows_each_call() {
+        let handles = Arc::new(Handles::new());
+        let a = handles.insert(7_u32);
+        assert_eq!(handles.published("h", a).expect("live"), 7);
+        let inside = Arc::new(AtomicBool::new(false));
+        let release = Arc::new(AtomicBool::new(false));
+        let running = {
+            let (handles, inside, release) = (
+                Arc::clone(&handles),
+                Arc::clone(&inside),
+                Arc::clone(&release),
+            );
+            std::thread::spawn(move || {
+                handles.with("h", a, |n| {
+                    *n = 8;
+                    inside.store(true, Ordering::SeqCst);
+                    while !release.load(Ordering::SeqCst) {
+                        std::thread::yield_now();
+                    }
+                    Ok(())
+                })
+            })
+        };
+        while !inside.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        // The call holds the lock: the number is the one it found.
+        assert_eq!(handles.published("h", a).expect("live"), 7);
+        release.store(true, Ordering::SeqCst);
+        running.join().expect("no panic").expect("ran");
+        assert_eq!(handles.published("h", a).expect("live"), 8);
+        handles.remove("h", a, true).expect("live");
+        assert_eq!(code(handles.published("h", a)), rp_result::InvalidHandle);
+        assert_eq!(code(handles.published("h", 0)), rp_result::NullArgument);
+    }
+
+    #[test]
+    fn the_published_number_of_an_object_that_panicked_is_refused() {
+        let handles = Handles::new();
+        let a = handles.insert(1_u32);
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            handles.with("h", a, |_| -> Result<(), Error> { panic!("boom") })
+        }));
+        assert!(outcome.is_err());
+        assert_eq!(code(handles.published("h", a)), rp_result::Panic);
     }
 
     #[test]

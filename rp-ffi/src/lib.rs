@@ -47,12 +47,27 @@ mod error;
 mod handle;
 mod memory;
 mod panic;
+mod request_json;
 mod run_turn;
 mod sheet;
 mod string;
 mod system_line;
 mod turn;
 mod world;
+
+/// rp-ffi's own work, reachable from Rust for the benchmarks; not part of
+/// the C API.
+#[doc(hidden)]
+pub mod bench {
+    use std::ffi::CString;
+
+    use rp_core::turn::GenerateRequest;
+
+    /// A request's JSON as the generate callback receives it.
+    pub fn request_c_json(request: &GenerateRequest) -> CString {
+        crate::request_json::request_c_json(request)
+    }
+}
 
 pub use branch::{
     rp_engine_branches, rp_engine_current_branch, rp_engine_delete_branch, rp_engine_fork,

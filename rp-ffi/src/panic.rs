@@ -46,6 +46,7 @@ impl<T> PanicValue for *const T {
 /// panic could leave half-updated (a handle's interior, say) has to decide
 /// explicitly what a caller may still do with it, rather than have this
 /// helper assert it away.
+#[inline]
 pub(crate) fn ffi_guard<R, F>(body: F) -> R
 where
     R: PanicValue,

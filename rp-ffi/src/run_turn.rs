@@ -13,7 +13,8 @@ use rp_core::update::ActionCall;
 use crate::arg::{out_arg, str_arg};
 use crate::engine::{CallingOut, rp_engine, with_engine};
 use crate::error::{Error, ffi_result, rp_result};
-use crate::handle::Handles;
+use crate::handle::{Handles, Publish};
+use crate::request_json::request_c_json;
 use crate::turn::{options_arg, outcome_json, to_c_json};
 
 /// Where the streamed tokens of one generation go: handed to the generate
@@ -196,6 +197,8 @@ struct SinkTarget {
 // happens (the one calling rp_token_sink_emit).
 unsafe impl Send for SinkTarget {}
 
+impl Publish for SinkTarget {}
+
 /// Every sink whose generate callback is running.
 fn sinks() -> &'static Handles<SinkTarget> {
     static SINKS: Handles<SinkTarget> = Handles::new();
@@ -305,7 +308,7 @@ unsafe impl Sync for CallbackGenerator {}
 impl CallbackGenerator {
     /// Calls the host's generate callback for `request`.
     fn call(&self, request: &GenerateRequest) -> Result<GenerateResult, String> {
-        let request_json = to_c_json(request);
+        let request_json = request_c_json(request);
         let sink = SinkRegistration::new(SinkTarget {
             on_token: self.on_token,
             user_data: self.user_data,

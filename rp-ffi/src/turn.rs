@@ -17,7 +17,8 @@ use rp_core::{Engine, EntityId};
 use crate::arg::{out_arg, str_arg};
 use crate::engine::{calling_out, check_engine, rp_engine, with_engine};
 use crate::error::{Error, ffi_result, rp_result};
-use crate::handle::Handles;
+use crate::handle::{Handles, Publish};
+use crate::request_json::step_c_json;
 
 /// A turn in progress (the poll form of the turn loop): begun with
 /// `rp_turn_begin` on an engine, driven with `rp_turn_step`,
@@ -51,6 +52,8 @@ struct TurnState {
     /// The options' `"outcome_prompts"`.
     outcome_prompts: bool,
 }
+
+impl Publish for TurnState {}
 
 /// Every live turn.
 fn turns() -> &'static Handles<TurnState> {
@@ -406,7 +409,7 @@ pub unsafe extern "C" fn rp_turn_step(
         let step = with_turn(engine, turn, |engine, state| {
             Ok(running(&mut state.machine)?.step(engine)?)
         })?;
-        let json = to_c_json(&step).into_raw();
+        let json = step_c_json(&step).into_raw();
         // SAFETY: `out` is a non-NULL pointer the caller made writable.
         unsafe { out.write(json) };
         Ok(())
