@@ -2,6 +2,7 @@
 //! `Engine`).
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
@@ -51,6 +52,12 @@ use crate::turn::Turn;
 pub(crate) struct World {
     /// `None` once closed.
     engine: Mutex<Option<Engine>>,
+    /// The engine's head as of the end of the last call on it, stored under
+    /// `engine`'s lock, so `head` reads it without the lock and without
+    /// releasing the GIL.
+    head: AtomicU64,
+    /// Set under `engine`'s lock when the world is closed.
+    closed: AtomicBool,
 }
 
 /// Why a call on a World failed.
@@ -80,7 +87,9 @@ fn to_py(py: Python<'_>, failure: Failure) -> PyErr {
 impl World {
     fn new(engine: Engine) -> Self {
         Self {
+            head: AtomicU64::new(engine.head()),
             engine: Mutex::new(Some(engine)),
+            closed: AtomicBool::new(false),
         }
     }
 
@@ -93,9 +102,17 @@ impl World {
         py.detach(|| {
             let mut engine = self.engine.lock().map_err(|_| Failure::Poisoned)?;
             let engine = engine.as_mut().ok_or(Failure::Closed)?;
-            Ok(body(engine)?)
+            let result = body(engine);
+            self.publish(engine);
+            Ok(result?)
         })
         .map_err(|failure| to_py(py, failure))
+    }
+
+    /// Stores `engine`'s head for `head` to read; called under the lock at
+    /// the end of every call on the engine.
+    fn publish(&self, engine: &Engine) {
+        self.head.store(engine.head(), Ordering::Release);
     }
 }
 
@@ -248,9 +265,20 @@ impl World {
     }
 
     /// The seq of the last event on the current branch.
+    ///
+    /// It takes no lock and never waits: while a call on the world runs in
+    /// another thread, it is the head as that call found it, and the new
+    /// head once the call has returned.
     #[getter]
     fn head(&self, py: Python<'_>) -> PyResult<u64> {
-        self.with_engine(py, |engine| Ok(engine.head()))
+        let head = self.head.load(Ordering::Acquire);
+        if self.closed.load(Ordering::Acquire) {
+            return Err(to_py(py, Failure::Closed));
+        }
+        if self.engine.is_poisoned() {
+            return Err(to_py(py, Failure::Poisoned));
+        }
+        Ok(head)
     }
 
     /// Decides whether ``entity`` responds to a message (response control):
@@ -1148,8 +1176,10 @@ impl World {
         let outcome = py.detach(|| {
             let mut engine = self.engine.lock().map_err(|_| Err(Failure::Poisoned))?;
             let engine = engine.as_mut().ok_or(Err(Failure::Closed))?;
-            crate::edits::apply_reports(engine, reports, present, step)
-                .map_err(|e| e.map_err(Failure::Core))
+            let result = crate::edits::apply_reports(engine, reports, present, step)
+                .map_err(|e| e.map_err(Failure::Core));
+            self.publish(engine);
+            result
         });
         match outcome {
             Ok(head) => Ok(head),
@@ -1262,11 +1292,10 @@ impl World {
     fn close(&self, py: Python<'_>) {
         // Dropping an engine closes its file: no GIL needed meanwhile.
         py.detach(|| {
-            let engine = self
-                .engine
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take();
+            let mut held = self.engine.lock().unwrap_or_else(PoisonError::into_inner);
+            let engine = held.take();
+            self.closed.store(true, Ordering::Release);
+            drop(held);
             drop(engine);
         });
     }

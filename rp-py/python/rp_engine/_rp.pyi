@@ -503,7 +503,12 @@ class World:
         """The id of the entity with this world-file key, or (ignoring case) name or alias."""
     @property
     def head(self) -> int:
-        """The seq of the last event on the current branch."""
+        """The seq of the last event on the current branch.
+
+        It takes no lock and never waits: while a call on the world runs in
+        another thread, it is the head as that call found it, and the new
+        head once the call has returned.
+        """
     def decide(
         self,
         entity: int,
