@@ -387,6 +387,61 @@ impl<'w> Gen<'w> {
         }
     }
 
+    fn scoped_event(&mut self, s: &mut Src<'_>) -> ScopedEventId {
+        let known: Vec<u64> = self.world.scoped_events().map(|e| e.id.0).collect();
+        ScopedEventId(self.raw_id(s, &known))
+    }
+
+    /// A `$if` expression: mostly valid, some not.
+    fn condition(&mut self, s: &mut Src<'_>) -> String {
+        match s.u8() % 6 {
+            0 => "time.is_day".into(),
+            1 => "present.length >= 1 && random() < 0.5".into(),
+            2 => "self.mood == \"calm\"".into(),
+            3 => "has_fact(/bask/i)".into(),
+            4 => "((".into(),
+            _ => self.text(s),
+        }
+    }
+
+    fn effect(&mut self, s: &mut Src<'_>) -> Effect {
+        match s.u8() % 7 {
+            0 => Effect::SystemLine { text: self.text(s) },
+            1 => Effect::Memory {
+                text: self.text(s),
+                significance: self.float(s),
+            },
+            2 => Effect::GiveItem {
+                item: self.entity(s),
+                to: self.entity(s),
+            },
+            3 => Effect::TeachFact {
+                who: self.entity(s),
+                about: self.entity(s),
+                fact: self.text(s),
+            },
+            4 => Effect::ChangeEdge {
+                from: self.entity(s),
+                to: self.entity(s),
+                affinity: self.float(s),
+                trust: self.float(s),
+                summary: self.opt_text(s),
+            },
+            5 => Effect::OpenThread { text: self.text(s) },
+            _ => Effect::CloseThread {
+                thread: s.bool().then(|| {
+                    let known: Vec<u64> = self.world.threads().map(|t| t.id.0).collect();
+                    ThreadId(self.raw_id(s, &known))
+                }),
+                status: match s.u8() % 3 {
+                    0 => ThreadStatus::Resolved,
+                    1 => ThreadStatus::Dropped,
+                    _ => ThreadStatus::Open,
+                },
+            },
+        }
+    }
+
     fn opt_text(&mut self, s: &mut Src<'_>) -> Option<String> {
         s.bool().then(|| self.text(s))
     }
@@ -536,7 +591,7 @@ impl<'w> Gen<'w> {
 
     /// One event drawn from `s`.
     pub fn event(&mut self, s: &mut Src<'_>) -> Event {
-        match s.u8() % 29 {
+        match s.u8() % 32 {
             0 => Event::WorldCreated {
                 name: self.text(s),
                 now: self.time(s),
@@ -724,6 +779,10 @@ impl<'w> Gen<'w> {
                         1 => ThreadStatus::Dropped,
                         _ => ThreadStatus::Open,
                     },
+                    event: s.bool().then(|| {
+                        let known: Vec<u64> = self.world.scoped_events().map(|e| e.id.0).collect();
+                        ScopedEventId(self.raw_id(s, &known))
+                    }),
                 },
             },
             23 => {
@@ -772,6 +831,75 @@ impl<'w> Gen<'w> {
                     ids: (0..s.u8() % 3).map(|_| self.raw_id(s, &known)).collect(),
                 }
             }
+            29 => Event::ScopedEventPlanned {
+                event: ScopedEvent {
+                    id: ScopedEventId(self.fresh(s)),
+                    name: self.text(s),
+                    status: match s.u8() % 8 {
+                        0 => EventStatus::Active,
+                        1 => EventStatus::Completed,
+                        _ => EventStatus::Planned,
+                    },
+                    props: (0..s.u8() % 3)
+                        .map(|_| (self.text(s), self.text(s)))
+                        .collect(),
+                    participants: self.entities(s),
+                    preconditions: (0..s.u8() % 3).map(|_| self.condition(s)).collect(),
+                    on_start: (0..s.u8() % 3).map(|_| self.effect(s)).collect(),
+                    on_complete: (0..s.u8() % 3).map(|_| self.effect(s)).collect(),
+                    significance: self.float(s),
+                    start_at: s.bool().then(|| self.time(s)),
+                    start_when: s.bool().then(|| self.condition(s)),
+                    expire_at: s.bool().then(|| self.time(s)),
+                    started: None,
+                    closed: None,
+                },
+            },
+            30 => Event::ScopedEventStarted {
+                id: self.scoped_event(s),
+                at: self.time(s),
+                draws: (0..s.u8() % 3).map(|_| self.float(s).abs()).collect(),
+            },
+            31 => Event::ScopedEventClosed {
+                id: self.scoped_event(s),
+                status: match s.u8() % 5 {
+                    0 => EventStatus::Completed,
+                    1 => EventStatus::Cancelled,
+                    2 => EventStatus::Expired,
+                    3 => EventStatus::Active,
+                    _ => EventStatus::Planned,
+                },
+                at: self.time(s),
+                promotion: Promotion {
+                    items: (0..s.u8() % 2)
+                        .map(|_| ItemPromotion {
+                            item: self.entity(s),
+                            to: self.entity(s),
+                        })
+                        .collect(),
+                    knowledge: (0..s.u8() % 2)
+                        .map(|_| KnowledgePromotion {
+                            who: self.entity(s),
+                            about: self.entity(s),
+                            fact: self.text(s),
+                        })
+                        .collect(),
+                    summaries: (0..s.u8() % 2)
+                        .map(|_| SummaryPromotion {
+                            from: self.entity(s),
+                            to: self.entity(s),
+                            summary: self.text(s),
+                        })
+                        .collect(),
+                    gists: (0..s.u8() % 3)
+                        .map(|_| GistPromotion {
+                            witness: self.entity(s),
+                            text: self.text(s),
+                            significance: s.bool().then(|| self.float(s)),
+                        })
+                        .collect(),
+                },
+            },
             _ => Event::WorldFileApplied {
                 file: self.text(s),
                 text: if s.bool() {

@@ -20,6 +20,7 @@ pub mod log;
 pub mod memory;
 pub mod model;
 pub mod store;
+pub mod story;
 pub mod turn;
 pub mod update;
 pub mod worldfile;

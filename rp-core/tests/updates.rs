@@ -710,3 +710,91 @@ fn host_actions_come_back_to_the_host_and_its_answer_is_recorded() {
         assert!(e.to_string().contains(why), "{name}: {e}");
     }
 }
+
+#[test]
+fn event_reports_start_and_complete_listed_events_with_their_rules() {
+    let mut engine = engine();
+    let (wren, mira, ana) = (id(&engine, "wren"), id(&engine, "mira"), id(&engine, "ana"));
+    let now = engine.world().now();
+    let plan = |name: &str, participants, preconditions: Vec<String>| rp_core::story::EventPlan {
+        name: name.into(),
+        props: [("lantern".to_owned(), "a paper lantern".to_owned())].into(),
+        participants,
+        preconditions,
+        ..Default::default()
+    };
+    let dance = engine
+        .plan_event(plan("the dance", vec![wren, mira], vec![]), now)
+        .unwrap();
+    let locked = engine
+        .plan_event(
+            plan(
+                "the toast",
+                vec![mira],
+                vec!["present.includes(\"Ana\")".into()],
+            ),
+            now,
+        )
+        .unwrap();
+    let elsewhere = engine
+        .plan_event(plan("the count", vec![ana], vec![]), now)
+        .unwrap();
+    let answer = format!(
+        r#"{{"reports": [{{"type": "event_started", "event": {}}}, {{"type": "event_started", "event": {}}}, {{"type": "event_started", "event": {}}}, {{"type": "event_completed", "event": {}}}]}}"#,
+        dance.0, locked.0, elsewhere.0, locked.0
+    );
+    let (outcome, g) = turn(&mut engine, "Shall we dance?", &[&answer, &answer]);
+    let request = &state_requests(&g)[0].messages[0].content;
+    assert!(request.contains(&format!("- event {} (planned): the dance", dance.0)));
+    assert!(!request.contains("the count"), "Ana's event is not listed");
+    let reasons: Vec<Option<String>> = outcome
+        .reports
+        .iter()
+        .rev()
+        .take(4)
+        .rev()
+        .map(|r| r.rejected.clone())
+        .collect();
+    assert_eq!(reasons[0], None);
+    assert!(
+        reasons[1].as_ref().unwrap().contains("does not hold"),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons[2].as_ref().unwrap().contains("no participant"),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons[3].as_ref().unwrap().contains("no active event"),
+        "{reasons:?}"
+    );
+    let status = |e: &Engine, id| e.world().scoped_event(id).unwrap().status;
+    assert_eq!(status(&engine, dance), rp_core::EventStatus::Active);
+    assert_eq!(status(&engine, locked), rp_core::EventStatus::Planned);
+
+    let done = format!(
+        r#"{{"reports": [{{"type": "event_completed", "event": {}, "gist": "We danced until the candles went out."}}]}}"#,
+        dance.0
+    );
+    let (outcome, _) = turn(&mut engine, "That was lovely.", &[&done]);
+    assert!(
+        outcome.reports.iter().all(|r| r.rejected.is_none()),
+        "{:?}",
+        outcome.reports
+    );
+    assert_eq!(status(&engine, dance), rp_core::EventStatus::Completed);
+    for who in [wren, mira] {
+        assert!(
+            engine
+                .world()
+                .memories_of(who)
+                .any(|m| m.text == "We danced until the candles went out.")
+        );
+    }
+    let now = engine.world().now();
+    let p = engine
+        .inspect_prompt(mira, Some("lantern"), now, &Default::default())
+        .unwrap();
+    assert!(!p.text().contains("paper lantern"));
+    assert_eq!(replayed(&engine).to_bytes(), engine.world().to_bytes());
+}

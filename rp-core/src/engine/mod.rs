@@ -6,6 +6,7 @@ mod branches;
 mod catalog;
 mod commit;
 mod memories;
+mod story;
 mod writer;
 
 pub use branches::{BranchInfo, RewindPreview};

@@ -39,7 +39,7 @@ pub(crate) fn check_name(what: &'static str, name: &str) -> Result<()> {
     Ok(())
 }
 
-fn check_text(what: &'static str, text: &str) -> Result<()> {
+pub(super) fn check_text(what: &'static str, text: &str) -> Result<()> {
     if text.len() > MAX_TEXT_BYTES {
         return Err(Error::invalid(
             what,
@@ -53,7 +53,7 @@ fn check_texts<'a>(what: &'static str, texts: impl IntoIterator<Item = &'a Strin
     texts.into_iter().try_for_each(|t| check_text(what, t))
 }
 
-fn check_unit(what: &'static str, field: &str, v: f64, lo: f64) -> Result<()> {
+pub(super) fn check_unit(what: &'static str, field: &str, v: f64, lo: f64) -> Result<()> {
     if !v.is_finite() || v < lo || v > 1.0 {
         return Err(Error::invalid(
             what,
@@ -86,7 +86,10 @@ fn check_slots(slots: &[Slot]) -> Result<()> {
     Ok(())
 }
 
-fn distinct<T: PartialEq + std::fmt::Display>(what: &'static str, items: &[T]) -> Result<()> {
+pub(super) fn distinct<T: PartialEq + std::fmt::Display>(
+    what: &'static str,
+    items: &[T],
+) -> Result<()> {
     for (i, x) in items.iter().enumerate() {
         if items[..i].contains(x) {
             return Err(Error::invalid(what, format!("{x} is listed twice")));
@@ -485,6 +488,11 @@ impl World {
                 for p in &thread.participants {
                     self.get_entity(*p)?;
                 }
+                if let Some(ev) = thread.event
+                    && self.scoped_event(ev).is_none()
+                {
+                    return Err(Error::not_found("scoped event", ev));
+                }
                 self.take_id(thread.id.0);
                 self.threads.insert(thread.clone());
             }
@@ -555,6 +563,16 @@ impl World {
                 }
                 self.system_lines.retain(|l| !ids.contains(&l.id));
             }
+            Event::ScopedEventPlanned { event } => self.plan_scoped_event(event)?,
+            Event::ScopedEventStarted { id, at, draws } => {
+                self.start_scoped_event(*id, *at, draws)?
+            }
+            Event::ScopedEventClosed {
+                id,
+                status,
+                at,
+                promotion,
+            } => self.close_scoped_event(*id, *status, *at, promotion)?,
             Event::WorldFileApplied { file, text } => {
                 if text.len() > MAX_WORLD_FILE_BYTES {
                     return Err(Error::invalid("event", "the world file is too large"));
@@ -633,7 +651,7 @@ impl World {
         Ok(())
     }
 
-    fn check_fresh(&self, id: u64) -> Result<()> {
+    pub(super) fn check_fresh(&self, id: u64) -> Result<()> {
         if id < self.next_id() {
             return Err(Error::conflict(format!(
                 "id {id} is already taken; new ids start at {}",
@@ -646,11 +664,11 @@ impl World {
         Ok(())
     }
 
-    fn take_id(&mut self, id: u64) {
+    pub(super) fn take_id(&mut self, id: u64) {
         self.next_id = self.next_id.max(id + 1);
     }
 
-    fn get_entity(&self, id: EntityId) -> Result<&Entity> {
+    pub(super) fn get_entity(&self, id: EntityId) -> Result<&Entity> {
         self.entities
             .get(&id)
             .ok_or_else(|| Error::not_found("entity", id))

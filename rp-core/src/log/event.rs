@@ -2,8 +2,9 @@
 //! new edge), never an intention, so replay needs neither the model nor randomness.
 
 use crate::model::{
-    Activity, ContainerId, ContainerProperties, Edge, EntityId, EntityState, FactSheet, Group,
-    GroupId, Memory, MemoryId, Millis, Slot, SystemLine, Thread, ThreadId, ThreadStatus, Utterance,
+    Activity, ContainerId, ContainerProperties, Edge, EntityId, EntityState, EventStatus,
+    FactSheet, Group, GroupId, Memory, MemoryId, Millis, Promotion, ScopedEvent, ScopedEventId,
+    Slot, SystemLine, Thread, ThreadId, ThreadStatus, Utterance,
 };
 use serde::{Deserialize, Serialize};
 
@@ -248,6 +249,38 @@ pub enum Event {
         /// `resolved` or `dropped`.
         status: ThreadStatus,
     },
+    /// A scoped event planned (status planned). Its conditions compile and every entity it
+    /// names exists.
+    ScopedEventPlanned {
+        /// The event.
+        event: ScopedEvent,
+    },
+    /// A planned scoped event started. Its preconditions held when it was recorded (replay
+    /// does not evaluate them again); the outcomes of its `on_start` effects follow in the
+    /// same commit.
+    ScopedEventStarted {
+        /// Which event.
+        id: ScopedEventId,
+        /// When (host clock; never after the world's clock).
+        at: Millis,
+        /// Every draw its conditions took from the world's generator, in order.
+        #[serde(default)]
+        draws: Vec<f64>,
+    },
+    /// A scoped event closed: completed, cancelled or expired. Its props leave every prompt.
+    /// Only a completed event promotes; the outcomes of its `on_complete` effects and of the
+    /// promotion (inventory, edge, memory events) follow in the same commit.
+    ScopedEventClosed {
+        /// Which event.
+        id: ScopedEventId,
+        /// `completed`, `cancelled` or `expired`.
+        status: EventStatus,
+        /// When (host clock; never after the world's clock).
+        at: Millis,
+        /// What survives it (empty unless completed).
+        #[serde(default)]
+        promotion: Promotion,
+    },
     /// The reports of a state-update pass, as judged: each applied (its changes are the
     /// events that follow in the same commit) or rejected with the reason. Host actions carry
     /// the host's answer, so replay never asks the host again.
@@ -308,6 +341,9 @@ impl Event {
             Event::TimeAdvanced { .. } => "time_advanced",
             Event::ThreadOpened { .. } => "thread_opened",
             Event::ThreadClosed { .. } => "thread_closed",
+            Event::ScopedEventPlanned { .. } => "scoped_event_planned",
+            Event::ScopedEventStarted { .. } => "scoped_event_started",
+            Event::ScopedEventClosed { .. } => "scoped_event_closed",
             Event::ReportsJudged { .. } => "reports_judged",
             Event::ToolsRun { .. } => "tools_run",
             Event::SystemLineInjected { .. } => "system_line_injected",
@@ -335,7 +371,18 @@ impl Event {
             Event::ThreadOpened { thread } => {
                 t.entities.extend(thread.participants.iter().copied())
             }
-            Event::ThreadClosed { .. } => {}
+            Event::ThreadClosed { .. } | Event::ScopedEventStarted { .. } => {}
+            Event::ScopedEventPlanned { event } => {
+                t.entities.extend(event.participants.iter().copied())
+            }
+            Event::ScopedEventClosed { promotion, .. } => {
+                let p = promotion;
+                t.entities
+                    .extend(p.items.iter().flat_map(|i| [i.item, i.to]));
+                t.edges.extend(p.knowledge.iter().map(|k| (k.who, k.about)));
+                t.edges.extend(p.summaries.iter().map(|s| (s.from, s.to)));
+                t.entities.extend(p.gists.iter().map(|g| g.witness));
+            }
             Event::EntityCreated { id, .. }
             | Event::EntityEdited { id, .. }
             | Event::EntityRemoved { id } => t.entities.push(*id),

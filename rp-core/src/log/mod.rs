@@ -2,6 +2,7 @@
 //! stored record format.
 
 mod apply;
+mod apply_story;
 pub mod codec;
 mod event;
 mod hearing;
@@ -12,6 +13,7 @@ mod world;
 
 pub(crate) use apply::check_name;
 pub use apply::{MAX_NAME_CHARS, MAX_TEXT_BYTES, MAX_WORLD_FILE_BYTES};
+pub use apply_story::transition_error;
 pub use codec::FORMAT_VERSION;
 pub use event::{Event, JudgedReport, Touched, WorldSettings};
 pub use hearing::Speech;

@@ -5,6 +5,7 @@
 mod activity;
 mod container;
 mod edge;
+mod effect;
 mod entity;
 mod facts;
 mod group;
@@ -16,6 +17,9 @@ mod utterance;
 pub use activity::{Action, Activity, Position};
 pub use container::{Container, ContainerProperties, Slot};
 pub use edge::Edge;
+pub use effect::{
+    Effect, GistPromotion, ItemPromotion, KnowledgePromotion, Promotion, SummaryPromotion,
+};
 pub use entity::{Entity, EntityState};
 pub use facts::FactSheet;
 pub use group::{Group, MIN_GROUP_SIZE};

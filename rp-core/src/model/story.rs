@@ -1,9 +1,9 @@
 //! Narrative structure: scoped events, threads and scenes.
 //!
-//! These records are defined here so saves carry them from the start; the rules that open,
-//! close and promote them arrive with the scoped-events issue.
+//! The rules that start, close and promote scoped events and open and close threads live in
+//! [`crate::story`]; these are the records.
 
-use super::{ContainerId, EntityId, Millis, SceneId, ScopedEventId, ThreadId, WitnessSet};
+use super::{ContainerId, Effect, EntityId, Millis, SceneId, ScopedEventId, ThreadId, WitnessSet};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -53,30 +53,44 @@ pub struct ScopedEvent {
     pub name: String,
     /// Where it stands in its lifecycle.
     pub status: EventStatus,
-    /// Props: the blanket, the basket. Visible to participants while active, gone after.
+    /// Props: the blanket, the basket. In the prompts of its participants while it is active,
+    /// in no prompt before or after (DESIGN §2.8); the closed record keeps them for the host.
     #[serde(default)]
     pub props: BTreeMap<String, String>,
-    /// Who takes part.
+    /// Who takes part (at least one): only their prompts show it.
     #[serde(default)]
     pub participants: Vec<EntityId>,
-    /// Conditions (in the `$if` expression language) that must hold for it to start.
+    /// Conditions (in the `$if` expression language) that must all hold for it to start.
+    /// They are evaluated as its first participant would evaluate a `$if` line (see
+    /// [`crate::story`]).
     #[serde(default)]
     pub preconditions: Vec<String>,
     /// Declarative effects run when it starts.
     #[serde(default)]
-    pub on_start: Vec<String>,
-    /// Declarative effects run when it completes.
+    pub on_start: Vec<Effect>,
+    /// Declarative effects run when it completes (not when it is cancelled or expires).
     #[serde(default)]
-    pub on_complete: Vec<String>,
+    pub on_complete: Vec<Effect>,
     /// How much it matters, in [0, 1].
     #[serde(default)]
     pub significance: f64,
-    /// When it is due to start.
+    /// When it is due to start: from then on it starts at the first check at which its
+    /// preconditions (and `start_when`) hold.
     #[serde(default)]
     pub start_at: Option<Millis>,
-    /// When it expires if not completed.
+    /// A condition (the `$if` language) checked at every turn while it is planned: it starts
+    /// when this holds (and its preconditions do, and `start_at` has come).
+    #[serde(default)]
+    pub start_when: Option<String>,
+    /// When it expires if it has not closed by then.
     #[serde(default)]
     pub expire_at: Option<Millis>,
+    /// When it started.
+    #[serde(default)]
+    pub started: Option<Millis>,
+    /// When it closed.
+    #[serde(default)]
+    pub closed: Option<Millis>,
 }
 
 /// An unresolved tension, sticky in prompts until resolved or dropped.
@@ -94,6 +108,9 @@ pub struct Thread {
     /// Whether it is still open.
     #[serde(default)]
     pub status: ThreadStatus,
+    /// The scoped event whose hook opened it, if one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<ScopedEventId>,
 }
 
 /// Where a thread stands.

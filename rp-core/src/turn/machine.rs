@@ -476,11 +476,25 @@ impl TurnMachine {
             ));
         }
         let author = speaker.name.clone();
-        // Commit the input (and the clock) first: it is never lost.
+        // Commit the input (and the clock) first: it is never lost. Scoped events due by now
+        // (starts, expiries) run in the same commit, before the line, so this turn's prompts
+        // see them.
         let mut events = Vec::new();
-        if input.now > world.now() {
-            events.push(Event::TimeAdvanced { to: input.now });
-        }
+        let due_world;
+        let world = if crate::story::any_open(world) {
+            let from = world.now();
+            let mut batch = crate::story::Batch::new(world);
+            batch.advance_to(input.now, "turn input")?;
+            crate::story::run_due(&mut batch, from, input.now);
+            events = batch.events;
+            due_world = batch.world;
+            &due_world
+        } else {
+            if input.now > world.now() {
+                events.push(Event::TimeAdvanced { to: input.now });
+            }
+            world
+        };
         let mut input_utterance = None;
         let mut lines = Vec::new();
         if !input.text.trim().is_empty() {

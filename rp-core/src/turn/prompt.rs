@@ -4,10 +4,11 @@
 //! Sections, in order: `identity` (name, active facts, state), `edges` (the speaker's edge to
 //! each present entity), `group` (a group node of the present, when three or more are),
 //! `world` (time and place), `scene` (the place's description), `activity` (what every present
-//! entity is doing), `threads` (open threads the speaker is part of), `dialogue` (recent lines
-//! it witnessed), `memories` (pinned, then recalled: its own, witness-filtered), `lore`
-//! (entities mentioned in what it recently witnessed), `events` (active scoped events and their
-//! props).
+//! entity is doing), `threads` (open threads the speaker is part of, or that name no one),
+//! `dialogue` (recent lines it witnessed), `memories` (pinned, then recalled: its own,
+//! witness-filtered), `lore` (entities mentioned in what it recently witnessed), `events`
+//! (active scoped events the speaker takes part in, with their props; never a planned or
+//! closed one).
 //!
 //! **Trimming.** When the rendered prompt exceeds the token budget, pieces are dropped in this
 //! order until it fits: recalled memories (lowest score first), lore (least recently mentioned
@@ -622,11 +623,10 @@ pub(crate) fn build(
         }
     }
 
-    // Active scoped events of the speaker.
+    // Active scoped events the speaker takes part in, with their props. Planned and closed
+    // events show nowhere: props live and die with their event (DESIGN §2.8).
     for ev in world.scoped_events() {
-        if ev.status == EventStatus::Active
-            && (ev.participants.is_empty() || ev.participants.contains(&speaker))
-        {
+        if ev.status == EventStatus::Active && ev.participants.contains(&speaker) {
             let mut t = ev.name.clone();
             if !ev.props.is_empty() {
                 let props: Vec<String> =

@@ -6,9 +6,10 @@
 use super::report::{Direction, Report};
 use crate::log::{Event, World};
 use crate::model::{
-    Action, ContainerId, Edge, EntityId, Millis, Position, Thread, ThreadId, ThreadStatus,
-    WitnessSet,
+    Action, ContainerId, Edge, EntityId, EventStatus, GistPromotion, Millis, Position, Promotion,
+    ScopedEventId, Thread, ThreadId, ThreadStatus, WitnessSet,
 };
+use crate::story::{self, Batch};
 use std::collections::BTreeMap;
 
 /// The longest fact, summary or thread text a report may carry (characters).
@@ -173,6 +174,7 @@ impl Judge<'_> {
                         participants: ids,
                         opened: self.now,
                         status: ThreadStatus::Open,
+                        event: None,
                     },
                 }])
             }
@@ -192,6 +194,38 @@ impl Judge<'_> {
                     ThreadStatus::Dropped
                 };
                 Ok(vec![Event::ThreadClosed { id, status }])
+            }
+            Report::EventStarted { event } => {
+                let id = self.listed_event(*event, EventStatus::Planned)?;
+                let mut batch = Batch::new(self.world);
+                story::start(&mut batch, id, self.now, false).map_err(|e| e.to_string())?;
+                Ok(batch.events)
+            }
+            Report::EventCompleted { event, gist } => {
+                let id = self.listed_event(*event, EventStatus::Active)?;
+                let mut promotion = Promotion::default();
+                if let Some(g) = gist {
+                    let g = text("gist", g)?;
+                    let participants = self
+                        .world
+                        .scoped_event(id)
+                        .map(|e| e.participants.clone())
+                        .unwrap_or_default();
+                    for p in participants
+                        .into_iter()
+                        .filter(|p| self.present.contains(*p))
+                    {
+                        promotion.gists.push(GistPromotion {
+                            witness: p,
+                            text: g.clone(),
+                            significance: None,
+                        });
+                    }
+                }
+                let mut batch = Batch::new(self.world);
+                story::close(&mut batch, id, EventStatus::Completed, self.now, promotion)
+                    .map_err(|e| e.to_string())?;
+                Ok(batch.events)
             }
             Report::Significance {
                 who,
@@ -375,6 +409,27 @@ impl Judge<'_> {
             activity,
         });
         Ok(events)
+    }
+
+    /// The scoped event numbered `n`, in `status`, with a participant present.
+    fn listed_event(&self, n: u64, status: EventStatus) -> Result<ScopedEventId, String> {
+        let id = ScopedEventId(n);
+        let ev = self
+            .world
+            .scoped_event(id)
+            .filter(|e| e.status == status)
+            .ok_or_else(|| {
+                let s = if status == EventStatus::Active {
+                    "active"
+                } else {
+                    "planned"
+                };
+                format!("there is no {s} event {n}")
+            })?;
+        if !ev.participants.iter().any(|p| self.present.contains(*p)) {
+            return Err(format!("no participant of event {n} is present"));
+        }
+        Ok(id)
     }
 
     fn entity(&self, id: EntityId) -> &crate::model::Entity {

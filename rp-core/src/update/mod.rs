@@ -19,7 +19,7 @@ pub use report::{Direction, MAX_ANSWER_BYTES, MAX_REPORTS, Parsed, Raw, Report, 
 use judge::Judge;
 
 use crate::log::{Event, JudgedReport, World};
-use crate::model::{EntityId, Millis, ThreadStatus, WitnessSet};
+use crate::model::{EntityId, EventStatus, Millis, ThreadStatus, WitnessSet};
 use crate::turn::{ChatMessage, GenerateRequest, Purpose, Role, Sampling};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -82,6 +82,8 @@ const BUILTIN_TYPES: &[&str] = &[
     "thread_opened",
     "thread_resolved",
     "thread_dropped",
+    "event_started",
+    "event_completed",
     "significance",
 ];
 
@@ -280,6 +282,8 @@ pub(crate) fn request(
          - {\"type\": \"activity\", \"who\", \"move_to\": place, \"slot\", \"posture\", \"action\", \"stop_action\": true, \"pick_up\": item, \"put_down\": item} (any of them)\n\
          - {\"type\": \"thread_opened\", \"text\", \"participants\": [...]}: a tension the story must come back to\n\
          - {\"type\": \"thread_resolved\", \"thread\": number} or {\"type\": \"thread_dropped\", \"thread\": number}\n\
+         - {\"type\": \"event_started\", \"event\": number}: a planned event listed below began\n\
+         - {\"type\": \"event_completed\", \"event\": number, \"gist\": text}: an active event listed below ended; gist: what it came to\n\
          - {\"type\": \"significance\", \"who\", \"line\": number, \"significance\": 0 to 1}: how much a line matters to who\n\
          \"who\" is always one of the people present.\n",
     );
@@ -354,6 +358,24 @@ pub(crate) fn request(
         .collect();
     if !threads.is_empty() {
         s.push_str(&format!("\nOpen threads:\n{}\n", threads.join("\n")));
+    }
+    let events: Vec<String> = world
+        .scoped_events()
+        .filter(|e| {
+            matches!(e.status, EventStatus::Planned | EventStatus::Active)
+                && e.participants.iter().any(|p| present.contains(*p))
+        })
+        .map(|e| {
+            let status = if e.status == EventStatus::Active {
+                "active"
+            } else {
+                "planned"
+            };
+            format!("- event {} ({status}): {}", e.id.0, e.name)
+        })
+        .collect();
+    if !events.is_empty() {
+        s.push_str(&format!("\nEvents:\n{}\n", events.join("\n")));
     }
     s.push_str("\nLines of this turn:\n");
     for (i, (speaker, text, _)) in lines.iter().enumerate() {
@@ -462,6 +484,16 @@ pub fn schema(world: &World, present: &WitnessSet, lines: usize, actions: &[Acti
             "thread_dropped",
             &["thread"],
             json!({"thread": {"type": "integer", "minimum": 0}}),
+        ),
+        report(
+            "event_started",
+            &["event"],
+            json!({"event": {"type": "integer", "minimum": 0}}),
+        ),
+        report(
+            "event_completed",
+            &["event"],
+            json!({"event": {"type": "integer", "minimum": 0}, "gist": text}),
         ),
         report(
             "significance",

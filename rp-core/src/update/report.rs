@@ -118,6 +118,20 @@ pub enum Report {
         /// The thread's number, as the prompt lists it.
         thread: u64,
     },
+    /// A planned scoped event began in the lines (its preconditions must hold).
+    EventStarted {
+        /// The event's number, as the prompt lists it.
+        event: u64,
+    },
+    /// An active scoped event ended as intended. Its props are gone from then on; what each
+    /// present participant keeps of it is `gist`, if given (one memory each).
+    EventCompleted {
+        /// The event's number, as the prompt lists it.
+        event: u64,
+        /// What it came to, in a sentence.
+        #[serde(default)]
+        gist: Option<String>,
+    },
     /// How much line `line` of the turn matters to `who` (0–1): the significance of the
     /// memory `who` keeps of it.
     Significance {

@@ -122,6 +122,20 @@ pub enum Op {
     WorldFile {
         n: u8,
     },
+    PlanEvent {
+        a: u8,
+        b: u8,
+        variant: u8,
+    },
+    StartEvent {
+        which: u8,
+        draw: u8,
+    },
+    CloseEvent {
+        which: u8,
+        status: u8,
+        promote: u8,
+    },
 }
 
 pub fn op() -> impl Strategy<Value = Op> {
@@ -157,6 +171,9 @@ pub fn op() -> impl Strategy<Value = Op> {
         1 => (proptest::option::of(any::<u8>()), any::<u8>()).prop_map(|(to, text)| Op::Inject { to, text }),
         1 => any::<u8>().prop_map(|which| Op::Shown { which }),
         1 => any::<u8>().prop_map(|n| Op::WorldFile { n }),
+        1 => (any::<u8>(), any::<u8>(), any::<u8>()).prop_map(|(a, b, variant)| Op::PlanEvent { a, b, variant }),
+        1 => (any::<u8>(), any::<u8>()).prop_map(|(which, draw)| Op::StartEvent { which, draw }),
+        1 => (any::<u8>(), 0u8..4, any::<u8>()).prop_map(|(which, status, promote)| Op::CloseEvent { which, status, promote }),
     ]
 }
 
@@ -450,6 +467,7 @@ pub fn event(w: &World, op: &Op) -> Option<Event> {
                     .collect(),
                 opened: w.now(),
                 status: ThreadStatus::Open,
+                event: None,
             },
         },
         Op::CloseThread { which, status } => {
@@ -503,6 +521,95 @@ pub fn event(w: &World, op: &Op) -> Option<Event> {
             }
             Event::SystemLinesShown {
                 ids: vec![lines[*which as usize % lines.len()]],
+            }
+        }
+        Op::PlanEvent { a, b, variant } => {
+            let participants: Vec<EntityId> = [a, b]
+                .iter()
+                .filter_map(|n| nth_entity(w, **n))
+                .map(|e| e.id)
+                .collect();
+            participants.first()?;
+            // Some plans are refused: a condition that does not parse, a participant twice.
+            let preconditions = match variant % 5 {
+                0 => vec!["time.hour >= 0".into()],
+                1 => vec!["present.length > (".into()],
+                _ => vec![],
+            };
+            Event::ScopedEventPlanned {
+                event: ScopedEvent {
+                    id: ScopedEventId(id),
+                    name: format!("event {id}"),
+                    status: EventStatus::Planned,
+                    props: [("basket".to_owned(), format!("a basket {variant}"))].into(),
+                    participants,
+                    preconditions,
+                    on_start: vec![Effect::SystemLine {
+                        text: format!("event {id} begins"),
+                    }],
+                    on_complete: if variant % 3 == 0 {
+                        vec![Effect::Memory {
+                            text: format!("event {id} ended"),
+                            significance: 0.5,
+                        }]
+                    } else {
+                        vec![Effect::OpenThread {
+                            text: format!("after event {id}"),
+                        }]
+                    },
+                    significance: f64::from(*variant) / 255.0,
+                    start_at: (variant % 2 == 0).then(|| w.now() + i64::from(*variant)),
+                    start_when: None,
+                    expire_at: None,
+                    started: None,
+                    closed: None,
+                },
+            }
+        }
+        Op::StartEvent { which, draw } => {
+            let count = w.scoped_events().count();
+            if count == 0 {
+                return None;
+            }
+            Event::ScopedEventStarted {
+                id: w.scoped_events().nth(*which as usize % count)?.id,
+                at: w.now(),
+                draws: vec![f64::from(*draw) / 250.0],
+            }
+        }
+        Op::CloseEvent {
+            which,
+            status,
+            promote,
+        } => {
+            let count = w.scoped_events().count();
+            if count == 0 {
+                return None;
+            }
+            let ev = w.scoped_events().nth(*which as usize % count)?;
+            let first = *ev.participants.first()?;
+            let promotion = if promote % 2 == 0 {
+                Promotion::default()
+            } else {
+                Promotion {
+                    gists: vec![GistPromotion {
+                        witness: first,
+                        text: format!("{} was nice", ev.name),
+                        significance: None,
+                    }],
+                    ..Promotion::default()
+                }
+            };
+            Event::ScopedEventClosed {
+                id: ev.id,
+                status: [
+                    EventStatus::Completed,
+                    EventStatus::Cancelled,
+                    EventStatus::Expired,
+                    EventStatus::Active,
+                ][*status as usize % 4],
+                at: w.now(),
+                promotion,
             }
         }
         Op::WorldFile { n } => Event::WorldFileApplied {
