@@ -531,12 +531,18 @@ impl<'w> Gen<'w> {
             at: self.time(s),
             witnesses: self.witnesses(s, speaker),
             model: self.opt_text(s),
+            scene: s.bool().then(|| self.scene(s)),
         }
+    }
+
+    fn scene(&mut self, s: &mut Src<'_>) -> SceneId {
+        let known: Vec<u64> = self.world.scenes().map(|x| x.id.0).collect();
+        SceneId(self.raw_id(s, &known))
     }
 
     /// One event drawn from `s`.
     pub fn event(&mut self, s: &mut Src<'_>) -> Event {
-        match s.u8() % 29 {
+        match s.u8() % 31 {
             0 => Event::WorldCreated {
                 name: self.text(s),
                 now: self.time(s),
@@ -772,6 +778,21 @@ impl<'w> Gen<'w> {
                     ids: (0..s.u8() % 3).map(|_| self.raw_id(s, &known)).collect(),
                 }
             }
+            28 => Event::SceneOpened {
+                scene: Scene {
+                    id: SceneId(self.fresh(s)),
+                    container: self.container(s),
+                    opened: self.time(s),
+                    closed: (s.u8() > 240).then(|| self.time(s)),
+                    witnesses: self.entities(s).into_iter().collect(),
+                    lines: u32::from(s.u8() > 240),
+                    last_line: (s.u8() > 240).then(|| self.time(s)),
+                },
+            },
+            29 => Event::SceneClosed {
+                id: self.scene(s),
+                at: self.time(s),
+            },
             _ => Event::WorldFileApplied {
                 file: self.text(s),
                 text: if s.bool() {

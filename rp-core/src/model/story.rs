@@ -1,7 +1,7 @@
 //! Narrative structure: scoped events, threads and scenes.
 //!
-//! These records are defined here so saves carry them from the start; the rules that open,
-//! close and promote them arrive with the scoped-events issue.
+//! These records are defined here so saves carry them from the start. Scenes open and close
+//! through [`crate::scene`]; the rules of scoped events arrive with their own issue.
 
 use super::{ContainerId, EntityId, Millis, SceneId, ScopedEventId, ThreadId, WitnessSet};
 use serde::{Deserialize, Serialize};
@@ -109,7 +109,8 @@ pub enum ThreadStatus {
     Dropped,
 }
 
-/// A scene: a stretch of story in one place. On close every witness gets its own summary.
+/// A scene: a stretch of story in one place. On close every witness gets its own summary
+/// (see [`crate::scene`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Scene {
     /// The scene's id.
@@ -121,9 +122,23 @@ pub struct Scene {
     /// When it closed, if it has.
     #[serde(default)]
     pub closed: Option<Millis>,
-    /// Who was there.
+    /// Who was there: those present when it opened, and everyone who heard one of its lines
+    /// (the world adds them as the lines are applied).
     #[serde(default)]
     pub witnesses: WitnessSet,
+    /// How many lines were said in it (kept by the world from its utterances; 0 when opened).
+    #[serde(default)]
+    pub lines: u32,
+    /// When its newest line was said (kept by the world; `None` when opened).
+    #[serde(default)]
+    pub last_line: Option<Millis>,
+}
+
+impl Scene {
+    /// Whether it is still open.
+    pub fn is_open(&self) -> bool {
+        self.closed.is_none()
+    }
 }
 
 /// A line injected for the next generation to process (seed 002, pattern 4): the host or a
