@@ -246,6 +246,9 @@ fn a_scene_closed_with_two_witnesses_yields_two_different_summaries_each_in_its_
             .unwrap();
         let memories = piece_texts(&p, Section::Memories);
         assert!(memories.contains(mine), "{memories:?}");
+        // The closed scene's lines are its summary now, not dialogue.
+        assert!(piece_texts(&p, Section::Dialogue).is_empty());
+        assert!(!p.text().contains("Anything good on tap?"));
         assert!(!p.text().contains(theirs.as_str()));
         let recalled = engine
             .recall(who, theirs, 6_000, &Default::default())
