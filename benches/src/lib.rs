@@ -520,6 +520,7 @@ impl Synth {
             at: self.now,
             witnesses: witnesses.clone(),
             model: None,
+            scene: None,
         };
         let reply_id = UtteranceId(self.take_id());
         let reply = Utterance {
@@ -529,6 +530,7 @@ impl Synth {
             at: self.now + 1,
             witnesses: witnesses.clone(),
             model: Some("synthetic-8b".into()),
+            scene: None,
         };
         let slot = self.slot();
         let activity = Activity {
@@ -566,6 +568,7 @@ impl Synth {
             at: self.now + 2,
             witnesses: witnesses.clone(),
             model: Some("synthetic-8b".into()),
+            scene: None,
         };
         let memory_b = self.memory(b, &witnesses);
         self.now += self.rng.between(1_000, 60_000) as Millis;

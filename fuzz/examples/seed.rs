@@ -167,6 +167,7 @@ fn play(world: &mut World) -> Vec<Event> {
                 at: 60_000,
                 witnesses: both.clone(),
                 model: None,
+                scene: None,
             },
         },
         Event::AssistantTurn {
@@ -177,6 +178,7 @@ fn play(world: &mut World) -> Vec<Event> {
                 at: 61_000,
                 witnesses: both.clone(),
                 model: Some("test-model".into()),
+                scene: None,
             },
         },
         Event::MemoryAdded {

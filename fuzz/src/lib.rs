@@ -586,12 +586,18 @@ impl<'w> Gen<'w> {
             at: self.time(s),
             witnesses: self.witnesses(s, speaker),
             model: self.opt_text(s),
+            scene: s.bool().then(|| self.scene(s)),
         }
+    }
+
+    fn scene(&mut self, s: &mut Src<'_>) -> SceneId {
+        let known: Vec<u64> = self.world.scenes().map(|x| x.id.0).collect();
+        SceneId(self.raw_id(s, &known))
     }
 
     /// One event drawn from `s`.
     pub fn event(&mut self, s: &mut Src<'_>) -> Event {
-        match s.u8() % 32 {
+        match s.u8() % 34 {
             0 => Event::WorldCreated {
                 name: self.text(s),
                 now: self.time(s),
@@ -899,6 +905,21 @@ impl<'w> Gen<'w> {
                         })
                         .collect(),
                 },
+            },
+            32 => Event::SceneOpened {
+                scene: Scene {
+                    id: SceneId(self.fresh(s)),
+                    container: self.container(s),
+                    opened: self.time(s),
+                    closed: (s.u8() > 240).then(|| self.time(s)),
+                    witnesses: self.entities(s).into_iter().collect(),
+                    lines: u32::from(s.u8() > 240),
+                    last_line: (s.u8() > 240).then(|| self.time(s)),
+                },
+            },
+            33 => Event::SceneClosed {
+                id: self.scene(s),
+                at: self.time(s),
             },
             _ => Event::WorldFileApplied {
                 file: self.text(s),

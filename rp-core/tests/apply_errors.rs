@@ -276,6 +276,7 @@ fn speakers_must_match_their_turn_kind() {
         at: 0,
         witnesses: [speaker].into_iter().collect(),
         model: None,
+        scene: None,
     };
     rejects(
         Event::UserTurn {

@@ -257,6 +257,8 @@ fn the_generator_reaches_every_event_kind() {
         "scoped_event_planned",
         "scoped_event_started",
         "scoped_event_closed",
+        "scene_opened",
+        "scene_closed",
     ];
     let missing: Vec<&str> = all.iter().copied().filter(|k| !seen.contains(k)).collect();
     assert!(missing.is_empty(), "never generated: {missing:?}");

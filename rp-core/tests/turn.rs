@@ -292,8 +292,8 @@ fn a_crash_between_begin_and_finish_leaves_the_input_and_nothing_else() {
     let kinds: Vec<&str> = events.iter().map(Event::kind).collect();
     assert_eq!(
         kinds,
-        ["time_advanced", "user_turn"],
-        "only the input survives"
+        ["time_advanced", "scene_opened", "user_turn"],
+        "only the input (and the scene it opens) survives"
     );
     assert_ne!(engine.world().to_bytes(), before_world);
     assert_eq!(engine.world().dialogue().count(), 1);
@@ -635,8 +635,8 @@ fn a_failing_generator_abandons_the_turn_and_keeps_the_input() {
     assert!(e.to_string().contains("model server is down"));
     assert_eq!(
         engine.head(),
-        head + 2,
-        "the clock and the input, nothing else"
+        head + 3,
+        "the clock, the scene the input opens and the input, nothing else"
     );
 }
 
@@ -765,9 +765,11 @@ fn prompts_follow_the_seed_order_and_trim_memories_first() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The canary property: random worlds, random sessions, a unique token in every utterance; no
-// character ever sees a token it did not witness, in a prompt or a recall. Witnessing is
-// computed here from the positions the test itself set, independently of the engine.
+// The canary property: random worlds, random sessions, a unique token in every utterance and in
+// every scene summary; no character ever sees a token it did not witness, in a prompt (reply or
+// summary) or a recall. Witnessing is computed here from the positions the test itself set,
+// independently of the engine; a summary's token is witnessed by its owner alone, so no
+// character ever sees another's scene summary. Moves close scenes (their witnesses leave).
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -892,7 +894,11 @@ fn run_case(c: &Case) -> Result<(), TestCaseError> {
                     (0..pos.len()).filter(|&p| near.contains(&pos[p])).collect()
                 };
                 heard_by.insert(token, hearers(who, &position));
-                for (reply, request) in outcome.replies.iter().zip(&g.requests()[before..]) {
+                let requests = g.requests();
+                let replies = requests[before..]
+                    .iter()
+                    .filter(|r| matches!(r.purpose, Purpose::Reply { .. }));
+                for (reply, request) in outcome.replies.iter().zip(replies) {
                     let speaker = ids.iter().position(|&i| i == reply.speaker).unwrap();
                     let token = reply
                         .text
@@ -909,6 +915,22 @@ fn run_case(c: &Case) -> Result<(), TestCaseError> {
                     );
                     heard_by.insert(token, hearers(speaker, &position));
                 }
+                // Each scene summary written in the turn: its token is its owner's alone.
+                for m in engine.world().all_memories() {
+                    if m.kind == rp_core::MemoryKind::SceneSummary {
+                        let owner = ids.iter().position(|&i| i == m.owner).unwrap();
+                        for t in m
+                            .text
+                            .split_whitespace()
+                            .filter(|w| w.starts_with("canary-r"))
+                        {
+                            let t = t.trim_end_matches('.').to_string();
+                            let known =
+                                heard_by.entry(t).or_insert_with(|| BTreeSet::from([owner]));
+                            prop_assert!(known.contains(&owner));
+                        }
+                    }
+                }
                 now += 1_000;
             }
         }
@@ -920,10 +942,31 @@ fn run_case(c: &Case) -> Result<(), TestCaseError> {
             .map(str::to_string)
             .collect()
     };
+    // A scene summary is only in its owner's store, and its owner witnessed the scene.
+    for m in engine.world().all_memories() {
+        if m.kind == rp_core::MemoryKind::SceneSummary {
+            prop_assert!(
+                engine.world().scenes().any(|s| s.closed == Some(m.created)
+                    && s.witnesses.contains(m.owner)
+                    && s.witnesses == m.witnesses),
+                "{} has a summary of no scene it witnessed",
+                m.owner
+            );
+        }
+    }
     for (i, &id) in ids.iter().enumerate() {
         let mut seen: Vec<String> = Vec::new();
         for p in prompts_of(&g, id) {
             seen.extend(tokens_in(&p));
+        }
+        // The summary prompts written for it.
+        let me = format!("You are {}.", names[i]);
+        for r in g.requests() {
+            if r.purpose == Purpose::Summary && r.messages[0].content.lines().next() == Some(&me) {
+                for m in &r.messages {
+                    seen.extend(tokens_in(&m.content));
+                }
+            }
         }
         let all: Vec<&String> = heard_by.keys().collect();
         let query = all.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(" ");

@@ -36,23 +36,7 @@ impl Engine {
     /// (oldest first), then its `recent_scenes` most recent scene summaries (newest first).
     /// Like recall, only the speaker's own memories; unlike recall, no query.
     pub fn always_loaded(&self, speaker: EntityId, recent_scenes: usize) -> Result<Vec<MemoryId>> {
-        if self.world.entity(speaker).is_none() {
-            return Err(crate::Error::not_found("entity", speaker));
-        }
-        let mut pinned: Vec<&Memory> = self
-            .world
-            .always_loaded_of(speaker)
-            .filter(|m| m.pinned)
-            .collect();
-        pinned.sort_by_key(|m| (m.created, m.id));
-        let mut scenes: Vec<&Memory> = self
-            .world
-            .always_loaded_of(speaker)
-            .filter(|m| !m.pinned && m.kind == crate::MemoryKind::SceneSummary)
-            .collect();
-        scenes.sort_by_key(|m| std::cmp::Reverse((m.created, m.id)));
-        scenes.truncate(recent_scenes);
-        Ok(pinned.iter().chain(&scenes).map(|m| m.id).collect())
+        self.world.always_loaded(speaker, recent_scenes)
     }
 
     /// Removes a memory (one [`Event::MemoryRemoved`]); returns the new head.

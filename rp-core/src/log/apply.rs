@@ -355,6 +355,12 @@ impl World {
                         c.name
                     )));
                 }
+                if let Some(scene) = self.index.open_scenes.get(id).and_then(|s| s.get_min()) {
+                    return Err(Error::conflict(format!(
+                        "{} ({id}) has an open scene ({scene}); close it first",
+                        c.name
+                    )));
+                }
                 let c = self.containers.remove(id).expect("checked above");
                 if let Some(p) = c.parent {
                     bump(&mut self.index.children, p, false);
@@ -573,6 +579,32 @@ impl World {
                 at,
                 promotion,
             } => self.close_scoped_event(*id, *status, *at, promotion)?,
+            Event::SceneOpened { scene } => self.open_scene(scene)?,
+            Event::SceneClosed { id, at } => {
+                let scene = self
+                    .scenes
+                    .get(id)
+                    .ok_or_else(|| Error::not_found("scene", id))?;
+                if let Some(closed) = scene.closed {
+                    return Err(Error::conflict(format!(
+                        "{id} is already closed (at {closed})"
+                    )));
+                }
+                if *at < scene.opened {
+                    return Err(Error::invalid(
+                        "scene",
+                        format!(
+                            "{id} cannot close at {at}, before it opened ({})",
+                            scene.opened
+                        ),
+                    ));
+                }
+                let container = scene.container;
+                self.index.open_scene(container, *id, false);
+                if let Some(scene) = self.scenes.get_mut(id) {
+                    scene.closed = Some(*at);
+                }
+            }
             Event::WorldFileApplied { file, text } => {
                 if text.len() > MAX_WORLD_FILE_BYTES {
                     return Err(Error::invalid("event", "the world file is too large"));
@@ -590,6 +622,25 @@ impl World {
 
     fn add_utterance(&mut self, utterance: Cow<'_, Utterance>, user: bool) -> Result<()> {
         self.check_utterance(&utterance, user)?;
+        if let Some(id) = utterance.scene {
+            let scene = self
+                .scenes
+                .get(&id)
+                .ok_or_else(|| Error::not_found("scene", id))?;
+            if !scene.is_open() {
+                return Err(Error::conflict(format!(
+                    "{id} is closed; a line cannot join it"
+                )));
+            }
+            let scene = self.scenes.get_mut(&id).expect("checked above");
+            scene.lines = scene.lines.saturating_add(1);
+            scene.last_line = Some(
+                scene
+                    .last_line
+                    .map_or(utterance.at, |t| t.max(utterance.at)),
+            );
+            scene.witnesses.0.extend(utterance.witnesses.iter());
+        }
         self.take_id(utterance.id.0);
         self.note_utterance(utterance.speaker, utterance.at, &utterance.witnesses);
         self.dialogue.push_back(utterance.into_owned());
@@ -600,6 +651,24 @@ impl World {
         while self.dialogue.len() > window {
             self.dialogue.pop_front();
         }
+        Ok(())
+    }
+
+    fn open_scene(&mut self, scene: &Scene) -> Result<()> {
+        self.check_fresh(scene.id.0)?;
+        self.get_container(scene.container)?;
+        if scene.closed.is_some() || scene.lines != 0 || scene.last_line.is_some() {
+            return Err(Error::invalid(
+                "scene",
+                "a scene opens open, with no lines yet",
+            ));
+        }
+        for w in scene.witnesses.iter() {
+            self.get_entity(w)?;
+        }
+        self.take_id(scene.id.0);
+        self.index.open_scene(scene.container, scene.id, true);
+        self.scenes.insert(scene.clone());
         Ok(())
     }
 
@@ -936,6 +1005,17 @@ impl World {
             .collect();
         for m in memories {
             self.memories.remove(&m);
+        }
+        let scenes: Vec<_> = self
+            .scenes
+            .iter()
+            .filter(|s| s.witnesses.contains(id))
+            .map(|s| s.id)
+            .collect();
+        for s in scenes {
+            if let Some(scene) = self.scenes.get_mut(&s) {
+                scene.witnesses.0.remove(&id);
+            }
         }
         self.index.memories_by_owner.remove(&id);
         self.index.always_by_owner.remove(&id);

@@ -3,8 +3,8 @@
 
 use crate::model::{
     Activity, ContainerId, ContainerProperties, Edge, EntityId, EntityState, EventStatus,
-    FactSheet, Group, GroupId, Memory, MemoryId, Millis, Promotion, ScopedEvent, ScopedEventId,
-    Slot, SystemLine, Thread, ThreadId, ThreadStatus, Utterance,
+    FactSheet, Group, GroupId, Memory, MemoryId, Millis, Promotion, Scene, SceneId, ScopedEvent,
+    ScopedEventId, Slot, SystemLine, Thread, ThreadId, ThreadStatus, Utterance,
 };
 use serde::{Deserialize, Serialize};
 
@@ -306,6 +306,23 @@ pub enum Event {
         /// Which lines.
         ids: Vec<u64>,
     },
+    /// A scene opened in a container. Lines that name it join it (see
+    /// [`Utterance::scene`]); a container may hold more than one open scene while an older
+    /// one waits for its summaries, and its newest open scene is its current one.
+    SceneOpened {
+        /// The scene: a fresh id, an existing container, not closed, no lines yet; its
+        /// witnesses are those present when it opened.
+        scene: Scene,
+    },
+    /// An open scene closed. The same commit carries each witness's own summary of it (a
+    /// [`crate::MemoryKind::SceneSummary`] memory owned by that witness): see
+    /// [`crate::scene`].
+    SceneClosed {
+        /// Which scene.
+        id: SceneId,
+        /// When (host clock); not before it opened.
+        at: Millis,
+    },
     /// A world file was applied; its text is the base the next patch is compared with.
     WorldFileApplied {
         /// The file name as given.
@@ -348,6 +365,8 @@ impl Event {
             Event::ToolsRun { .. } => "tools_run",
             Event::SystemLineInjected { .. } => "system_line_injected",
             Event::SystemLinesShown { .. } => "system_lines_shown",
+            Event::SceneOpened { .. } => "scene_opened",
+            Event::SceneClosed { .. } => "scene_closed",
             Event::WorldFileApplied { .. } => "world_file_applied",
             Event::ResponseDecided { .. } => "response_decided",
             Event::Generated { .. } => "generated",
@@ -383,6 +402,12 @@ impl Event {
                 t.edges.extend(p.summaries.iter().map(|s| (s.from, s.to)));
                 t.entities.extend(p.gists.iter().map(|g| g.witness));
             }
+            Event::SceneOpened { scene } => {
+                t.scenes.push(scene.id);
+                t.containers.push(scene.container);
+                t.entities.extend(scene.witnesses.iter());
+            }
+            Event::SceneClosed { id, .. } => t.scenes.push(*id),
             Event::EntityCreated { id, .. }
             | Event::EntityEdited { id, .. }
             | Event::EntityRemoved { id } => t.entities.push(*id),
@@ -397,7 +422,8 @@ impl Event {
             Event::GroupUpdated { group } => t.groups.push(group.id),
             Event::GroupRemoved { id } => t.groups.push(*id),
             Event::UserTurn { utterance } | Event::AssistantTurn { utterance } => {
-                t.entities.push(utterance.speaker)
+                t.entities.push(utterance.speaker);
+                t.scenes.extend(utterance.scene);
             }
             Event::MemoryAdded { memory } => t.memories.push(memory.id),
             Event::MemoryRemoved { id } => t.memories.push(*id),
@@ -420,6 +446,8 @@ pub struct Touched {
     pub groups: Vec<GroupId>,
     /// Memories.
     pub memories: Vec<MemoryId>,
+    /// Scenes.
+    pub scenes: Vec<SceneId>,
 }
 
 /// One report of a state-update pass and what became of it.

@@ -2,7 +2,7 @@
 
 use super::World;
 use crate::error::{Error, Result};
-use crate::model::{ContainerId, EntityId, Memory, MemoryId, MemoryKind};
+use crate::model::{ContainerId, EntityId, Memory, MemoryId, MemoryKind, SceneId};
 use imbl::{OrdMap, OrdSet};
 
 /// Derived lookups kept in step by `apply`.
@@ -27,9 +27,30 @@ pub(crate) struct Index {
     /// owner → its pinned memories and scene summaries (what every prompt loads, found
     /// without going through all its memories).
     pub always_by_owner: OrdMap<EntityId, OrdSet<MemoryId>>,
+    /// container → its open scenes (the newest is its current one).
+    pub open_scenes: OrdMap<ContainerId, OrdSet<SceneId>>,
 }
 
 impl Index {
+    /// Records that `scene` of `container` is open (or no longer is).
+    pub fn open_scene(&mut self, container: ContainerId, scene: SceneId, open: bool) {
+        match self.open_scenes.get_mut(&container) {
+            Some(set) if open => {
+                set.insert(scene);
+            }
+            Some(set) => {
+                set.remove(&scene);
+                if set.is_empty() {
+                    self.open_scenes.remove(&container);
+                }
+            }
+            None if open => {
+                self.open_scenes.insert(container, OrdSet::unit(scene));
+            }
+            None => {}
+        }
+    }
+
     /// Records that `owner` holds `memory` (or no longer does).
     pub fn own_memory(&mut self, memory: &Memory, holds: bool) {
         let (owner, id) = (memory.owner, memory.id);
@@ -154,6 +175,17 @@ impl Index {
                 return Err(bad(format!("{} belongs to a missing {}", m.id, m.owner)));
             }
             ix.own_memory(m, true);
+        }
+        for s in world.scenes.iter() {
+            if let Some(w) = s.witnesses.iter().find(|w| !world.entities.contains(w)) {
+                return Err(bad(format!("{} has a missing witness {w}", s.id)));
+            }
+            if s.is_open() {
+                if !world.containers.contains(&s.container) {
+                    return Err(bad(format!("{} is open in a missing container", s.id)));
+                }
+                ix.open_scene(s.container, s.id, true);
+            }
         }
         if world.seq == u64::MAX || world.next_id == u64::MAX {
             return Err(bad("the sequence or id counter is exhausted".into()));

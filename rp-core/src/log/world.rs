@@ -244,6 +244,27 @@ impl World {
             .filter(move |m| m.owner == owner && m.witnesses.contains(owner))
     }
 
+    /// The memories always in `speaker`'s prompt, outside retrieval: its pinned memories
+    /// (oldest first), then its `recent_scenes` most recent scene summaries (newest first).
+    /// Only the speaker's own memories, witness-filtered; no query.
+    pub fn always_loaded(&self, speaker: EntityId, recent_scenes: usize) -> Result<Vec<MemoryId>> {
+        if self.entity(speaker).is_none() {
+            return Err(Error::not_found("entity", speaker));
+        }
+        let mut pinned: Vec<&Memory> = self
+            .always_loaded_of(speaker)
+            .filter(|m| m.pinned)
+            .collect();
+        pinned.sort_by_key(|m| (m.created, m.id));
+        let mut scenes: Vec<&Memory> = self
+            .always_loaded_of(speaker)
+            .filter(|m| !m.pinned && m.kind == MemoryKind::SceneSummary)
+            .collect();
+        scenes.sort_by_key(|m| std::cmp::Reverse((m.created, m.id)));
+        scenes.truncate(recent_scenes);
+        Ok(pinned.iter().chain(&scenes).map(|m| m.id).collect())
+    }
+
     /// The memory with that id.
     pub fn memory(&self, id: MemoryId) -> Option<&Memory> {
         self.memories.get(&id)
@@ -269,9 +290,53 @@ impl World {
         self.threads.iter()
     }
 
-    /// Scenes.
+    /// Scenes, open and closed, in id order (the order they opened).
     pub fn scenes(&self) -> impl DoubleEndedIterator<Item = &Scene> + '_ {
         self.scenes.iter()
+    }
+
+    /// The scene with that id.
+    pub fn scene(&self, id: SceneId) -> Option<&Scene> {
+        self.scenes.get(&id)
+    }
+
+    /// The open scenes of `container`, oldest first. More than one only while an older scene
+    /// waits for its summaries (see [`crate::scene`]).
+    pub fn open_scenes_in(&self, container: ContainerId) -> impl Iterator<Item = &Scene> + '_ {
+        self.index
+            .open_scenes
+            .get(&container)
+            .into_iter()
+            .flat_map(|ids| ids.iter())
+            .filter_map(|id| self.scenes.get(id))
+    }
+
+    /// Every open scene, in id order.
+    pub fn open_scenes(&self) -> impl Iterator<Item = &Scene> + '_ {
+        let mut ids: Vec<SceneId> = self
+            .index
+            .open_scenes
+            .values()
+            .flat_map(|ids| ids.iter().copied())
+            .collect();
+        ids.sort();
+        ids.into_iter().filter_map(|id| self.scenes.get(&id))
+    }
+
+    /// The current scene of `container`: its newest open scene.
+    pub fn current_scene(&self, container: ContainerId) -> Option<&Scene> {
+        self.index
+            .open_scenes
+            .get(&container)
+            .and_then(|ids| ids.get_max())
+            .and_then(|id| self.scenes.get(id))
+    }
+
+    /// The current scene of the container `entity` stands in, if it stands in one that has an
+    /// open scene.
+    pub fn scene_of(&self, entity: EntityId) -> Option<&Scene> {
+        let here = self.entity(entity)?.activity.position.as_ref()?.container;
+        self.current_scene(here)
     }
 
     /// The compiled fact sheet of an entity.

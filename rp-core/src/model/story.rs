@@ -1,7 +1,7 @@
 //! Narrative structure: scoped events, threads and scenes.
 //!
 //! The rules that start, close and promote scoped events and open and close threads live in
-//! [`crate::story`]; these are the records.
+//! [`crate::story`]; scenes open and close through [`crate::scene`]. These are the records.
 
 use super::{ContainerId, Effect, EntityId, Millis, SceneId, ScopedEventId, ThreadId, WitnessSet};
 use serde::{Deserialize, Serialize};
@@ -126,7 +126,8 @@ pub enum ThreadStatus {
     Dropped,
 }
 
-/// A scene: a stretch of story in one place. On close every witness gets its own summary.
+/// A scene: a stretch of story in one place. On close every witness gets its own summary
+/// (see [`crate::scene`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Scene {
     /// The scene's id.
@@ -138,9 +139,23 @@ pub struct Scene {
     /// When it closed, if it has.
     #[serde(default)]
     pub closed: Option<Millis>,
-    /// Who was there.
+    /// Who was there: those present when it opened, and everyone who heard one of its lines
+    /// (the world adds them as the lines are applied).
     #[serde(default)]
     pub witnesses: WitnessSet,
+    /// How many lines were said in it (kept by the world from its utterances; 0 when opened).
+    #[serde(default)]
+    pub lines: u32,
+    /// When its newest line was said (kept by the world; `None` when opened).
+    #[serde(default)]
+    pub last_line: Option<Millis>,
+}
+
+impl Scene {
+    /// Whether it is still open.
+    pub fn is_open(&self) -> bool {
+        self.closed.is_none()
+    }
 }
 
 /// A line injected for the next generation to process (seed 002, pattern 4): the host or a

@@ -1,6 +1,6 @@
 //! Utterances: what was said, by whom, heard by whom.
 
-use super::{EntityId, Millis, UtteranceId, WitnessSet};
+use super::{EntityId, Millis, SceneId, UtteranceId, WitnessSet};
 use serde::{Deserialize, Serialize};
 
 /// One line of dialogue. Its witnesses are computed by the engine from positions (or given by
@@ -20,4 +20,8 @@ pub struct Utterance {
     /// The model that generated it, for assistant turns.
     #[serde(default)]
     pub model: Option<String>,
+    /// The open scene it belongs to, if any: applying it adds its witnesses to the scene's
+    /// and counts it as the scene's newest line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scene: Option<SceneId>,
 }

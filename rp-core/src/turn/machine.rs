@@ -34,8 +34,10 @@ use crate::error::{Error, Result};
 use crate::facts::{Decision, SeededDraws, TraceEvent};
 use crate::log::{Event, JudgedReport, Message, World};
 use crate::model::{
-    EntityId, Memory, MemoryId, MemoryKind, Millis, Seq, Utterance, UtteranceId, WitnessSet,
+    EntityId, Memory, MemoryId, MemoryKind, Millis, SceneId, Seq, Utterance, UtteranceId,
+    WitnessSet,
 };
+use crate::scene::{self, SceneClose, SceneOptions};
 use crate::update::{self, ActionCall, UpdateOptions, cut_at};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -105,6 +107,10 @@ pub struct TurnOptions {
     /// the world's generator and asks again with the results, at most
     /// [`super::tools::MAX_TOOL_ROUNDS`] times per reply.
     pub tools: bool,
+    /// When the turn opens and closes scenes ([`crate::scene`]): lines join the current scene
+    /// of the speaker's container (one is opened if there is none), and the scenes the turn
+    /// finds due are closed, with a summary per witness, before the replies.
+    pub scenes: SceneOptions,
 }
 
 impl Default for TurnOptions {
@@ -118,6 +124,7 @@ impl Default for TurnOptions {
             max_responders: 8,
             updates: UpdateOptions::default(),
             tools: true,
+            scenes: SceneOptions::default(),
         }
     }
 }
@@ -131,6 +138,7 @@ impl TurnOptions {
     fn check(&self) -> Result<()> {
         self.prompt.check()?;
         self.updates.check()?;
+        self.scenes.check()?;
         self.prompt.recall.check()?;
         if !(0.0..=1.0).contains(&self.dialogue_significance) {
             return Err(Error::invalid(
@@ -230,11 +238,16 @@ pub struct TurnOutcome {
     /// The reports of the state-update pass, each applied or rejected with the reason.
     #[serde(default)]
     pub reports: Vec<JudgedReport>,
+    /// The scenes the turn closed, each with a summary per witness (see [`crate::scene`]).
+    #[serde(default)]
+    pub closed_scenes: Vec<SceneId>,
 }
 
 /// Where the machine is.
 #[derive(Clone, Debug, PartialEq)]
 enum Phase {
+    /// Waiting for the summaries of the scenes the turn closes.
+    Summarizing,
     /// Waiting for the vector of the query.
     QueryVector,
     /// Building the next responder's prompt.
@@ -289,6 +302,8 @@ pub struct TurnMachine {
     reports: Vec<JudgedReport>,
     /// Significance the pass gave the memories of (line, owner).
     significance: BTreeMap<(usize, EntityId), f64>,
+    /// The scenes the turn closes, with their summaries so far.
+    closing: Vec<SceneClose>,
     counter: Arc<dyn TokenCounter>,
 }
 
@@ -378,16 +393,25 @@ fn build_prompt(
 ) -> Result<(Prompt, Vec<MemoryId>)> {
     let mut memories = Vec::new();
     let mut recalled = Vec::new();
-    let pinned = engine.always_loaded(speaker, 0)?;
-    for id in &pinned {
-        if let Some(m) = world.memory(*id) {
-            memories.push(MemoryPick {
-                id: *id,
-                text: prompt::memory_line(&m.text),
-                why: "pinned: always loaded".into(),
-                score: None,
-            });
-        }
+    // Pinned memories, then the speaker's summaries of its recent scenes (oldest first, in the
+    // order they happened), from the world the prompt is built in.
+    let pinned = world.always_loaded(speaker, options.recent_scenes)?;
+    let (pins, mut scenes): (Vec<&Memory>, Vec<&Memory>) = pinned
+        .iter()
+        .filter_map(|id| world.memory(*id))
+        .partition(|m| m.pinned);
+    scenes.reverse();
+    for (m, why) in pins
+        .into_iter()
+        .map(|m| (m, "pinned: always loaded"))
+        .chain(scenes.into_iter().map(|m| (m, prompt::SCENE_SUMMARY)))
+    {
+        memories.push(MemoryPick {
+            id: m.id,
+            text: prompt::memory_line(&m.text),
+            why: why.into(),
+            score: None,
+        });
     }
     if options.memories_k > 0 && !query.trim().is_empty() {
         // A remembered line still in the dialogue section would say the same thing twice:
@@ -396,7 +420,8 @@ fn build_prompt(
         let mut recall = options.recall.clone();
         recall.k = options.memories_k;
         recall.query_embedding = query_vector.map(<[f32]>::to_vec);
-        let skip = |m: &crate::model::Memory| in_dialogue.contains(&m.text);
+        let skip =
+            |m: &crate::model::Memory| in_dialogue.contains(&m.text) || pinned.contains(&m.id);
         for r in engine.recall_skipping(speaker, query, now, &recall, &skip)? {
             if pinned.contains(&r.id) {
                 continue;
@@ -476,6 +501,7 @@ impl TurnMachine {
             ));
         }
         let author = speaker.name.clone();
+        let now = input.now;
         // Commit the input (and the clock) first: it is never lost. Scoped events due by now
         // (starts, expiries) run in the same commit, before the line, so this turn's prompts
         // see them.
@@ -497,12 +523,30 @@ impl TurnMachine {
         };
         let mut input_utterance = None;
         let mut lines = Vec::new();
+        let closing = if options.scenes.enabled {
+            let hearers = match &input.witnesses {
+                Some(w) => w.iter().copied().chain([input.speaker]).collect(),
+                None => world.hearers(input.speaker),
+            };
+            scene::due_for_turn(world, input.speaker, &hearers, input.now, &options.scenes)
+        } else {
+            Vec::new()
+        };
         if !input.text.trim().is_empty() {
             let witnesses: WitnessSet = match &input.witnesses {
                 Some(w) => w.iter().copied().chain([input.speaker]).collect(),
                 None => world.hearers(input.speaker),
             };
-            let id = UtteranceId(world.next_id());
+            let (opened, scene) = if options.scenes.enabled {
+                scene::scene_for_line(world, input.speaker, input.now, &closing)
+            } else {
+                (None, None)
+            };
+            let next_id = world.next_id() + u64::from(opened.is_some());
+            if let Some(scene) = opened {
+                events.push(Event::SceneOpened { scene });
+            }
+            let id = UtteranceId(next_id);
             input_utterance = Some(id);
             lines.push((
                 input.speaker,
@@ -518,6 +562,7 @@ impl TurnMachine {
                     at: input.now,
                     witnesses,
                     model: None,
+                    scene,
                 },
             });
         } else if input.witnesses.is_some() {
@@ -555,13 +600,23 @@ impl TurnMachine {
                 tool_rounds: 0,
                 reports: Vec::new(),
                 significance: BTreeMap::new(),
+                closing: Vec::new(),
             };
             m.decide_responders()?;
-            if m.options.semantic && !m.responders.is_empty() && !m.query.trim().is_empty() {
-                m.phase = Phase::QueryVector;
-            } else if m.next < m.responders.len() {
-                // Ahead of the first step. Should it fail, that step tries again and reports.
-                let _ = m.ask_next_responder(engine);
+            for id in &closing {
+                let close = SceneClose::plan(&m.scratch, *id, now, &m.options.scenes)?;
+                m.closing.push(close);
+            }
+            if !m.closing.is_empty() {
+                m.phase = Phase::Summarizing;
+                m.settle_scenes()?;
+            } else {
+                m.phase = m.after_scenes();
+                if m.phase == Phase::NextResponder && m.next < m.responders.len() {
+                    // Ahead of the first step. Should it fail, that step tries again and
+                    // reports.
+                    let _ = m.ask_next_responder(engine);
+                }
             }
             Ok(m)
         };
@@ -669,6 +724,12 @@ impl TurnMachine {
         self.check_engine(engine)?;
         loop {
             match &self.phase {
+                Phase::Summarizing => {
+                    if let Some(request) = self.closing.iter().find_map(SceneClose::next_request) {
+                        return Ok(Step::Generate(request.clone()));
+                    }
+                    self.settle_scenes()?;
+                }
                 Phase::QueryVector => {
                     return Ok(Step::Embed(EmbedRequest {
                         texts: vec![self.query.clone()],
@@ -737,6 +798,32 @@ impl TurnMachine {
         self.prompts.push(prompt);
         self.phase = Phase::Generating(request);
         Ok(())
+    }
+
+    /// Once every summary of the scenes the turn closes is in: records the closes (on the
+    /// scratch world, so the replies' prompts load the new summaries) and moves on.
+    fn settle_scenes(&mut self) -> Result<()> {
+        if self.closing.iter().any(|c| !c.is_done()) {
+            return Ok(());
+        }
+        let mut next = self.scratch.clone();
+        let mut events = Vec::new();
+        for close in &self.closing {
+            events.extend(close.events(&mut next)?.0);
+        }
+        self.scratch = next;
+        self.pending.extend(events);
+        self.phase = self.after_scenes();
+        Ok(())
+    }
+
+    /// Where the turn goes once its scenes are closed: the query's vector, or the replies.
+    fn after_scenes(&self) -> Phase {
+        if self.options.semantic && !self.responders.is_empty() && !self.query.trim().is_empty() {
+            Phase::QueryVector
+        } else {
+            Phase::NextResponder
+        }
     }
 
     fn after_replies(&self) -> Phase {
@@ -937,6 +1024,19 @@ impl TurnMachine {
     /// means it stays silent. The result is recorded as it is given.
     pub fn provide(&mut self, engine: &mut Engine, result: GenerateResult) -> Result<()> {
         self.check_engine(engine)?;
+        if self.phase == Phase::Summarizing {
+            let Some(i) = self.closing.iter().position(|c| !c.is_done()) else {
+                return Err(Error::conflict("the turn is not waiting for a summary"));
+            };
+            // A refused summary, or a close that does not apply, changes nothing.
+            let before = self.closing[i].clone();
+            self.closing[i].accept(result)?;
+            if let Err(e) = self.settle_scenes() {
+                self.closing[i] = before;
+                return Err(e);
+            }
+            return Ok(());
+        }
         if let Phase::Updating(request, retried) = &self.phase {
             let (request, retried) = (request.clone(), *retried);
             return self.provide_update(request, retried, result);
@@ -965,7 +1065,15 @@ impl TurnMachine {
         let mut said = None;
         if !text.is_empty() {
             let witnesses = self.scratch.hearers(speaker);
-            let id = UtteranceId(self.scratch.next_id());
+            let (opened, scene) = if self.options.scenes.enabled {
+                scene::scene_for_line(&self.scratch, speaker, self.input.now, &[])
+            } else {
+                (None, None)
+            };
+            let id = UtteranceId(self.scratch.next_id() + u64::from(opened.is_some()));
+            if let Some(scene) = opened {
+                events.push(Event::SceneOpened { scene });
+            }
             events.push(Event::AssistantTurn {
                 utterance: Utterance {
                     id,
@@ -974,6 +1082,7 @@ impl TurnMachine {
                     at: self.input.now,
                     witnesses: witnesses.clone(),
                     model: result.model.clone(),
+                    scene,
                 },
             });
             said = Some((id, witnesses));
@@ -1121,6 +1230,7 @@ impl TurnMachine {
             wake: self.wake,
             prompts: self.prompts,
             reports: self.reports,
+            closed_scenes: self.closing.iter().map(SceneClose::scene).collect(),
         })
     }
 
@@ -1130,6 +1240,7 @@ impl TurnMachine {
     pub fn is_done(&self) -> bool {
         match self.phase {
             Phase::Done => true,
+            Phase::Summarizing => false,
             Phase::NextResponder => {
                 self.next >= self.responders.len()
                     && !(self.options.semantic

@@ -5,14 +5,19 @@
 //! each present entity), `group` (a group node of the present, when three or more are),
 //! `world` (time and place), `scene` (the place's description), `activity` (what every present
 //! entity is doing), `threads` (open threads the speaker is part of, or that name no one),
-//! `dialogue` (recent lines it witnessed), `memories` (pinned, then recalled: its own,
-//! witness-filtered), `lore` (entities mentioned in what it recently witnessed), `events`
-//! (active scoped events the speaker takes part in, with their props; never a planned or
-//! closed one).
+//! `dialogue` (the lines it witnessed since its current scene opened, never a line of a closed
+//! scene: see [`scene_dialogue`]), `memories` (pinned, then its summaries of its most recent
+//! scenes, then recalled: its own, witness-filtered), `lore` (entities mentioned in what it
+//! recently witnessed), `events` (active scoped events the speaker takes part in, with their
+//! props; never a planned or closed one).
+//!
+//! The `group` section shows a group node (its summary, then its shared history) only when
+//! the speaker is a member and every member is present (within earshot of the speaker).
 //!
 //! **Trimming.** When the rendered prompt exceeds the token budget, pieces are dropped in this
 //! order until it fits: recalled memories (lowest score first), lore (least recently mentioned
-//! first), dialogue (oldest first, never the newest line), events, threads, pinned memories.
+//! first), dialogue (oldest first, never the newest line), events, threads, scene summaries
+//! (oldest first), pinned memories.
 //! Identity, edges, group, world, scene and activity are never dropped; a prompt that still
 //! does not fit is returned with `tokens > budget_tokens`.
 
@@ -20,6 +25,10 @@ use super::lore::{LoreIndex, cut};
 use crate::log::World;
 use crate::memory::RecallOptions;
 use crate::model::{EntityId, EventStatus, MemoryId, Millis, ThreadStatus, Utterance};
+
+/// The rule of a scene summary's piece (always loaded; trimmed after threads).
+pub const SCENE_SUMMARY: &str =
+    "the speaker's own summary of a recent scene it witnessed (always loaded)";
 use crate::turn::{ChatMessage, Role};
 use serde::{Deserialize, Serialize};
 
@@ -181,6 +190,8 @@ pub struct PromptOptions {
     pub memories_k: usize,
     /// Dialogue lines, at most.
     pub dialogue_lines: usize,
+    /// The speaker's most recent scene summaries always loaded (0: none).
+    pub recent_scenes: usize,
     /// Witnessed lines scanned for lore.
     pub lore_lines: usize,
     /// Tokens lore may take.
@@ -200,6 +211,7 @@ impl Default for PromptOptions {
             budget_tokens: 4096,
             memories_k: 6,
             dialogue_lines: 32,
+            recent_scenes: 3,
             lore_lines: 16,
             lore_budget_tokens: 400,
             chars_per_token: 4,
@@ -223,6 +235,9 @@ impl PromptOptions {
         }
         if self.memories_k > 1000 {
             return bad("memories_k is at most 1000");
+        }
+        if self.recent_scenes > 1000 {
+            return bad("recent_scenes is at most 1000");
         }
         if self.dialogue_lines == 0 {
             return bad("dialogue_lines must be at least 1");
@@ -292,14 +307,31 @@ pub fn witnessed(world: &World, speaker: EntityId) -> Vec<&Utterance> {
         .collect()
 }
 
-/// The last `n` lines `speaker` witnessed as its prompt shows them ("Name: text"), which is
-/// also how a remembered line reads.
+/// The lines of `speaker`'s dialogue section, oldest first: those it witnessed in the world's
+/// dialogue window since its current scene opened (all of them when it has no current scene),
+/// without the lines of closed scenes, which its scene summaries stand for.
+pub fn scene_dialogue(world: &World, speaker: EntityId) -> Vec<&Utterance> {
+    let since = world.scene_of(speaker).map_or(0, |s| s.id.0);
+    world
+        .dialogue()
+        .filter(|u| {
+            u.id.0 > since
+                && u.witnesses.contains(speaker)
+                && u.scene
+                    .and_then(|s| world.scene(s))
+                    .is_none_or(|s| s.is_open())
+        })
+        .collect()
+}
+
+/// The last `n` lines of `speaker`'s dialogue section as its prompt shows them ("Name: text"),
+/// which is also how a remembered line reads.
 pub(crate) fn dialogue_lines(
     world: &World,
     speaker: EntityId,
     n: usize,
 ) -> std::collections::HashSet<String> {
-    let heard = witnessed(world, speaker);
+    let heard = scene_dialogue(world, speaker);
     heard[heard.len().saturating_sub(n)..]
         .iter()
         .map(|u| {
@@ -428,20 +460,31 @@ pub(crate) fn build(
     if present.len() >= crate::model::MIN_GROUP_SIZE {
         for g in world.groups() {
             if g.members.contains(&speaker) && g.members.iter().all(|m| hearers.contains(*m)) {
-                let mut t = g.name.clone().map_or(String::new(), |n| format!("{n}: "));
-                t.push_str(&g.summary);
-                if !g.shared.is_empty() {
-                    t.push_str(&format!(" Shared: {}.", g.shared.join("; ")));
-                }
-                pieces.push(PromptPiece {
-                    section: Section::Group,
-                    tokens: counter.count(&t),
-                    text: t,
-                    why: "a group of the speaker whose members are all present".into(),
-                    memory: None,
-                    entity: None,
-                    score: None,
+                let label = g.name.clone().unwrap_or_else(|| {
+                    let names: Vec<&str> = g.members.iter().map(|m| name_of(*m)).collect();
+                    names.join(", ")
                 });
+                let mut texts = Vec::new();
+                if !g.summary.trim().is_empty() {
+                    texts.push(format!("{label}: {}", g.summary));
+                }
+                if !g.shared.is_empty() {
+                    texts.push(format!("{label}, shared: {}.", g.shared.join("; ")));
+                }
+                for t in texts {
+                    pieces.push(PromptPiece {
+                        section: Section::Group,
+                        tokens: counter.count(&t),
+                        text: t,
+                        why: format!(
+                            "{}: a group of the speaker whose members are all present",
+                            g.id
+                        ),
+                        memory: None,
+                        entity: None,
+                        score: None,
+                    });
+                }
             }
         }
     }
@@ -548,8 +591,8 @@ pub(crate) fn build(
         }
     }
 
-    // Dialogue it witnessed.
-    let heard = witnessed(world, speaker);
+    // Dialogue it witnessed in its current scene.
+    let heard = scene_dialogue(world, speaker);
     let from = heard.len().saturating_sub(options.dialogue_lines);
     for u in &heard[from..] {
         let t = format!("{}: {}", name_of(u.speaker), u.text);
@@ -557,7 +600,7 @@ pub(crate) fn build(
             section: Section::Dialogue,
             tokens: counter.count(&t),
             text: t,
-            why: "a recent line the speaker witnessed".into(),
+            why: "a line the speaker witnessed in its current scene".into(),
             memory: None,
             entity: Some(u.speaker),
             score: None,
@@ -706,14 +749,19 @@ fn fit(
     );
     // 3. Dialogue, oldest first, never the newest line.
     order.extend((0..pieces.len()).filter(|&i| line(&pieces[i]) && Some(i) != newest_line));
-    // 4. Events, 5. threads, 6. pinned memories: last first.
+    // 4. Events, 5. threads: last first; 6. scene summaries, oldest (first shown) first;
+    // 7. pinned memories, last first.
     for s in [Section::Events, Section::Threads] {
         order.extend((0..pieces.len()).rev().filter(|&i| pieces[i].section == s));
     }
+    let memory = |p: &PromptPiece| p.section == Section::Memories && p.score.is_none();
+    order.extend(
+        (0..pieces.len()).filter(|&i| memory(&pieces[i]) && pieces[i].why == SCENE_SUMMARY),
+    );
     order.extend(
         (0..pieces.len())
             .rev()
-            .filter(|&i| pieces[i].section == Section::Memories && pieces[i].score.is_none()),
+            .filter(|&i| memory(&pieces[i]) && pieces[i].why != SCENE_SUMMARY),
     );
     let mut dropped = vec![false; pieces.len()];
     let mut drop_order = Vec::new();

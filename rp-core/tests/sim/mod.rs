@@ -136,6 +136,18 @@ pub enum Op {
         status: u8,
         promote: u8,
     },
+    OpenScene {
+        which: u8,
+    },
+    CloseScene {
+        which: u8,
+        early: bool,
+    },
+    /// A scene summary of a witness (or, to be refused, of nobody there), as a close adds.
+    Summarize {
+        which: u8,
+        who: u8,
+    },
 }
 
 pub fn op() -> impl Strategy<Value = Op> {
@@ -174,6 +186,9 @@ pub fn op() -> impl Strategy<Value = Op> {
         1 => (any::<u8>(), any::<u8>(), any::<u8>()).prop_map(|(a, b, variant)| Op::PlanEvent { a, b, variant }),
         1 => (any::<u8>(), any::<u8>()).prop_map(|(which, draw)| Op::StartEvent { which, draw }),
         1 => (any::<u8>(), 0u8..4, any::<u8>()).prop_map(|(which, status, promote)| Op::CloseEvent { which, status, promote }),
+        2 => any::<u8>().prop_map(|which| Op::OpenScene { which }),
+        1 => (any::<u8>(), any::<bool>()).prop_map(|(which, early)| Op::CloseScene { which, early }),
+        1 => (any::<u8>(), any::<u8>()).prop_map(|(which, who)| Op::Summarize { which, who }),
     ]
 }
 
@@ -192,6 +207,13 @@ fn nth_container(w: &World, n: u8) -> Option<&Container> {
     let count = w.containers().count();
     (count > 0)
         .then(|| w.containers().nth(n as usize % count))
+        .flatten()
+}
+
+fn nth_scene(w: &World, n: u8) -> Option<SceneId> {
+    let count = w.scenes().count();
+    (count > 0)
+        .then(|| w.scenes().nth(n as usize % count).map(|s| s.id))
         .flatten()
 }
 
@@ -350,6 +372,17 @@ pub fn event(w: &World, op: &Op) -> Option<Event> {
                 at: w.now(),
                 witnesses,
                 model: None,
+                // Mostly the current scene of the speaker's place; now and then any scene
+                // (a closed one is refused).
+                scene: if text % 5 == 0 {
+                    nth_scene(w, *text)
+                } else {
+                    e.activity
+                        .position
+                        .as_ref()
+                        .and_then(|p| w.current_scene(p.container))
+                        .map(|s| s.id)
+                },
             };
             if e.host_controlled {
                 Event::UserTurn { utterance }
@@ -616,6 +649,50 @@ pub fn event(w: &World, op: &Op) -> Option<Event> {
             file: format!("world{n}.toml"),
             text: format!("# version {n}\n"),
         },
+        Op::OpenScene { which } => {
+            let c = nth_container(w, *which)?;
+            Event::SceneOpened {
+                scene: Scene {
+                    id: SceneId(id),
+                    container: c.id,
+                    opened: w.now(),
+                    closed: None,
+                    witnesses: w.entities_in(c.id).map(|e| e.id).collect(),
+                    lines: 0,
+                    last_line: None,
+                },
+            }
+        }
+        Op::CloseScene { which, early } => {
+            let scene = w.scene(nth_scene(w, *which)?)?;
+            Event::SceneClosed {
+                id: scene.id,
+                // Before it opened: refused.
+                at: if *early { scene.opened - 1 } else { w.now() },
+            }
+        }
+        Op::Summarize { which, who } => {
+            let scene = w.scene(nth_scene(w, *which)?)?;
+            let owner = nth_entity(w, *who)?.id;
+            let mut witnesses = scene.witnesses.clone();
+            witnesses.0.insert(owner);
+            Event::MemoryAdded {
+                memory: Memory {
+                    id: MemoryId(id),
+                    owner,
+                    witnesses,
+                    text: format!("{owner}'s summary of {}", scene.id),
+                    kind: MemoryKind::SceneSummary,
+                    significance: 0.6,
+                    created: w.now(),
+                    last_accessed: None,
+                    access_count: 0,
+                    decay: DecayStage::Full,
+                    pinned: false,
+                    embedding: None,
+                },
+            }
+        }
     })
 }
 
