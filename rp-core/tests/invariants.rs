@@ -254,6 +254,9 @@ fn the_generator_reaches_every_event_kind() {
         "system_line_injected",
         "system_lines_shown",
         "world_file_applied",
+        "query_asked",
+        "query_answered",
+        "query_failed",
     ];
     let missing: Vec<&str> = all.iter().copied().filter(|k| !seen.contains(k)).collect();
     assert!(missing.is_empty(), "never generated: {missing:?}");

@@ -106,7 +106,7 @@ pub struct QueryOutcome {
 enum Phase {
     /// Waiting for a generation.
     Asking {
-        request: GenerateRequest,
+        request: Box<GenerateRequest>,
         /// The capabilities this request offers.
         offered: Vec<InfoCapability>,
         /// Whether this is the retry of an unreadable output.
@@ -193,7 +193,7 @@ impl QueryMachine {
             self.asker.as_deref(),
         );
         Phase::Asking {
-            request,
+            request: Box::new(request),
             offered,
             retried: false,
             forced,
@@ -205,7 +205,7 @@ impl QueryMachine {
     pub fn step(&mut self, engine: &mut Engine) -> Result<Step> {
         self.check_engine(engine)?;
         Ok(match &self.phase {
-            Phase::Asking { request, .. } => Step::Generate(request.clone()),
+            Phase::Asking { request, .. } => Step::Generate(request.as_ref().clone()),
             Phase::Done => Step::Done,
         })
     }
@@ -256,7 +256,7 @@ impl QueryMachine {
                     let (offered, forced) = (offered.clone(), forced.clone());
                     self.query = query;
                     self.phase = Phase::Asking {
-                        request: again,
+                        request: Box::new(again),
                         offered,
                         retried: true,
                         forced,
