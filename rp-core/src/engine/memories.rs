@@ -154,6 +154,7 @@ impl Engine {
             )
         }) {
             self.lore_index = None;
+            self.definition_index = None;
         }
         if let Some(graph) = &mut self.relationship_graph {
             let graph = std::sync::Arc::make_mut(graph);
@@ -194,6 +195,7 @@ impl Engine {
         self.entity_index = None;
         self.lore_index = None;
         self.relationship_graph = None;
+        self.definition_index = None;
     }
 
     /// The relationship graph of the world (built when first needed, then kept in step with
@@ -202,6 +204,15 @@ impl Engine {
         self.relationship_graph
             .get_or_insert_with(|| {
                 std::sync::Arc::new(crate::graph::RelationshipGraph::build(&self.world))
+            })
+            .clone()
+    }
+
+    /// The entity kinds of the world (built when first needed, kept until an entity changes).
+    pub(crate) fn definition_index(&mut self) -> std::sync::Arc<crate::query::DefinitionIndex> {
+        self.definition_index
+            .get_or_insert_with(|| {
+                std::sync::Arc::new(crate::query::DefinitionIndex::build(self.world.entities()))
             })
             .clone()
     }

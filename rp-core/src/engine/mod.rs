@@ -87,6 +87,8 @@ pub struct Engine {
     lore_index: Option<std::sync::Arc<crate::turn::LoreIndex>>,
     /// The relationship graph of the current world, once a query needed it.
     relationship_graph: Option<std::sync::Arc<crate::graph::RelationshipGraph>>,
+    /// The entity kinds of the current world, once a query needed them.
+    definition_index: Option<std::sync::Arc<crate::query::DefinitionIndex>>,
     /// The thread that writes durable commits while the engine works on (started when first
     /// needed).
     writer: Option<writer::Writer>,
@@ -192,6 +194,7 @@ impl Engine {
             entity_index: None,
             lore_index: None,
             relationship_graph: None,
+            definition_index: None,
             writer: None,
             epoch: 0,
         };
@@ -224,6 +227,7 @@ impl Engine {
             entity_index: None,
             lore_index: None,
             relationship_graph: None,
+            definition_index: None,
             writer: None,
             epoch: 0,
         })

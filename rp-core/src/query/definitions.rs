@@ -5,7 +5,45 @@
 //! punctuation or relative clause (`is a sailor, retired` and `is a sailor who drinks` both
 //! declare `sailor`), at most four words.
 
-use crate::model::Entity;
+use crate::model::{Entity, EntityId};
+use std::collections::BTreeMap;
+
+/// Each kind, with the entities that declare it (in id order).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DefinitionIndex {
+    kinds: BTreeMap<String, Vec<EntityId>>,
+}
+
+impl DefinitionIndex {
+    /// The kinds `entities` declare.
+    pub fn build<'a>(entities: impl IntoIterator<Item = &'a Entity>) -> DefinitionIndex {
+        let mut kinds: BTreeMap<String, Vec<EntityId>> = BTreeMap::new();
+        for e in entities {
+            for d in definitions_of(e) {
+                kinds.entry(d).or_default().push(e.id);
+            }
+        }
+        for ids in kinds.values_mut() {
+            ids.sort_unstable();
+        }
+        DefinitionIndex { kinds }
+    }
+
+    /// The kinds, in name order.
+    pub fn names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.kinds.keys().map(String::as_str)
+    }
+
+    /// The entities of `kind`, in id order.
+    pub fn entities(&self, kind: &str) -> &[EntityId] {
+        self.kinds.get(kind).map_or(&[], Vec::as_slice)
+    }
+
+    /// Each kind and how many entities declare it, in name order.
+    pub fn counts(&self) -> impl Iterator<Item = (&str, usize)> + '_ {
+        self.kinds.iter().map(|(k, v)| (k.as_str(), v.len()))
+    }
+}
 
 /// The longest kind, in characters.
 const MAX_KIND_CHARS: usize = 64;

@@ -157,7 +157,12 @@ impl QueryMachine {
             input.now,
         )?;
         query.start_processing()?;
-        let scope = Scope::new(&world, input.asked_as, engine.relationship_graph());
+        let scope = Scope::new(
+            &world,
+            input.asked_as,
+            engine.relationship_graph(),
+            engine.definition_index(),
+        );
         let context = scope.initial(engine, &world, &query.text, input.now, &query.config)?;
         let mut m = QueryMachine {
             query,

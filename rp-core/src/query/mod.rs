@@ -29,7 +29,7 @@ pub use context::{
     ContextEntity, ContextMemory, ContextStats, DefinitionSummary, EntitySummary, QueryContext,
     RelationshipSummary,
 };
-pub use definitions::definitions_of;
+pub use definitions::{DefinitionIndex, definitions_of};
 pub use machine::{Query, QueryInput, QueryMachine, QueryOutcome};
 pub use response::{
     Answer, AnswerSource, Confidence, InfoRequest, MAX_ANSWER_CHARS, MAX_FOLLOW_UPS,

@@ -12,15 +12,15 @@ use super::context::{
     ContextEntity, ContextMemory, DefinitionSummary, EntitySummary, QueryContext,
     RelationshipSummary,
 };
-use super::definitions_of;
 use super::world_query::QueryConfig;
+use super::{DefinitionIndex, definitions_of};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::graph::{Direction, MAX_RESULTS, RelationshipGraph, Relationships};
 use crate::log::World;
 use crate::memory::RecallOptions;
 use crate::model::{Edge, EntityId, Millis};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// The longest summary line, in characters.
@@ -32,14 +32,20 @@ pub(crate) struct Scope {
     pov: Option<EntityId>,
     /// The entities within reach (`None`: all of them).
     known: Option<BTreeSet<EntityId>>,
-    /// Each kind, with the entities within reach that declare it (in id order).
-    kinds: BTreeMap<String, Vec<EntityId>>,
+    /// Each kind, with the entities within reach that declare it.
+    kinds: Arc<DefinitionIndex>,
     graph: Arc<RelationshipGraph>,
 }
 
 impl Scope {
-    /// The scope of a query asked by the host (`pov` = `None`) or as `pov`.
-    pub fn new(world: &World, pov: Option<EntityId>, graph: Arc<RelationshipGraph>) -> Scope {
+    /// The scope of a query asked by the host (`pov` = `None`) or as `pov`; `kinds` are those
+    /// of the whole world.
+    pub fn new(
+        world: &World,
+        pov: Option<EntityId>,
+        graph: Arc<RelationshipGraph>,
+        kinds: Arc<DefinitionIndex>,
+    ) -> Scope {
         let known = pov.map(|p| {
             let mut k: BTreeSet<EntityId> = BTreeSet::from([p]);
             k.extend(world.edges_from(p).map(|e| e.to));
@@ -53,19 +59,12 @@ impl Scope {
             k.retain(|id| world.entity(*id).is_some());
             k
         });
-        let mut kinds: BTreeMap<String, Vec<EntityId>> = BTreeMap::new();
-        let mut add = |e: &crate::model::Entity| {
-            for d in definitions_of(e) {
-                kinds.entry(d).or_default().push(e.id);
-            }
+        let kinds = match &known {
+            Some(k) => Arc::new(DefinitionIndex::build(
+                k.iter().filter_map(|id| world.entity(*id)),
+            )),
+            None => kinds,
         };
-        match &known {
-            Some(k) => k
-                .iter()
-                .filter_map(|id| world.entity(*id))
-                .for_each(&mut add),
-            None => world.entities().for_each(&mut add),
-        }
         Scope {
             pov,
             known,
@@ -81,7 +80,7 @@ impl Scope {
 
     /// The kinds within reach, in name order.
     pub fn definitions(&self) -> Vec<String> {
-        self.kinds.keys().cloned().collect()
+        self.kinds.names().map(str::to_owned).collect()
     }
 
     /// Whether the asker may see `edge`.
@@ -446,14 +445,14 @@ impl Scope {
                 )
             }
             Checked::ListDefinitions => {
-                ctx.add_definitions(self.kinds.iter().map(|(name, ids)| DefinitionSummary {
-                    name: name.clone(),
-                    entities: u32::try_from(ids.len()).unwrap_or(u32::MAX),
+                ctx.add_definitions(self.kinds.counts().map(|(name, n)| DefinitionSummary {
+                    name: name.to_owned(),
+                    entities: u32::try_from(n).unwrap_or(u32::MAX),
                 }));
-                format!("{} entity kinds", self.kinds.len())
+                format!("{} entity kinds", self.kinds.counts().count())
             }
             Checked::ByDefinition { definition, limit } => {
-                let ids = self.kinds.get(definition).cloned().unwrap_or_default();
+                let ids = self.kinds.entities(definition).to_vec();
                 let total = ids.len();
                 let n = self.add_summaries(world, ctx, ids.into_iter().take(*limit), &mut added);
                 format!("{n} of {total} entities of kind {definition}")
