@@ -597,7 +597,8 @@ impl<'w> Gen<'w> {
 
     /// One event drawn from `s`.
     pub fn event(&mut self, s: &mut Src<'_>) -> Event {
-        match s.u8() % 34 {
+        let arm = s.u8() % 37;
+        match arm {
             0 => Event::WorldCreated {
                 name: self.text(s),
                 now: self.time(s),
@@ -921,6 +922,87 @@ impl<'w> Gen<'w> {
                 id: self.scene(s),
                 at: self.time(s),
             },
+            },
+            34 => Event::QueryAsked {
+                id: QueryId(self.fresh(s)),
+                text: self.text(s),
+                asked_as: s.bool().then(|| self.entity(s)),
+                config: query::QueryConfig {
+                    max_info_requests: u32::from(s.u8() % 24),
+                    max_initial_entities: u32::from(s.u8()),
+                    include_relationships: s.bool(),
+                    temperature: self.float(s),
+                    result_limit: u32::from(s.u8()),
+                },
+                at: self.time(s),
+            },
+            35 | 36 => {
+                let known: Vec<u64> = self.world.queries().map(|q| q.id.0).collect();
+                let id = QueryId(self.raw_id(s, &known));
+                let info_requests = u32::from(s.u8() % 6);
+                let rounds = (0..s.u8() % 3)
+                    .map(|_| query::QueryRound {
+                        forced: self.opt_text(s),
+                        output: GenerateResult {
+                            text: self.text(s),
+                            tool_calls: Vec::new(),
+                            prompt_tokens: None,
+                            completion_tokens: None,
+                            model: self.opt_text(s),
+                        },
+                        problem: self.opt_text(s),
+                        requests: (0..s.u8() % 3)
+                            .map(|_| query::RequestRun {
+                                request: query::InfoRequest {
+                                    capability_id: self.text(s),
+                                    params: Default::default(),
+                                    reason: self.text(s),
+                                },
+                                refused: self.opt_text(s),
+                                summary: self.text(s),
+                                entities: self.entities(s),
+                            })
+                            .collect(),
+                    })
+                    .collect();
+                let at = self.time(s);
+                if arm == 35 {
+                    Event::QueryFailed {
+                        id,
+                        info_requests,
+                        rounds,
+                        error: self.text(s),
+                        at,
+                    }
+                } else {
+                    let context = self.entities(s);
+                    let sources = (0..s.u8() % 3)
+                        .map(|_| query::AnswerSource {
+                            entity_id: self.entity(s),
+                            contribution: self.text(s),
+                            relevance: self.float(s),
+                        })
+                        .collect();
+                    Event::QueryAnswered {
+                        id,
+                        info_requests,
+                        rounds,
+                        context,
+                        answer: query::Answer {
+                            content: self.text(s),
+                            confidence: match s.u8() % 3 {
+                                0 => query::Confidence::High,
+                                1 => query::Confidence::Medium,
+                                _ => query::Confidence::Low,
+                            },
+                            sources,
+                            suggested_follow_ups: self.texts(s),
+                            forced: self.opt_text(s),
+                        },
+                        at,
+                    }
+                }
+            }
             _ => Event::WorldFileApplied {
                 file: self.text(s),
                 text: if s.bool() {

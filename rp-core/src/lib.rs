@@ -19,6 +19,7 @@ pub mod graph;
 pub mod log;
 pub mod memory;
 pub mod model;
+pub mod query;
 pub mod scene;
 pub mod store;
 pub mod story;

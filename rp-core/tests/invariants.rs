@@ -259,6 +259,9 @@ fn the_generator_reaches_every_event_kind() {
         "scoped_event_closed",
         "scene_opened",
         "scene_closed",
+        "query_asked",
+        "query_answered",
+        "query_failed",
     ];
     let missing: Vec<&str> = all.iter().copied().filter(|k| !seen.contains(k)).collect();
     assert!(missing.is_empty(), "never generated: {missing:?}");

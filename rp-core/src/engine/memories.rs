@@ -138,6 +138,19 @@ impl Engine {
             )
         }) {
             self.lore_index = None;
+            self.definition_index = None;
+        }
+        if let Some(graph) = &mut self.relationship_graph {
+            let graph = std::sync::Arc::make_mut(graph);
+            for e in events {
+                match e {
+                    Event::EntityCreated { id, .. } => graph.add_entity(*id),
+                    Event::EntityRemoved { id } => graph.remove_entity(*id),
+                    Event::EdgeUpdated { edge } => graph.add_edge(edge.from, edge.to),
+                    Event::EdgeRemoved { from, to } => graph.remove_edge(*from, *to),
+                    _ => {}
+                }
+            }
         }
         if let Some(index) = &mut self.entity_index {
             let mut ok = true;
@@ -165,6 +178,34 @@ impl Engine {
         self.memory_index = None;
         self.entity_index = None;
         self.lore_index = None;
+        self.relationship_graph = None;
+        self.definition_index = None;
+    }
+
+    /// The relationship graph of the world (built when first needed, then kept in step with
+    /// every event appended).
+    pub(crate) fn relationship_graph(&mut self) -> std::sync::Arc<crate::graph::RelationshipGraph> {
+        self.relationship_graph
+            .get_or_insert_with(|| {
+                std::sync::Arc::new(crate::graph::RelationshipGraph::build(&self.world))
+            })
+            .clone()
+    }
+
+    /// The entity kinds of the world (built when first needed, kept until an entity changes).
+    pub(crate) fn definition_index(&mut self) -> std::sync::Arc<crate::query::DefinitionIndex> {
+        self.definition_index
+            .get_or_insert_with(|| {
+                std::sync::Arc::new(crate::query::DefinitionIndex::build(self.world.entities()))
+            })
+            .clone()
+    }
+
+    /// Relationship queries over the current world (see [`crate::graph`]); the graph is built
+    /// once and kept in step with every event appended.
+    pub fn relationships(&mut self) -> crate::graph::Relationships<'_> {
+        let graph = self.relationship_graph();
+        crate::graph::Relationships::with(&self.world, graph)
     }
 
     /// The lore keys of the world's entities (built when first needed, kept until an entity

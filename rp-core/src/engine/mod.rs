@@ -86,6 +86,10 @@ pub struct Engine {
     entity_index: Option<crate::memory::EntityIndex>,
     /// The lore keys of the current world's entities, once a prompt needed them.
     lore_index: Option<std::sync::Arc<crate::turn::LoreIndex>>,
+    /// The relationship graph of the current world, once a query needed it.
+    relationship_graph: Option<std::sync::Arc<crate::graph::RelationshipGraph>>,
+    /// The entity kinds of the current world, once a query needed them.
+    definition_index: Option<std::sync::Arc<crate::query::DefinitionIndex>>,
     /// The thread that writes durable commits while the engine works on (started when first
     /// needed).
     writer: Option<writer::Writer>,
@@ -190,6 +194,8 @@ impl Engine {
             memory_index: None,
             entity_index: None,
             lore_index: None,
+            relationship_graph: None,
+            definition_index: None,
             writer: None,
             epoch: 0,
         };
@@ -221,6 +227,8 @@ impl Engine {
             memory_index: None,
             entity_index: None,
             lore_index: None,
+            relationship_graph: None,
+            definition_index: None,
             writer: None,
             epoch: 0,
         })

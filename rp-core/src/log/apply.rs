@@ -605,6 +605,63 @@ impl World {
                     scene.closed = Some(*at);
                 }
             }
+            Event::QueryAsked {
+                id,
+                text,
+                asked_as,
+                config,
+                at,
+            } => {
+                self.check_fresh(id.0)?;
+                if let Some(e) = asked_as {
+                    self.get_entity(*e)?;
+                }
+                let mut query = crate::query::WorldQuery::new(
+                    *id,
+                    text.clone(),
+                    *asked_as,
+                    config.clone(),
+                    *at,
+                )?;
+                query.start_processing()?;
+                self.take_id(id.0);
+                self.queries.insert(query);
+            }
+            Event::QueryAnswered {
+                id,
+                info_requests,
+                rounds,
+                context,
+                answer,
+                at,
+            } => {
+                let mut query = self.query_ending(*id, *info_requests, rounds, *at)?;
+                distinct("query context", context)?;
+                for e in context {
+                    self.get_entity(*e)?;
+                }
+                answer
+                    .check(&|e| context.contains(&e))
+                    .map_err(|m| Error::invalid("query answer", m))?;
+                query.context = context.clone();
+                query.complete(answer.clone(), *at)?;
+                self.queries.insert(query);
+            }
+            Event::QueryFailed {
+                id,
+                info_requests,
+                rounds,
+                error,
+                at,
+            } => {
+                let mut query = self.query_ending(*id, *info_requests, rounds, *at)?;
+                if error.trim().is_empty() {
+                    return Err(Error::invalid("query", "a failure needs its reason"));
+                }
+                check_text("query", error)?;
+                query.fail(error.clone(), *at)?;
+                self.queries.insert(query);
+            }
             Event::WorldFileApplied { file, text } => {
                 if text.len() > MAX_WORLD_FILE_BYTES {
                     return Err(Error::invalid("event", "the world file is too large"));
@@ -718,6 +775,68 @@ impl World {
         self.check_state(&state)?;
         self.entity_mut(entity)?.state = state.into_owned();
         Ok(())
+    }
+
+    /// A copy of the processing query `id` with its rounds, checked, ready to complete or fail.
+    fn query_ending(
+        &self,
+        id: QueryId,
+        info_requests: u32,
+        rounds: &[crate::query::QueryRound],
+        at: Millis,
+    ) -> Result<crate::query::WorldQuery> {
+        let query = self
+            .queries
+            .get(&id)
+            .ok_or_else(|| Error::not_found("query", id))?;
+        if query.is_finished() {
+            return Err(Error::conflict(format!(
+                "{id} is already {}",
+                query.status.as_str()
+            )));
+        }
+        if info_requests > query.config.max_info_requests {
+            return Err(Error::invalid(
+                "query",
+                format!(
+                    "{info_requests} info requests, more than the {} allowed",
+                    query.config.max_info_requests
+                ),
+            ));
+        }
+        if rounds.len() > crate::query::MAX_ROUNDS {
+            return Err(Error::invalid(
+                "query",
+                format!("more than {} rounds", crate::query::MAX_ROUNDS),
+            ));
+        }
+        for r in rounds {
+            check_text("query round", &r.output.text)?;
+            check_texts("query round", r.forced.iter().chain(&r.problem))?;
+            check_texts("query round", r.output.model.iter())?;
+            for q in &r.requests {
+                check_text("query request", &q.request.capability_id)?;
+                check_text("query request", &q.request.reason)?;
+                check_text("query request", &q.summary)?;
+                check_texts("query request", q.refused.iter())?;
+                if q.request.params.to_string().len() > MAX_TEXT_BYTES {
+                    return Err(Error::invalid(
+                        "query request",
+                        "the parameters are too long",
+                    ));
+                }
+            }
+        }
+        if at < query.created {
+            return Err(Error::invalid(
+                "query",
+                format!("it ends at {at}, before it was asked ({})", query.created),
+            ));
+        }
+        let mut query = query.clone();
+        query.info_requests = info_requests;
+        query.rounds = rounds.to_vec();
+        Ok(query)
     }
 
     pub(super) fn check_fresh(&self, id: u64) -> Result<()> {

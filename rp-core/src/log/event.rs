@@ -3,8 +3,8 @@
 
 use crate::model::{
     Activity, ContainerId, ContainerProperties, Edge, EntityId, EntityState, EventStatus,
-    FactSheet, Group, GroupId, Memory, MemoryId, Millis, Promotion, Scene, SceneId, ScopedEvent,
-    ScopedEventId, Slot, SystemLine, Thread, ThreadId, ThreadStatus, Utterance,
+    FactSheet, Group, GroupId, Memory, MemoryId, Millis, Promotion, QueryId, Scene, SceneId,
+    ScopedEvent, ScopedEventId, Slot, SystemLine, Thread, ThreadId, ThreadStatus, Utterance,
 };
 use serde::{Deserialize, Serialize};
 
@@ -330,6 +330,50 @@ pub enum Event {
         /// The file's text.
         text: String,
     },
+    /// A question was asked about the world (a [`crate::query::WorldQuery`] starts
+    /// processing). Always committed with the `QueryAnswered` or `QueryFailed` that ends it.
+    QueryAsked {
+        /// The new query's id.
+        id: QueryId,
+        /// The question.
+        text: String,
+        /// Asked as this entity; `None`: by the host.
+        #[serde(default)]
+        asked_as: Option<EntityId>,
+        /// How it ran.
+        config: crate::query::QueryConfig,
+        /// The host clock.
+        at: Millis,
+    },
+    /// A query answered: every round (the model's outputs, the requests and what they
+    /// fetched), the final context's entities and the answer.
+    QueryAnswered {
+        /// Which query (processing).
+        id: QueryId,
+        /// NeedsMoreInfo rounds fulfilled.
+        info_requests: u32,
+        /// Every generation, in order.
+        rounds: Vec<crate::query::QueryRound>,
+        /// The entities of the final context; every source is one of them.
+        context: Vec<EntityId>,
+        /// The answer.
+        answer: crate::query::Answer,
+        /// The host clock.
+        at: Millis,
+    },
+    /// A query ended without an answer.
+    QueryFailed {
+        /// Which query (processing).
+        id: QueryId,
+        /// NeedsMoreInfo rounds fulfilled.
+        info_requests: u32,
+        /// Every generation, in order.
+        rounds: Vec<crate::query::QueryRound>,
+        /// Why.
+        error: String,
+        /// The host clock.
+        at: Millis,
+    },
 }
 
 impl Event {
@@ -370,6 +414,9 @@ impl Event {
             Event::WorldFileApplied { .. } => "world_file_applied",
             Event::ResponseDecided { .. } => "response_decided",
             Event::Generated { .. } => "generated",
+            Event::QueryAsked { .. } => "query_asked",
+            Event::QueryAnswered { .. } => "query_answered",
+            Event::QueryFailed { .. } => "query_failed",
         }
     }
 
@@ -428,6 +475,8 @@ impl Event {
             Event::MemoryAdded { memory } => t.memories.push(memory.id),
             Event::MemoryRemoved { id } => t.memories.push(*id),
             Event::MemoriesRecalled { ids, .. } => t.memories.extend(ids.iter().copied()),
+            Event::QueryAsked { asked_as, .. } => t.entities.extend(asked_as.iter().copied()),
+            Event::QueryAnswered { .. } | Event::QueryFailed { .. } => {}
         }
         t
     }

@@ -61,6 +61,9 @@ pub struct World {
     /// System lines not yet shown to a responder.
     #[serde(default)]
     pub(super) system_lines: Vector<SystemLine>,
+    /// The world queries asked on this branch.
+    #[serde(default)]
+    pub(super) queries: Table<crate::query::WorldQuery>,
     #[serde(skip)]
     pub(super) index: Index,
     #[serde(skip)]
@@ -337,6 +340,24 @@ impl World {
     pub fn scene_of(&self, entity: EntityId) -> Option<&Scene> {
         let here = self.entity(entity)?.activity.position.as_ref()?.container;
         self.current_scene(here)
+    }
+
+    /// The query with that id.
+    pub fn query(&self, id: QueryId) -> Option<&crate::query::WorldQuery> {
+        self.queries.get(&id)
+    }
+
+    /// Every query, oldest first.
+    pub fn queries(&self) -> impl DoubleEndedIterator<Item = &crate::query::WorldQuery> + '_ {
+        self.queries.iter()
+    }
+
+    /// The `limit` most recent queries, newest first.
+    pub fn recent_queries(
+        &self,
+        limit: usize,
+    ) -> impl Iterator<Item = &crate::query::WorldQuery> + '_ {
+        self.queries.iter().rev().take(limit)
     }
 
     /// The compiled fact sheet of an entity.

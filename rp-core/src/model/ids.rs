@@ -71,3 +71,8 @@ id_type!(
     SceneId,
     "scene"
 );
+id_type!(
+    /// A world query (a question asked about the world).
+    QueryId,
+    "query"
+);

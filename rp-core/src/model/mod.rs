@@ -24,8 +24,8 @@ pub use entity::{Entity, EntityState};
 pub use facts::FactSheet;
 pub use group::{Group, MIN_GROUP_SIZE};
 pub use ids::{
-    ContainerId, EntityId, GroupId, MemoryId, Millis, SceneId, ScopedEventId, Seq, ThreadId,
-    UtteranceId,
+    ContainerId, EntityId, GroupId, MemoryId, Millis, QueryId, SceneId, ScopedEventId, Seq,
+    ThreadId, UtteranceId,
 };
 pub use memory::{DecayStage, Memory, MemoryKind, WitnessSet};
 pub use story::{EventStatus, Scene, ScopedEvent, SystemLine, Thread, ThreadStatus};

@@ -148,6 +148,15 @@ pub enum Op {
         which: u8,
         who: u8,
     },
+    Ask {
+        who: Option<u8>,
+        empty: bool,
+    },
+    EndQuery {
+        which: u8,
+        fail: bool,
+        source: u8,
+    },
 }
 
 pub fn op() -> impl Strategy<Value = Op> {
@@ -189,6 +198,8 @@ pub fn op() -> impl Strategy<Value = Op> {
         2 => any::<u8>().prop_map(|which| Op::OpenScene { which }),
         1 => (any::<u8>(), any::<bool>()).prop_map(|(which, early)| Op::CloseScene { which, early }),
         1 => (any::<u8>(), any::<u8>()).prop_map(|(which, who)| Op::Summarize { which, who }),
+        1 => (proptest::option::of(any::<u8>()), any::<bool>()).prop_map(|(who, empty)| Op::Ask { who, empty }),
+        1 => (any::<u8>(), any::<bool>(), any::<u8>()).prop_map(|(which, fail, source)| Op::EndQuery { which, fail, source }),
     ]
 }
 
@@ -691,6 +702,83 @@ pub fn event(w: &World, op: &Op) -> Option<Event> {
                     pinned: false,
                     embedding: None,
                 },
+            }
+        }
+        Op::Ask { who, empty } => Event::QueryAsked {
+            id: QueryId(id),
+            text: if *empty {
+                " ".into()
+            } else {
+                format!("Who is {id}?")
+            },
+            asked_as: match who {
+                Some(n) => Some(nth_entity(w, *n)?.id),
+                None => None,
+            },
+            config: query::QueryConfig::default(),
+            at: w.now(),
+        },
+        Op::EndQuery {
+            which,
+            fail,
+            source,
+        } => {
+            // Mostly queries still processing; some already ended (refused).
+            let queries: Vec<&query::WorldQuery> = w.queries().collect();
+            if queries.is_empty() {
+                return None;
+            }
+            let q = queries[*which as usize % queries.len()];
+            let round = query::QueryRound {
+                forced: None,
+                output: turn::GenerateResult::text(format!("output {which}")),
+                problem: None,
+                requests: vec![query::RequestRun {
+                    request: query::InfoRequest {
+                        capability_id: "LIST_ENTITY_DEFINITIONS".into(),
+                        params: serde_json::json!({}),
+                        reason: "kinds".into(),
+                    },
+                    refused: None,
+                    summary: "2 entity kinds".into(),
+                    entities: vec![],
+                }],
+            };
+            if *fail {
+                Event::QueryFailed {
+                    id: q.id,
+                    info_requests: 1,
+                    rounds: vec![round],
+                    error: "the model's reply could not be read".into(),
+                    at: w.now(),
+                }
+            } else {
+                let context: Vec<EntityId> =
+                    nth_entity(w, *source).map(|e| e.id).into_iter().collect();
+                // An odd source names an entity outside the context: refused.
+                let cited = if source % 2 == 1 {
+                    EntityId(u64::from(*source) + 1_000_000)
+                } else {
+                    *context.first()?
+                };
+                Event::QueryAnswered {
+                    id: q.id,
+                    info_requests: 0,
+                    rounds: vec![round],
+                    context,
+                    answer: query::Answer {
+                        content: format!("answer {which}"),
+                        confidence: query::Confidence::Medium,
+                        sources: vec![query::AnswerSource {
+                            entity_id: cited,
+                            contribution: "facts".into(),
+                            relevance: 0.5,
+                        }],
+                        suggested_follow_ups: vec!["and then?".into()],
+                        forced: None,
+                    },
+                    at: w.now(),
+                }
             }
         }
     })
