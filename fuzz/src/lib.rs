@@ -922,7 +922,6 @@ impl<'w> Gen<'w> {
                 id: self.scene(s),
                 at: self.time(s),
             },
-            },
             34 => Event::QueryAsked {
                 id: QueryId(self.fresh(s)),
                 text: self.text(s),
