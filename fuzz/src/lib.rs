@@ -597,7 +597,7 @@ impl<'w> Gen<'w> {
 
     /// One event drawn from `s`.
     pub fn event(&mut self, s: &mut Src<'_>) -> Event {
-        let arm = s.u8() % 37;
+        let arm = s.u8() % 38;
         match arm {
             0 => Event::WorldCreated {
                 name: self.text(s),
@@ -742,6 +742,17 @@ impl<'w> Gen<'w> {
                 }
             }
             18 => Event::TimeAdvanced { to: self.time(s) },
+            37 => Event::TimeSkipped {
+                from: self.time(s),
+                to: self.time(s),
+                skip: if s.bool() {
+                    Skip::Elision {
+                        entity: self.entity(s),
+                    }
+                } else {
+                    Skip::Jump { to: self.time(s) }
+                },
+            },
             19 => Event::ResponseDecided {
                 entity: self.entity(s),
                 respond: s.bool(),

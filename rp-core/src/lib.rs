@@ -21,6 +21,7 @@ pub mod memory;
 pub mod model;
 pub mod query;
 pub mod scene;
+pub mod skip;
 pub mod store;
 pub mod story;
 pub mod turn;

@@ -245,6 +245,7 @@ fn the_generator_reaches_every_event_kind() {
         "memory_removed",
         "memories_recalled",
         "time_advanced",
+        "time_skipped",
         "response_decided",
         "generated",
         "thread_opened",

@@ -460,6 +460,24 @@ impl World {
                 }
                 self.now = *to;
             }
+            Event::TimeSkipped { from, to, skip } => {
+                if *from != self.now {
+                    return Err(Error::invalid(
+                        "event",
+                        format!("a skip begins at the world's time {}, not {from}", self.now),
+                    ));
+                }
+                if *to <= *from {
+                    return Err(Error::invalid(
+                        "event",
+                        format!("a skip goes forward: from {from} to {to}"),
+                    ));
+                }
+                if let Skip::Elision { entity } = skip {
+                    self.get_entity(*entity)?;
+                }
+                self.now = *to;
+            }
             Event::ResponseDecided { entity, draws, .. } => {
                 self.get_entity(*entity)?;
                 if let Some(d) = draws.iter().find(|d| !(0.0..1.0).contains(*d)) {

@@ -4,7 +4,7 @@
 use crate::model::{
     Activity, ContainerId, ContainerProperties, Edge, EntityId, EntityState, EventStatus,
     FactSheet, Group, GroupId, Memory, MemoryId, Millis, Promotion, QueryId, Scene, SceneId,
-    ScopedEvent, ScopedEventId, Slot, SystemLine, Thread, ThreadId, ThreadStatus, Utterance,
+    ScopedEvent, ScopedEventId, Skip, Slot, SystemLine, Thread, ThreadId, ThreadStatus, Utterance,
 };
 use serde::{Deserialize, Serialize};
 
@@ -212,6 +212,17 @@ pub enum Event {
         /// The new time; never earlier than the current one.
         to: Millis,
     },
+    /// A time skip ([`crate::skip`]): the clock jumps from `from` (the world's time) to `to`.
+    /// The events of the skip (scene closes before it; due transitions and activity resets
+    /// after it) share its commit.
+    TimeSkipped {
+        /// The world's time when the skip began.
+        from: Millis,
+        /// The time landed at; later than `from`.
+        to: Millis,
+        /// Which skip.
+        skip: Skip,
+    },
     /// Response control decided for an entity; the outcome and every random draw it took.
     ResponseDecided {
         /// Whose sheet was evaluated.
@@ -400,6 +411,7 @@ impl Event {
             Event::MemoryRemoved { .. } => "memory_removed",
             Event::MemoriesRecalled { .. } => "memories_recalled",
             Event::TimeAdvanced { .. } => "time_advanced",
+            Event::TimeSkipped { .. } => "time_skipped",
             Event::ThreadOpened { .. } => "thread_opened",
             Event::ThreadClosed { .. } => "thread_closed",
             Event::ScopedEventPlanned { .. } => "scoped_event_planned",
@@ -428,6 +440,11 @@ impl Event {
             | Event::TimeAdvanced { .. }
             | Event::WorldFileApplied { .. } => {}
             Event::ResponseDecided { entity, .. } => t.entities.push(*entity),
+            Event::TimeSkipped { skip, .. } => {
+                if let Skip::Elision { entity } = skip {
+                    t.entities.push(*entity)
+                }
+            }
             Event::Generated { .. } | Event::ReportsJudged { .. } => {}
             Event::SystemLineInjected { line } => {
                 t.entities.extend(line.audience.iter().flatten().copied())

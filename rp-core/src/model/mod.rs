@@ -28,5 +28,5 @@ pub use ids::{
     ThreadId, UtteranceId,
 };
 pub use memory::{DecayStage, Memory, MemoryKind, WitnessSet};
-pub use story::{EventStatus, Scene, ScopedEvent, SystemLine, Thread, ThreadStatus};
+pub use story::{EventStatus, Scene, ScopedEvent, Skip, SystemLine, Thread, ThreadStatus};
 pub use utterance::Utterance;

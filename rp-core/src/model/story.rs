@@ -180,3 +180,20 @@ impl SystemLine {
         self.audience.as_ref().is_none_or(|a| a.contains(&entity))
     }
 }
+
+/// A time skip (seed 003): how the story moves past time nobody wants to play.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", deny_unknown_fields)]
+pub enum Skip {
+    /// Skips the middle of `entity`'s current action: the clock moves to the action's end
+    /// (its start plus its duration).
+    Elision {
+        /// Whose action.
+        entity: EntityId,
+    },
+    /// Jumps to a time ("the next morning").
+    Jump {
+        /// The time landed at.
+        to: Millis,
+    },
+}

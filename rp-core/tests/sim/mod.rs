@@ -79,6 +79,11 @@ pub enum Op {
     Time {
         by: u16,
     },
+    /// A time skip: a jump (`by` 0 is refused: a skip goes forward) or an elision of someone.
+    Skip {
+        by: u16,
+        who: Option<u8>,
+    },
     RemoveEntity {
         who: u8,
     },
@@ -180,6 +185,7 @@ pub fn op() -> impl Strategy<Value = Op> {
         1 => (any::<u8>(), any::<u8>()).prop_map(|(which, more)| Op::Recall { which, more }),
         1 => (any::<u8>(), any::<u8>(), any::<u8>()).prop_map(|(a, b, c)| Op::Group { a, b, c }),
         1 => any::<u16>().prop_map(|by| Op::Time { by }),
+        1 => (any::<u16>(), proptest::option::of(any::<u8>())).prop_map(|(by, who)| Op::Skip { by, who }),
         1 => any::<u8>().prop_map(|who| Op::RemoveEntity { who }),
         1 => any::<u8>().prop_map(|which| Op::RemoveContainer { which }),
         1 => any::<u8>().prop_map(|which| Op::Ungroup { which }),
@@ -458,6 +464,18 @@ pub fn event(w: &World, op: &Op) -> Option<Event> {
         },
         Op::Time { by } => Event::TimeAdvanced {
             to: w.now() + i64::from(*by),
+        },
+        Op::Skip { by, who } => Event::TimeSkipped {
+            from: w.now(),
+            to: w.now() + i64::from(*by),
+            skip: match who {
+                Some(n) => Skip::Elision {
+                    entity: nth_entity(w, *n)?.id,
+                },
+                None => Skip::Jump {
+                    to: w.now() + i64::from(*by),
+                },
+            },
         },
         Op::RemoveEntity { who } => Event::EntityRemoved {
             id: nth_entity(w, *who)?.id,
