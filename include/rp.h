@@ -1229,6 +1229,324 @@ enum rp_result rp_engine_run_turn_with_actions(struct rp_engine *engine,
 // `text` points to `text_len` readable bytes; `out_json` is writable.
 enum rp_result rp_sheet_check(const char *text, size_t text_len, char **out_json);
 
+// Plans a scoped event (status `"planned"`) and writes its id to
+// `*out_event_id`. Recorded as one event (with the clock's advance to
+// `now`, if any), so the head moves forward and a replay reproduces it.
+//
+// `plan_json`, `plan_json_len`: the plan, a JSON object (UTF-8, borrowed
+// for the call); only `"name"` and `"participants"` are required, unknown
+// fields are refused:
+//
+// ```text
+// {"name": "the picnic",
+//  "participants": [2, 3],          // entity ids, at least one; only
+//                                   // their prompts show the event
+//  "props": {"basket": "a wicker basket of bread"},
+//                                   // name -> description: in the
+//                                   // participants' prompts while active
+//  "preconditions": ["time.is_day"],  // $if expressions that must all
+//                                   // hold to start, evaluated as its
+//                                   // first participant would
+//  "on_start": [EFFECT, ...],       // run when it starts
+//  "on_complete": [EFFECT, ...],    // run when it completes
+//  "significance": 0.6,             // 0-1 (default 0)
+//  "start_at": 3600000,             // starts by itself from then on,
+//                                   // once its conditions hold; or null
+//  "start_when": "present.includes(\"Tobias\")",
+//                                   // starts by itself when this holds;
+//                                   // or null
+//  "expire_at": 7200000}            // expires then unless closed; or null
+// ```
+//
+// An `EFFECT` is an object with a `"type"`:
+// `{"type": "system_line", "text": "..."}` (a `[SYSTEM: ...]` line for the
+// participants), `{"type": "memory", "text": "...", "significance": 0.4}`
+// (a memory for each participant), `{"type": "give_item", "item": 7,
+// "to": 3}`, `{"type": "teach_fact", "who": 3, "about": 2, "fact": "..."}`,
+// `{"type": "change_edge", "from": 2, "to": 3, "affinity": 0.25,
+// "trust": 0, "summary": "..."}` (affinity and trust are added; summary
+// optional), `{"type": "open_thread", "text": "..."}`,
+// `{"type": "close_thread", "thread": 21, "status": "resolved"}` (status
+// `"resolved"` or `"dropped"`; without `"thread"`: the threads this event's
+// hooks opened).
+//
+// Transitions that come due (`start_at`, `start_when`, `expire_at`) run
+// when a turn begins, or when the host calls `rp_engine_run_due`.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match
+// the schema, an empty name, no participants, a significance outside 0-1,
+// an expiry before the start, or `now` before the world's clock;
+// `RP_RESULT_NOT_FOUND` for a participant or an effect's entity that does
+// not exist; `RP_RESULT_FACT_SYNTAX` for a precondition or `start_when`
+// that does not compile (the message quotes it); `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback
+// of a turn on this engine), `RP_RESULT_STORAGE`. `rp_last_error()` says
+// what was wrong. On failure the world is unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `plan_json` points to `plan_json_len` readable bytes; `out_event_id` is
+// writable.
+enum rp_result rp_engine_plan_event(struct rp_engine *engine,
+                                    const char *plan_json,
+                                    size_t plan_json_len,
+                                    int64_t now,
+                                    uint64_t *out_event_id);
+
+// Starts the planned scoped event `event_id` at `now` (host clock, ms):
+// its preconditions must hold now (evaluated once, and recorded), then its
+// `on_start` effects run, all in one commit. Its props enter its
+// participants' prompts (`rp_engine_inspect_prompt` shows them in section
+// `"events"`).
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_CONFLICT` when the event is not
+// planned (active already, or closed), when a precondition does not hold
+// or an `on_start` effect cannot run (the message says which and why), or
+// when called from a callback of a turn on this engine;
+// `RP_RESULT_NOT_FOUND` when there is no such event; `RP_RESULT_INVALID`
+// when `now` is before the world's clock; `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_STORAGE`. On failure the world is
+// unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// None beyond the signature.
+enum rp_result rp_engine_start_event(struct rp_engine *engine, uint64_t event_id, int64_t now);
+
+// Completes the active scoped event `event_id` at `now` with a promotion:
+// what survives it. Its `on_complete` effects run first, then the
+// promotion, all in one commit. Its props leave every prompt for good (the
+// closed record keeps them for the host: `rp_engine_scoped_event`).
+//
+// `promotion_json`, `promotion_json_len`: a JSON object (UTF-8, borrowed
+// for the call) with any of four lists; `NULL` with length 0 promotes
+// nothing:
+//
+// ```text
+// {"items": [{"item": 7, "to": 3}],          // into a participant's
+//                                            // inventory
+//  "knowledge": [{"who": 3, "about": 2, "fact": "hums when happy"}],
+//  "summaries": [{"from": 3, "to": 2, "summary": "closer now"}],
+//                                            // an edge's new summary
+//  "gists": [{"witness": 3, "text": "We ate in the meadow.",
+//             "significance": 0.8}]}         // one memory per witness (a
+//                                            // participant); significance
+//                                            // optional: the event's
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_CONFLICT` when the event is not
+// active (still planned, or closed: completing twice included) or an
+// `on_complete` effect cannot run, or when called from a callback of a
+// turn on this engine; `RP_RESULT_NOT_FOUND` for an event or an entity of
+// the promotion that does not exist; `RP_RESULT_INVALID` for a promotion
+// that does not match the schema or that the rules refuse (a gist for
+// someone who is not a participant, two gists for one witness), or `now`
+// before the world's clock; `RP_RESULT_NULL_ARGUMENT` (`promotion_json`
+// `NULL` with a length), `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_STORAGE`. On failure the world is
+// unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `promotion_json` is `NULL` (with `promotion_json_len` 0) or points to
+// `promotion_json_len` readable bytes.
+enum rp_result rp_engine_complete_event(struct rp_engine *engine,
+                                        uint64_t event_id,
+                                        const char *promotion_json,
+                                        size_t promotion_json_len,
+                                        int64_t now);
+
+// Cancels the planned or active scoped event `event_id` at `now`: nothing
+// is promoted, no hook runs, its props leave every prompt.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_CONFLICT` when the event is closed
+// already (or when called from a callback of a turn on this engine);
+// `RP_RESULT_NOT_FOUND`; `RP_RESULT_INVALID` when `now` is before the
+// world's clock; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_STORAGE`. On failure the world is unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// None beyond the signature.
+enum rp_result rp_engine_cancel_event(struct rp_engine *engine, uint64_t event_id, int64_t now);
+
+// Expires the planned or active scoped event `event_id` at `now`, as its
+// `expire_at` would: nothing is promoted, no hook runs.
+//
+// Returns as `rp_engine_cancel_event`.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// None beyond the signature.
+enum rp_result rp_engine_expire_event(struct rp_engine *engine, uint64_t event_id, int64_t now);
+
+// Runs every scoped-event transition due by `now` (starts whose time came
+// and whose conditions hold, expiries), in time order, in one commit, and
+// writes what happened to `*out_json` (a string the caller releases with
+// `rp_string_free`). Turns do this by themselves when they begin; call it
+// to move events on between turns. The world's clock advances to `now`.
+//
+// ```text
+// {"started": [12],       // event ids, in the order they ran
+//  "expired": [9],
+//  "held": [[14, "the picnic (event#14) cannot start: the precondition
+//                 `time.is_night` does not hold"]]}
+//                         // due to start but did not, and why: checked
+//                         // again next time
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` when `now` is before the
+// world's clock; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback of a turn on this engine),
+// `RP_RESULT_STORAGE`. On failure the world is unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_run_due(struct rp_engine *engine, int64_t now, char **out_json);
+
+// Opens a thread, an unresolved tension, at `now` and writes its id to
+// `*out_thread_id`. The prompts of its participants carry it (section
+// `"threads"`, under `# Unresolved`) until it is resolved or dropped.
+//
+// - `text`, `text_len`: what is unresolved, in prose (UTF-8, borrowed for
+//   the call); surrounding whitespace is dropped, and it may not be empty.
+// - `participants`, `participant_count`: the entity ids whose prompts
+//   carry it, at least one, each existing (a repeated id counts once).
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for an empty text, no
+// participants, or `now` before the world's clock; `RP_RESULT_NOT_FOUND`
+// for a participant that does not exist; `RP_RESULT_NULL_ARGUMENT` (`text`
+// or `out_thread_id` `NULL`, or `participants` `NULL` with a count),
+// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback of a turn on this engine),
+// `RP_RESULT_STORAGE`. On failure the world is unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `text` points to `text_len` readable bytes; `participants` is `NULL`
+// (with `participant_count` 0) or points to `participant_count` readable
+// ids; `out_thread_id` is writable.
+enum rp_result rp_engine_open_thread(struct rp_engine *engine,
+                                     const char *text,
+                                     size_t text_len,
+                                     const uint64_t *participants,
+                                     size_t participant_count,
+                                     int64_t now,
+                                     uint64_t *out_thread_id);
+
+// Resolves the open thread `thread_id` at `now`: it leaves every prompt.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_CONFLICT` when the thread is closed
+// already (or when called from a callback of a turn on this engine);
+// `RP_RESULT_NOT_FOUND`; `RP_RESULT_INVALID` when `now` is before the
+// world's clock; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_STORAGE`. On failure the world is unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// None beyond the signature.
+enum rp_result rp_engine_resolve_thread(struct rp_engine *engine, uint64_t thread_id, int64_t now);
+
+// Drops the open thread `thread_id` unresolved at `now`: it leaves every
+// prompt.
+//
+// Returns as `rp_engine_resolve_thread`.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// None beyond the signature.
+enum rp_result rp_engine_drop_thread(struct rp_engine *engine, uint64_t thread_id, int64_t now);
+
+// Every scoped event, open and closed, in id order, as a JSON array of the
+// objects `rp_engine_scoped_event` describes, written to `*out_json` (a
+// string the caller releases with `rp_string_free`). Changes nothing.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE` or `RP_RESULT_CONFLICT` (called from a
+// callback of a turn on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_scoped_events(const struct rp_engine *engine, char **out_json);
+
+// The scoped event `event_id` as JSON, written to `*out_json` (a string
+// the caller releases with `rp_string_free`). Changes nothing.
+//
+// ```text
+// {"id": 12, "name": "the picnic",
+//  "status": "active",      // "planned", "active", "completed",
+//                           // "cancelled" or "expired"
+//  "props": {"basket": "a wicker basket of bread"},
+//                           // kept in the closed record too
+//  "participants": [2, 3],
+//  "preconditions": ["time.is_day"],
+//  "on_start": [EFFECT, ...], "on_complete": [EFFECT, ...],
+//                           // see rp_engine_plan_event
+//  "significance": 0.6,
+//  "start_at": null, "start_when": null, "expire_at": null,
+//  "started": 60000,        // host clock, ms; null until it starts
+//  "closed": null}          // when it closed; null while open
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+// event; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback of a turn on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_scoped_event(const struct rp_engine *engine,
+                                      uint64_t event_id,
+                                      char **out_json);
+
+// Every thread, open and closed, in id order, as a JSON array written to
+// `*out_json` (a string the caller releases with `rp_string_free`).
+// (`rp_engine_world` lists them too.) Changes nothing.
+//
+// ```text
+// [{"id": 21, "text": "Who is the Ferryman?",
+//   "participants": [2, 5],   // whose prompts carry it while open
+//   "opened": 60000,          // host clock, ms
+//   "status": "open",         // or "resolved", "dropped"
+//   "event": 12}]             // the scoped event whose hook opened it;
+//                             // absent when the host opened it
+// ```
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE` or `RP_RESULT_CONFLICT` (called from a
+// callback of a turn on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_threads(const struct rp_engine *engine, char **out_json);
+
 // Releases a string that rp handed out (`char *` out-parameters such as
 // the JSON of `rp_engine_decide`).
 //

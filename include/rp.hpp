@@ -510,6 +510,61 @@ public:
             [&](char **out) { return rp_engine_system_lines(engine_, out); });
     }
 
+    // Scoped events and threads. Every change takes the host clock `now`
+    // (ms), which may not be before the world's clock.
+    // Plans an event from its plan JSON; its id.
+    std::uint64_t plan_event(std::string_view plan_json, std::int64_t now) {
+        std::uint64_t id = 0;
+        detail::check(rp_engine_plan_event(engine_, detail::text(plan_json), plan_json.size(),
+                                           now, &id));
+        return id;
+    }
+    void start_event(std::uint64_t event_id, std::int64_t now) {
+        detail::check(rp_engine_start_event(engine_, event_id, now));
+    }
+    // An empty promotion promotes nothing.
+    void complete_event(std::uint64_t event_id, std::int64_t now,
+                        std::string_view promotion_json = {}) {
+        detail::check(rp_engine_complete_event(engine_, event_id,
+                                               detail::optional_text(promotion_json),
+                                               promotion_json.size(), now));
+    }
+    void cancel_event(std::uint64_t event_id, std::int64_t now) {
+        detail::check(rp_engine_cancel_event(engine_, event_id, now));
+    }
+    void expire_event(std::uint64_t event_id, std::int64_t now) {
+        detail::check(rp_engine_expire_event(engine_, event_id, now));
+    }
+    // What ran: {"started": [...], "expired": [...], "held": [[id, why]]}.
+    std::string run_due(std::int64_t now) {
+        return detail::string_out([&](char **out) { return rp_engine_run_due(engine_, now, out); });
+    }
+    std::string scoped_events() const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_scoped_events(engine_, out); });
+    }
+    std::string scoped_event(std::uint64_t event_id) const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_scoped_event(engine_, event_id, out); });
+    }
+    // Opens a thread in the prompts of `participants`; its id.
+    std::uint64_t open_thread(std::string_view text,
+                              const std::vector<std::uint64_t> &participants, std::int64_t now) {
+        std::uint64_t id = 0;
+        detail::check(rp_engine_open_thread(engine_, detail::text(text), text.size(),
+                                            participants.data(), participants.size(), now, &id));
+        return id;
+    }
+    void resolve_thread(std::uint64_t thread_id, std::int64_t now) {
+        detail::check(rp_engine_resolve_thread(engine_, thread_id, now));
+    }
+    void drop_thread(std::uint64_t thread_id, std::int64_t now) {
+        detail::check(rp_engine_drop_thread(engine_, thread_id, now));
+    }
+    std::string threads() const {
+        return detail::string_out([&](char **out) { return rp_engine_threads(engine_, out); });
+    }
+
     // The turn, poll form: begins it (the input is committed at once).
     // Empty options mean the defaults.
     Turn begin_turn(std::string_view input_json, std::string_view options_json = {}) {

@@ -50,6 +50,7 @@ mod panic;
 mod request_json;
 mod run_turn;
 mod sheet;
+mod story;
 mod string;
 mod system_line;
 mod turn;
@@ -89,6 +90,12 @@ pub use run_turn::{
     rp_token_sink, rp_token_sink_emit,
 };
 pub use sheet::rp_sheet_check;
+pub use story::{
+    rp_engine_cancel_event, rp_engine_complete_event, rp_engine_drop_thread,
+    rp_engine_expire_event, rp_engine_open_thread, rp_engine_plan_event, rp_engine_resolve_thread,
+    rp_engine_run_due, rp_engine_scoped_event, rp_engine_scoped_events, rp_engine_start_event,
+    rp_engine_threads,
+};
 pub use string::rp_string_free;
 pub use system_line::{rp_engine_inject_system_line, rp_engine_system_lines};
 pub use turn::{

@@ -10,6 +10,8 @@
 //!   `Slot`, `Edge`, `Memory`, `Group`) and the history (`Branch`,
 //!   `RewindPreview`);
 //! - [`edits`]: the events behind `World.append` and the named edits;
+//! - [`story`]: scoped events and threads (`ScopedEvent`, `Thread`, and
+//!   the conversions of `World.plan_event` and friends);
 //! - [`decision`]: `Decision`, the outcome of response control;
 //! - [`condition`]: `Condition`, one condition of the fact language on its own;
 //! - [`memory`]: `Recalled`, and the conversions of `World`'s memory methods;
@@ -39,6 +41,7 @@ mod json;
 mod memory;
 mod model;
 mod run_turn;
+mod story;
 mod turn;
 mod world;
 
@@ -61,6 +64,8 @@ mod _rp {
     use crate::memory::Recalled;
     #[pymodule_export]
     use crate::model::{Branch, Container, Edge, Entity, Group, Memory, RewindPreview, Slot};
+    #[pymodule_export]
+    use crate::story::{ScopedEvent, Thread};
     #[pymodule_export]
     use crate::turn::{ScriptedGenerator, Turn};
     #[pymodule_export]

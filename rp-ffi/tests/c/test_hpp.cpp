@@ -1,7 +1,8 @@
 // Tests of rp.hpp, the C++17 RAII wrapper over rp.h: ownership (moves,
 // release, close, a turn outliving its engine), errors as rp::Error with
 // their codes, strings in and out, the poll-form and callback-form turns,
-// and exceptions thrown by the callbacks coming back out of run_turn.
+// exceptions thrown by the callbacks coming back out of run_turn, and
+// scoped events and threads.
 //
 // Build and run (scripts/test-all does this, then runs it under valgrind and
 // AddressSanitizer):
@@ -244,6 +245,47 @@ void test_the_callback_form_and_its_exceptions() {
           }) == RP_RESULT_GENERATION);
 }
 
+void test_scoped_events_and_threads() {
+    rp::Engine engine = tavern();
+    const std::uint64_t wren = engine.entity_id("wren");
+    const std::uint64_t mira = engine.entity_id("mira");
+    const std::uint64_t letter = engine.entity_id("letter");
+    const std::string plan = "{\"name\": \"the picnic\", \"participants\": [" +
+                             std::to_string(wren) + ", " + std::to_string(mira) +
+                             "], \"props\": {\"basket\": \"a wicker basket\"}}";
+    const std::uint64_t picnic = engine.plan_event(plan, 60000);
+    CHECK(contains(engine.scoped_event(picnic).c_str(), "\"status\":\"planned\""));
+    std::string message;
+    CHECK(code_of([&] { engine.complete_event(picnic, 60000); }, &message) ==
+          RP_RESULT_CONFLICT);
+    CHECK(contains(message.c_str(), "cannot complete"));
+    engine.start_event(picnic, 60000);
+    CHECK(contains(engine.inspect_prompt(mira, {}, 60000).c_str(), "a wicker basket"));
+    engine.complete_event(picnic, 120000,
+                          "{\"items\": [{\"item\": " + std::to_string(letter) +
+                              ", \"to\": " + std::to_string(mira) + "}]}");
+    CHECK(!contains(engine.inspect_prompt(mira, {}, 120000).c_str(), "a wicker basket"));
+    CHECK(contains(engine.entity(mira).c_str(),
+                   ("\"inventory\":[" + std::to_string(letter) + "]").c_str()));
+    CHECK(contains(engine.scoped_events().c_str(), "\"status\":\"completed\""));
+    CHECK(code_of([&] { engine.plan_event("{not json", 120000); }) == RP_RESULT_INVALID);
+    CHECK(code_of([&] { engine.cancel_event(picnic, 120000); }) == RP_RESULT_CONFLICT);
+    CHECK(code_of([&] { engine.expire_event(999999, 120000); }) == RP_RESULT_NOT_FOUND);
+    CHECK(code_of([&] { engine.run_due(0); }) == RP_RESULT_INVALID);
+    CHECK(contains(engine.run_due(180000).c_str(), "\"started\":[]"));
+
+    const std::uint64_t thread = engine.open_thread("Who took the ledger?", {mira}, 180000);
+    CHECK(contains(engine.threads().c_str(), "Who took the ledger?"));
+    CHECK(contains(engine.inspect_prompt(mira, {}, 180000).c_str(), "Who took the ledger?"));
+    engine.resolve_thread(thread, 180000);
+    CHECK(!contains(engine.inspect_prompt(mira, {}, 180000).c_str(), "Who took the ledger?"));
+    CHECK(code_of([&] { engine.drop_thread(thread, 180000); }) == RP_RESULT_CONFLICT);
+    CHECK(code_of([&] { engine.open_thread("Nobody?", {}, 180000); }) == RP_RESULT_INVALID);
+    const std::uint64_t other = engine.open_thread("Rain?", {wren}, 180000);
+    engine.drop_thread(other, 180000);
+    CHECK(contains(engine.threads().c_str(), "\"status\":\"dropped\""));
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -257,5 +299,6 @@ int main(int argc, char **argv) {
     test_the_world_and_branches_as_strings();
     test_the_poll_form();
     test_the_callback_form_and_its_exceptions();
+    test_scoped_events_and_threads();
     return checks_done("test_hpp");
 }

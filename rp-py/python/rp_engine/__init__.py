@@ -43,6 +43,18 @@ shows itself as HTML, and ``world.graph()`` draws the relationships (SVG)::
     world.set_edge("Tobias Reed", "Wren", affinity=0.4)
     world.graph().save("tavern.svg")
 
+Scoped events (a picnic, a duel) put their props in their participants'
+prompts only while active, and keep only what their promotion names when
+they complete; threads stay in their participants' prompts until resolved::
+
+    mira = world.entity_id("Mira Holt")
+    picnic = world.plan_event("the picnic", participants=["Wren", mira],
+                              props={"basket": "a wicker basket"}, now=60_000)
+    world.start_event(picnic, now=60_000)
+    gist = {"witness": mira, "text": "Wren brought bread to the meadow."}
+    world.complete_event(picnic, promotion={"gists": [gist]}, now=120_000)
+    world.open_thread("Who took the ledger?", ["Mira"], now=120_000)
+
 Errors are subclasses of ``RpError``, one per kind of engine error.
 ``ActionRefused`` is the host's own: an ``on_action`` callable raises it to
 refuse a host action.
@@ -71,9 +83,11 @@ from rp_engine._rp import (
     Recalled,
     RewindPreview,
     RpError,
+    ScopedEvent,
     ScriptedGenerator,
     Slot,
     StorageError,
+    Thread,
     Turn,
     UnsupportedVersion,
     World,
@@ -105,6 +119,8 @@ __all__ = [
     "Group",
     "Branch",
     "RewindPreview",
+    "ScopedEvent",
+    "Thread",
     "Graph",
     "GraphNode",
     "check_sheet",

@@ -33,6 +33,8 @@ __all__ = [
     "Group",
     "Branch",
     "RewindPreview",
+    "ScopedEvent",
+    "Thread",
     "check_sheet",
     "RpError",
     "NotFound",
@@ -470,6 +472,72 @@ class RewindPreview:
     def __ne__(self, value: object, /) -> bool: ...
 
 @final
+class ScopedEvent:
+    """A scoped event: something with a beginning and an end whose props are in its
+    participants' prompts only while it is active (a snapshot)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def status(self) -> str:
+        """``"planned"``, ``"active"``, ``"completed"``, ``"cancelled"`` or ``"expired"``."""
+    @property
+    def props(self) -> dict[str, str]:
+        """Name → description; kept in the closed record, shown in no prompt then."""
+    @property
+    def participants(self) -> list[int]: ...
+    @property
+    def preconditions(self) -> list[str]: ...
+    @property
+    def on_start(self) -> list[dict[str, Any]]:
+        """The effects run when it starts, as dicts with a ``"type"``."""
+    @property
+    def on_complete(self) -> list[dict[str, Any]]:
+        """The effects run when it completes, as dicts with a ``"type"``."""
+    @property
+    def significance(self) -> float: ...
+    @property
+    def start_at(self) -> Optional[int]: ...
+    @property
+    def start_when(self) -> Optional[str]: ...
+    @property
+    def expire_at(self) -> Optional[int]: ...
+    @property
+    def started(self) -> Optional[int]: ...
+    @property
+    def closed(self) -> Optional[int]: ...
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, as the JSON rp-core writes."""
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
+
+@final
+class Thread:
+    """An unresolved tension, in its participants' prompts until resolved or dropped
+    (a snapshot)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def participants(self) -> list[int]: ...
+    @property
+    def opened(self) -> int: ...
+    @property
+    def status(self) -> str:
+        """``"open"``, ``"resolved"`` or ``"dropped"``."""
+    @property
+    def event(self) -> Optional[int]:
+        """The id of the scoped event whose hook opened it, or None."""
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, as the JSON rp-core writes."""
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
+
+@final
 class World:
     """A world and the save file that keeps its event log."""
 
@@ -646,6 +714,46 @@ class World:
         """Puts ``[SYSTEM: text]`` in the next prompts of ``audience`` (None: everyone)."""
     def system_lines(self) -> list[dict[str, Any]]:
         """The system lines no turn has shown yet, oldest first."""
+    def plan_event(
+        self,
+        name: str,
+        *,
+        participants: Sequence[_Named],
+        props: Optional[Mapping[str, str]] = None,
+        preconditions: Optional[Sequence[str]] = None,
+        on_start: Optional[Sequence[dict[str, Any]]] = None,
+        on_complete: Optional[Sequence[dict[str, Any]]] = None,
+        significance: float = 0.5,
+        start_at: Optional[int] = None,
+        start_when: Optional[str] = None,
+        expire_at: Optional[int] = None,
+        now: int,
+    ) -> int:
+        """Plans a scoped event; its id."""
+    def start_event(self, event: int, *, now: int) -> None:
+        """Starts a planned event: its preconditions must hold, then ``on_start`` runs."""
+    def complete_event(
+        self, event: int, *, promotion: Optional[dict[str, Any]] = None, now: int
+    ) -> None:
+        """Completes an active event, keeping only what ``promotion`` names."""
+    def cancel_event(self, event: int, *, now: int) -> None:
+        """Cancels a planned or active event: nothing promoted."""
+    def expire_event(self, event: int, *, now: int) -> None:
+        """Expires a planned or active event: nothing promoted."""
+    def run_due(self, *, now: int) -> dict[str, Any]:
+        """Runs the scoped-event transitions due by ``now``; what started, expired, was held."""
+    def open_thread(self, text: str, participants: Sequence[_Named], *, now: int) -> int:
+        """Opens a thread in the prompts of ``participants``; its id."""
+    def resolve_thread(self, thread: int, *, now: int) -> None:
+        """Resolves an open thread: it leaves every prompt."""
+    def drop_thread(self, thread: int, *, now: int) -> None:
+        """Drops an open thread unresolved: it leaves every prompt."""
+    def scoped_events(self) -> list[ScopedEvent]:
+        """Every scoped event, open and closed, in id order."""
+    def scoped_event(self, event: int) -> ScopedEvent:
+        """The scoped event with this id."""
+    def threads(self) -> list[Thread]:
+        """Every thread, open and closed, in id order."""
     def export_world_file(self) -> str:
         """The current world in world-file form (TOML)."""
     @property
