@@ -36,8 +36,8 @@
 //! `RP_TURN_SHOW_PROMPT=1` prints the first responder's prompt of the first timed turn.
 
 use rp_benches::{
-    Elapsed, FsyncFloor, Latency, Rng, Stopwatch, WORLD_NAME, Zipf, add_snapshots, file_size,
-    loadavg, ms, scaled, setup_options, word,
+    Elapsed, FsyncFloor, Latency, Rng, Stopwatch, Vocabulary, WORLD_NAME, Zipf, add_snapshots,
+    file_size, loadavg, ms, scaled, setup_options, word,
 };
 use rp_core::facts::SeededDraws;
 use rp_core::log::codec::encode_event;
@@ -75,37 +75,6 @@ fn report(line: impl AsRef<str>) {
 // recall bench): each ends in a vowel, so none can be a name below (they all end in a
 // consonant) and no line mentions anyone by accident.
 
-/// Zipf (s = 1) over a vocabulary, sampled by inverting the cumulative distribution.
-struct Vocabulary {
-    words: Vec<String>,
-    zipf: Zipf,
-}
-
-impl Vocabulary {
-    fn new(n: usize) -> Vocabulary {
-        Vocabulary {
-            words: (0..n).map(word).collect(),
-            zipf: Zipf::new(n),
-        }
-    }
-
-    fn sample(&self, rng: &mut Rng) -> &str {
-        &self.words[self.zipf.sample(rng)]
-    }
-
-    /// `lo..=hi` words, space-separated.
-    fn text(&self, rng: &mut Rng, lo: usize, hi: usize) -> String {
-        let n = rng.between(lo, hi);
-        let mut s = String::with_capacity(n * 6);
-        for i in 0..n {
-            if i > 0 {
-                s.push(' ');
-            }
-            s.push_str(self.sample(rng));
-        }
-        s
-    }
-}
 
 /// First names of the 50 entities (every one ends in a consonant).
 static FIRST: LazyLock<Vec<&str>> = LazyLock::new(|| {

@@ -130,6 +130,40 @@ impl Zipf {
     }
 }
 
+/// Made-up words with Zipf (s = 1) frequencies, to write synthetic lines.
+pub struct Vocabulary {
+    words: Vec<String>,
+    zipf: Zipf,
+}
+
+impl Vocabulary {
+    /// `n` made-up words, drawn with Zipf (s = 1) frequencies.
+    pub fn new(n: usize) -> Vocabulary {
+        Vocabulary {
+            words: (0..n).map(word).collect(),
+            zipf: Zipf::new(n),
+        }
+    }
+
+    /// One word.
+    pub fn sample(&self, rng: &mut Rng) -> &str {
+        &self.words[self.zipf.sample(rng)]
+    }
+
+    /// `lo..=hi` words, space-separated.
+    pub fn text(&self, rng: &mut Rng, lo: usize, hi: usize) -> String {
+        let n = rng.between(lo, hi);
+        let mut s = String::with_capacity(n * 6);
+        for i in 0..n {
+            if i > 0 {
+                s.push(' ');
+            }
+            s.push_str(self.sample(rng));
+        }
+        s
+    }
+}
+
 const WORDS: &[&str] = &[
     "the",
     "lantern",
