@@ -126,6 +126,7 @@ fn rp_world(c: &Corpus) -> (Engine, Vec<EntityId>, Duration) {
                             decay: Default::default(),
                             pinned: false,
                             embedding: None,
+                            scene: None,
                         },
                     },
                 )
@@ -217,6 +218,7 @@ fn semantic(c: &Corpus) {
                     decay: Default::default(),
                     pinned: false,
                     embedding: Some(vector(&mut rng)),
+                    scene: None,
                 },
             })
             .collect();
@@ -355,6 +357,7 @@ fn main() {
                         decay: Default::default(),
                         pinned: false,
                         embedding: None,
+                        scene: None,
                     },
                 }
             })

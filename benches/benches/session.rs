@@ -126,7 +126,11 @@ fn main() {
         id(&engine, "Mira"),
         id(&engine, "Tobias"),
     );
-    let tavern = engine.world().container_by_key("tavern").expect("tavern").id;
+    let tavern = engine
+        .world()
+        .container_by_key("tavern")
+        .expect("tavern")
+        .id;
     let yard = engine.world().container_by_key("yard").expect("yard").id;
     engine
         .open_thread(THREAD, vec![wren, mira, tobias], 0)

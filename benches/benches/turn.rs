@@ -36,8 +36,8 @@
 //! `RP_TURN_SHOW_PROMPT=1` prints the first responder's prompt of the first timed turn.
 
 use rp_benches::{
-    Elapsed, FsyncFloor, Latency, Rng, Stopwatch, Vocabulary, WORLD_NAME, Zipf, add_snapshots,
-    file_size, loadavg, ms, scaled, setup_options, word,
+    Elapsed, FsyncFloor, Latency, Rng, Stopwatch, Vocabulary, WORLD_NAME, add_snapshots, file_size,
+    loadavg, ms, scaled, setup_options,
 };
 use rp_core::facts::SeededDraws;
 use rp_core::log::codec::encode_event;
@@ -74,7 +74,6 @@ fn report(line: impl AsRef<str>) {
 // Made-up words come from `rp_benches::word` (syllables of the rank in base 70, as in the
 // recall bench): each ends in a vowel, so none can be a name below (they all end in a
 // consonant) and no line mentions anyone by accident.
-
 
 /// First names of the 50 entities (every one ends in a consonant).
 static FIRST: LazyLock<Vec<&str>> = LazyLock::new(|| {
@@ -310,6 +309,7 @@ fn add_memories(engine: &mut Engine, owners: &[EntityId], n: usize, v: &Vocabula
                         decay: Default::default(),
                         pinned: k < 2 * owners.len(),
                         embedding: None,
+                        scene: None,
                     },
                 }
             })

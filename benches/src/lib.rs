@@ -132,7 +132,8 @@ impl Zipf {
 
 /// Made-up words with Zipf (s = 1) frequencies, to write synthetic lines.
 pub struct Vocabulary {
-    words: Vec<String>,
+    /// The words, by rank (the most frequent first).
+    pub words: Vec<String>,
     zipf: Zipf,
 }
 
@@ -532,6 +533,7 @@ impl Synth {
             decay: Default::default(),
             pinned: false,
             embedding: None,
+            scene: None,
         }
     }
 

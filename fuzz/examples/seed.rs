@@ -195,6 +195,7 @@ fn play(world: &mut World) -> Vec<Event> {
                 decay: DecayStage::Full,
                 pinned: false,
                 embedding: None,
+                scene: None,
             },
         },
         Event::WorldFileApplied {

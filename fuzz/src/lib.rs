@@ -732,6 +732,7 @@ impl<'w> Gen<'w> {
                         embedding: s
                             .bool()
                             .then(|| (0..s.u8() % 8).map(|_| self.float(s) as f32).collect()),
+                        scene: (s.u8() > 200).then(|| self.scene(s)),
                     },
                 }
             }

@@ -399,6 +399,7 @@ fn removing_an_entity_takes_its_edges_groups_and_memories_with_it() {
                 decay: DecayStage::Full,
                 pinned: false,
                 embedding: None,
+                scene: None,
             },
         },
         Event::ActivityChanged {

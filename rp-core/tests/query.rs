@@ -63,6 +63,7 @@ fn memory(id: MemoryId, owner: EntityId, witnesses: &[EntityId], text: &str) -> 
             decay: DecayStage::Full,
             pinned: false,
             embedding: None,
+            scene: None,
         },
     }
 }

@@ -664,3 +664,59 @@ fn scenes_can_be_left_to_the_host() {
         .unwrap();
     assert!(piece_texts(&p, Section::Dialogue).is_empty());
 }
+
+#[test]
+fn a_closed_scene_compresses_its_line_memories_out_of_recall() {
+    let Tavern {
+        mut engine,
+        room,
+        wren,
+        mira,
+        ..
+    } = tavern();
+    let g = ScriptedGenerator::new("Aye, the zephyr lantern.");
+    // The turn's defaults remember each line as a memory of each witness.
+    engine
+        .run_turn_blocking(
+            TurnInput::say(wren, "Where is the ZEPHYR lantern?", 1_000),
+            TurnOptions::default(),
+            &g,
+            &mut rp_core::turn::NoSink,
+        )
+        .unwrap();
+    let scene = engine.world().current_scene(room).unwrap().id;
+    let recall = |engine: &mut Engine| -> Vec<rp_core::MemoryId> {
+        engine
+            .recall(mira, "zephyr lantern", 2_000, &Default::default())
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect()
+    };
+    let lines: Vec<rp_core::MemoryId> = engine
+        .world()
+        .scene_memories(scene)
+        .filter(|m| m.owner == mira)
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(lines.len(), 2, "Mira remembers both lines of the scene");
+    let before = recall(&mut engine);
+    assert!(lines.iter().all(|m| before.contains(m)), "{before:?}");
+
+    close_with(&mut engine, scene, 2_000, |_| {
+        "We spoke of a lantern.".into()
+    });
+    for m in &lines {
+        let memory = engine.world().memory(*m).unwrap();
+        assert_eq!(memory.decay, rp_core::DecayStage::Summary);
+        assert!(!memory.recallable());
+    }
+    let after = recall(&mut engine);
+    assert!(lines.iter().all(|m| !after.contains(m)), "{after:?}");
+    // The log says the same: a replay compresses them too.
+    let replayed = replay(&engine);
+    assert_eq!(
+        replayed.memory(lines[0]).unwrap().decay,
+        rp_core::DecayStage::Summary
+    );
+}

@@ -27,6 +27,7 @@ impl Engine {
             decay: Default::default(),
             pinned: new.pinned,
             embedding: new.embedding,
+            scene: None,
         };
         self.append(vec![Event::MemoryAdded { memory }])?;
         Ok(id)
@@ -118,6 +119,15 @@ impl Engine {
                 match e {
                     Event::MemoryAdded { memory } => ok &= index.add(memory).is_ok(),
                     Event::MemoryRemoved { id } => index.remove(*id),
+                    // The lines' memories of a closed scene are compressed (see
+                    // `Memory::scene`): out of recall.
+                    Event::SceneClosed { id, .. } => {
+                        for m in self.world.scene_memories(*id) {
+                            if !m.recallable() {
+                                index.remove(m.id);
+                            }
+                        }
+                    }
                     Event::EntityRemoved { .. } => ok = false,
                     _ => {}
                 }

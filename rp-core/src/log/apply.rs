@@ -622,6 +622,15 @@ impl World {
                 if let Some(scene) = self.scenes.get_mut(id) {
                     scene.closed = Some(*at);
                 }
+                // Its witnesses' summaries stand for its lines from now on.
+                let lines = self.index.memories_by_scene.get(id).cloned();
+                for m in lines.iter().flatten() {
+                    if let Some(memory) = self.memories.get_mut(m)
+                        && memory.decay == DecayStage::Full
+                    {
+                        memory.decay = DecayStage::Summary;
+                    }
+                }
             }
             Event::QueryAsked {
                 id,
@@ -766,6 +775,11 @@ impl World {
         check_unit("memory", "significance", memory.significance, 0.0)?;
         if let Some(v) = &memory.embedding {
             crate::memory::check_embedding(v).map_err(|m| Error::invalid("memory", m))?;
+        }
+        if let Some(scene) = memory.scene
+            && self.scenes.get(&scene).is_none()
+        {
+            return Err(Error::not_found("scene", scene));
         }
         self.take_id(memory.id.0);
         self.index.own_memory(&memory, true);
@@ -1141,7 +1155,11 @@ impl World {
             .map(|m| m.id)
             .collect();
         for m in memories {
-            self.memories.remove(&m);
+            if let Some(memory) = self.memories.remove(&m)
+                && let Some(scene) = memory.scene
+            {
+                super::index::drop_from_set(&mut self.index.memories_by_scene, scene, m);
+            }
         }
         let scenes: Vec<_> = self
             .scenes

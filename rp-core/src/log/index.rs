@@ -29,6 +29,8 @@ pub(crate) struct Index {
     pub always_by_owner: OrdMap<EntityId, OrdSet<MemoryId>>,
     /// container → its open scenes (the newest is its current one).
     pub open_scenes: OrdMap<ContainerId, OrdSet<SceneId>>,
+    /// scene → the memories of its lines (compressed when it closes).
+    pub memories_by_scene: OrdMap<SceneId, OrdSet<MemoryId>>,
 }
 
 impl Index {
@@ -58,12 +60,24 @@ impl Index {
         if memory.pinned || memory.kind == MemoryKind::SceneSummary {
             add_to_set(&mut self.always_by_owner, owner, id, holds);
         }
+        if let Some(scene) = memory.scene {
+            add_to_set(&mut self.memories_by_scene, scene, id, holds);
+        }
     }
 }
 
-fn add_to_set(
-    map: &mut OrdMap<EntityId, OrdSet<MemoryId>>,
-    owner: EntityId,
+/// Takes `id` out of `key`'s set in `map`.
+pub(crate) fn drop_from_set<K: Ord + Clone>(
+    map: &mut OrdMap<K, OrdSet<MemoryId>>,
+    key: K,
+    id: MemoryId,
+) {
+    add_to_set(map, key, id, false);
+}
+
+fn add_to_set<K: Ord + Clone>(
+    map: &mut OrdMap<K, OrdSet<MemoryId>>,
+    owner: K,
     id: MemoryId,
     holds: bool,
 ) {
@@ -251,6 +265,7 @@ mod tests {
             decay: DecayStage::Full,
             pinned: false,
             embedding: None,
+            scene: None,
         };
         for (id, owner) in [(5, 3), (6, 4), (7, 3)] {
             w.apply(&Event::MemoryAdded {

@@ -342,6 +342,16 @@ impl World {
         self.current_scene(here)
     }
 
+    /// The memories of the lines said in `scene` (see [`Memory::scene`]), by id.
+    pub fn scene_memories(&self, scene: SceneId) -> impl Iterator<Item = &Memory> + '_ {
+        self.index
+            .memories_by_scene
+            .get(&scene)
+            .into_iter()
+            .flat_map(|ids| ids.iter())
+            .filter_map(|id| self.memories.get(id))
+    }
+
     /// The query with that id.
     pub fn query(&self, id: QueryId) -> Option<&crate::query::WorldQuery> {
         self.queries.get(&id)

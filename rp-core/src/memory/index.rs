@@ -32,6 +32,8 @@ const BUILD_THREADS: usize = 4;
 /// commits (a new segment, the costly part) once this many have gathered, so most turns
 /// never commit.
 pub const COMMIT_EVERY: usize = 1024;
+/// Removals that make the index commit: a closed scene compresses its lines' memories at once.
+pub const COMMIT_REMOVED: usize = 64;
 
 /// A single-threaded writer with `budget` bytes and a reader that reloads when told to.
 pub(super) fn writer_and_reader(
@@ -250,7 +252,7 @@ impl MemoryIndex {
         let mut analyzer = analyzer(&index)?;
         let mut docs = 0;
         let mut embedded: std::collections::HashMap<EntityId, Vec<MemoryId>> = Default::default();
-        for m in world.all_memories() {
+        for m in world.all_memories().filter(|m| m.recallable()) {
             let (doc, _) = document(&mut analyzer, id, text, m, false);
             bulk.add_document(doc).map_err(index_error)?;
             docs += 1;
@@ -283,6 +285,10 @@ impl MemoryIndex {
 
     /// Adds a memory; searches see it at once.
     pub fn add(&mut self, m: &Memory) -> Result<()> {
+        if !m.recallable() {
+            // Compressed or forgotten: recall never returns it.
+            return Ok(());
+        }
         let (doc, pending) = document(&mut self.analyzer, self.id, self.text, m, true);
         self.writer.add_document(doc).map_err(index_error)?;
         self.pending.push(pending);
@@ -304,10 +310,11 @@ impl MemoryIndex {
         self.docs = self.docs.saturating_sub(1);
     }
 
-    /// Commits once [`COMMIT_EVERY`] memories have gathered since the last commit (searches
-    /// see every change either way).
+    /// Commits once [`COMMIT_EVERY`] memories have gathered since the last commit, or
+    /// [`COMMIT_REMOVED`] removals (searches see every change either way, but each removal not
+    /// yet committed makes every search collect one more candidate).
     pub fn refresh(&mut self) -> Result<()> {
-        if self.pending.len() >= COMMIT_EVERY || self.removed.len() >= COMMIT_EVERY {
+        if self.pending.len() >= COMMIT_EVERY || self.removed.len() >= COMMIT_REMOVED {
             self.commit()?;
         }
         Ok(())
@@ -436,6 +443,7 @@ mod tests {
             decay: Default::default(),
             pinned: false,
             embedding: None,
+            scene: None,
         }
     }
 

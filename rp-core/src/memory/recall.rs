@@ -206,7 +206,7 @@ pub(crate) fn recall_skipping(
     let mut out: Vec<Recalled> = match &options.query_embedding {
         None if words.is_empty() => world
             .memories_of(speaker)
-            .filter(|m| !skip(m))
+            .filter(|m| m.recallable() && !skip(m))
             .map(|m| score(m, 0.0))
             .collect(),
         None => lexical
@@ -216,7 +216,7 @@ pub(crate) fn recall_skipping(
                 // nothing and keeps a stale index from ever leaking another's.
                 let m = world
                     .memory(*id)
-                    .filter(|m| m.owner == speaker && !skip(m))?;
+                    .filter(|m| m.owner == speaker && m.recallable() && !skip(m))?;
                 Some(score(m, *r))
             })
             .collect(),
@@ -226,7 +226,9 @@ pub(crate) fn recall_skipping(
                 .embedded(speaker)
                 .iter()
                 .filter_map(|id| {
-                    let m = world.memory(*id).filter(|m| m.owner == speaker)?;
+                    let m = world
+                        .memory(*id)
+                        .filter(|m| m.owner == speaker && m.recallable())?;
                     Some((*id, super::cosine(q, m.embedding.as_deref()?).max(0.0)))
                 })
                 .collect();
@@ -244,7 +246,7 @@ pub(crate) fn recall_skipping(
                 .filter_map(|id| {
                     let m = world
                         .memory(*id)
-                        .filter(|m| m.owner == speaker && !skip(m))?;
+                        .filter(|m| m.owner == speaker && m.recallable() && !skip(m))?;
                     let bm25 = lexical.iter().find(|(x, _)| x == id).map_or(0.0, |p| p.1);
                     let cos = m
                         .embedding

@@ -1,6 +1,6 @@
 //! Memories: per point of view, with the set of entities that witnessed what they record.
 
-use super::{EntityId, MemoryId, Millis};
+use super::{EntityId, MemoryId, Millis, SceneId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -66,6 +66,14 @@ pub enum DecayStage {
     Forgotten,
 }
 
+impl Memory {
+    /// Whether recall may return it: not once it is reduced to a summary (the scene summary
+    /// stands for it) or forgotten.
+    pub fn recallable(&self) -> bool {
+        !matches!(self.decay, DecayStage::Summary | DecayStage::Forgotten)
+    }
+}
+
 /// A memory held by one entity (its owner, the point of view).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Memory {
@@ -100,4 +108,9 @@ pub struct Memory {
     /// never embeds again. `None`: recalled by its words only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embedding: Option<Vec<f32>>,
+    /// For the memory of a line: the scene it was said in. When that scene closes, its
+    /// witnesses' summaries stand for its lines: the line memories are compressed (decay
+    /// stage [`DecayStage::Summary`]) and recall no longer returns them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scene: Option<SceneId>,
 }

@@ -267,6 +267,7 @@ impl SceneClose {
                         decay: Default::default(),
                         pinned: false,
                         embedding: None,
+                        scene: None,
                     },
                 },
             )?;

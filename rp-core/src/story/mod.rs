@@ -272,6 +272,7 @@ fn promote(batch: &mut Batch, ev: &ScopedEvent, p: &Promotion, at: Millis) -> Re
             decay: DecayStage::Full,
             pinned: false,
             embedding: None,
+            scene: None,
         };
         batch.push(Event::MemoryAdded { memory })?;
     }
@@ -317,6 +318,7 @@ fn run_effect(batch: &mut Batch, ev: &ScopedEvent, effect: &Effect, at: Millis) 
                         decay: DecayStage::Full,
                         pinned: false,
                         embedding: None,
+                        scene: None,
                     },
                 })?;
             }

@@ -243,6 +243,15 @@ pub struct TurnOutcome {
     pub closed_scenes: Vec<SceneId>,
 }
 
+/// A line of the turn to remember: (speaker, "Name: text", witnesses, vector, scene).
+type Line = (
+    EntityId,
+    String,
+    WitnessSet,
+    Option<Vec<f32>>,
+    Option<SceneId>,
+);
+
 /// Where the machine is.
 #[derive(Clone, Debug, PartialEq)]
 enum Phase {
@@ -290,8 +299,8 @@ pub struct TurnMachine {
     wake: Vec<Wake>,
     prompts: Vec<Prompt>,
     recalled: Vec<MemoryId>,
-    /// Lines to remember: (speaker, text, witnesses, vector).
-    lines: Vec<(EntityId, String, WitnessSet, Option<Vec<f32>>)>,
+    /// Lines to remember.
+    lines: Vec<Line>,
     /// Whether the state-update pass is over (or was never asked for).
     updated: bool,
     /// System lines shown to a responder in this turn.
@@ -553,6 +562,7 @@ impl TurnMachine {
                 format!("{author}: {}", input.text),
                 witnesses.clone(),
                 None,
+                scene,
             ));
             events.push(Event::UserTurn {
                 utterance: Utterance {
@@ -831,7 +841,7 @@ impl TurnMachine {
             let lines: Vec<(EntityId, String, WitnessSet)> = self
                 .lines
                 .iter()
-                .map(|(s, t, w, _)| (*s, t.clone(), w.clone()))
+                .map(|(s, t, w, _, _)| (*s, t.clone(), w.clone()))
                 .collect();
             let present: WitnessSet = lines.iter().flat_map(|l| l.2.iter()).collect();
             let request = update::request(&self.scratch, &present, &lines, &self.options.updates);
@@ -1085,7 +1095,7 @@ impl TurnMachine {
                     scene,
                 },
             });
-            said = Some((id, witnesses));
+            said = Some((id, witnesses, scene));
         }
         // Validate on a copy first: a bad result changes nothing.
         let mut next = self.scratch.clone();
@@ -1095,9 +1105,9 @@ impl TurnMachine {
         self.scratch = next;
         self.pending.extend(events);
         match said {
-            Some((id, witnesses)) => {
+            Some((id, witnesses, scene)) => {
                 self.lines
-                    .push((speaker, format!("{name}: {text}"), witnesses, None));
+                    .push((speaker, format!("{name}: {text}"), witnesses, None, scene));
                 self.replies.push(Reply {
                     speaker,
                     utterance: id,
@@ -1169,7 +1179,7 @@ impl TurnMachine {
         let now = self.input.now;
         if self.options.remember_dialogue {
             let lines = std::mem::take(&mut self.lines);
-            for (line, (_, text, witnesses, vector)) in lines.into_iter().enumerate() {
+            for (line, (_, text, witnesses, vector, scene)) in lines.into_iter().enumerate() {
                 for owner in witnesses.iter() {
                     let significance = self
                         .significance
@@ -1189,6 +1199,7 @@ impl TurnMachine {
                         decay: Default::default(),
                         pinned: false,
                         embedding: vector.clone(),
+                        scene,
                     };
                     let event = Event::MemoryAdded { memory };
                     self.scratch.apply(&event)?;

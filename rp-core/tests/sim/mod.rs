@@ -423,6 +423,13 @@ pub fn event(w: &World, op: &Op) -> Option<Event> {
                     decay: DecayStage::Full,
                     pinned: false,
                     embedding: None,
+                    // Half of them remember a line of the scene where they are (compressed
+                    // when it closes).
+                    scene: if significance % 2 == 0 {
+                        w.scene_of(e.id).map(|s| s.id)
+                    } else {
+                        None
+                    },
                 },
             }
         }
@@ -719,6 +726,7 @@ pub fn event(w: &World, op: &Op) -> Option<Event> {
                     decay: DecayStage::Full,
                     pinned: false,
                     embedding: None,
+                    scene: None,
                 },
             }
         }
