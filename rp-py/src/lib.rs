@@ -12,6 +12,10 @@
 //! - [`edits`]: the events behind `World.append` and the named edits;
 //! - [`story`]: scoped events and threads (`ScopedEvent`, `Thread`, and
 //!   the conversions of `World.plan_event` and friends);
+//! - [`scene`]: `Scene`, and the scene options and reads of `World`;
+//! - [`job`]: `Job`, the poll form of a scene close, a time skip or a world
+//!   query, and the one-call forms driven by a Python `generate`;
+//! - [`graph`]: the relationship queries and the world-query records;
 //! - [`decision`]: `Decision`, the outcome of response control;
 //! - [`condition`]: `Condition`, one condition of the fact language on its own;
 //! - [`memory`]: `Recalled`, and the conversions of `World`'s memory methods;
@@ -37,10 +41,13 @@ mod condition;
 mod decision;
 mod edits;
 mod errors;
+mod graph;
+mod job;
 mod json;
 mod memory;
 mod model;
 mod run_turn;
+mod scene;
 mod story;
 mod turn;
 mod world;
@@ -61,9 +68,13 @@ mod _rp {
         WorldFileError,
     };
     #[pymodule_export]
+    use crate::job::Job;
+    #[pymodule_export]
     use crate::memory::Recalled;
     #[pymodule_export]
     use crate::model::{Branch, Container, Edge, Entity, Group, Memory, RewindPreview, Slot};
+    #[pymodule_export]
+    use crate::scene::Scene;
     #[pymodule_export]
     use crate::story::{ScopedEvent, Thread};
     #[pymodule_export]

@@ -45,13 +45,19 @@ use crate::json;
 use crate::turn::{generate_result, outcome_to_py, turn_input, turn_options};
 use crate::world::World;
 
-/// The host's callables of one turn.
-struct Host<'py> {
+/// The host's callables of one turn (or of a job: `generate` alone).
+pub(crate) struct Host<'py> {
     generate: Bound<'py, PyAny>,
     on_token: Option<Bound<'py, PyAny>>,
     embed: Option<Bound<'py, PyAny>>,
     on_action: Option<Bound<'py, PyAny>>,
+    /// What async callables should use instead, named in the errors that
+    /// refuse them.
+    async_form: &'static str,
 }
+
+/// The async form of a turn, named when a sync driver refuses an awaitable.
+const TURN_ASYNC_FORM: &str = "World.aturn (run_turn_async)";
 
 /// `World.run_turn`: begins the turn (committing the input), answers each
 /// step with the host's callables and finishes it; returns the outcome dict.
@@ -86,6 +92,7 @@ pub(crate) fn run_turn<'py>(
         on_token,
         embed,
         on_action,
+        async_form: TURN_ASYNC_FORM,
     };
     let world = world.get();
     // Each call on the machine takes the World's lock with the GIL released
@@ -156,9 +163,25 @@ fn advance(engine: &mut Engine, mut machine: Box<TurnMachine>) -> Result<Progres
 }
 
 impl<'py> Host<'py> {
+    /// Only a `generate` callable, for a job driven in one call; `async_form`
+    /// is what async callables should use instead.
+    pub(crate) fn generator(generate: Bound<'py, PyAny>, async_form: &'static str) -> Self {
+        Host {
+            generate,
+            on_token: None,
+            embed: None,
+            on_action: None,
+            async_form,
+        }
+    }
+
     /// Calls `generate` for `request` and reads what it returns, streaming
     /// its text to `on_token`.
-    fn generation(&self, py: Python<'py>, request: &GenerateRequest) -> PyResult<GenerateResult> {
+    pub(crate) fn generation(
+        &self,
+        py: Python<'py>,
+        request: &GenerateRequest,
+    ) -> PyResult<GenerateResult> {
         let request = json::serialize(py, request)?;
         // The purpose `on_token` sees is the request's own dict.
         let purpose = request.get_item("purpose")?;
@@ -173,12 +196,12 @@ impl<'py> Host<'py> {
         if result.is_exact_instance_of::<PyDict>() {
             return self.whole_result(py, &purpose, &result);
         }
-        refuse_awaitable(py, &result, "generate")?;
+        refuse_awaitable(py, &result, "generate", self.async_form)?;
         if result.is_instance(abc(py, &ASYNC_ITERABLE, "AsyncIterable")?)? {
-            return Err(PyTypeError::new_err(
-                "generate returned an async iterable; use World.aturn (run_turn_async) for \
-                 async callables",
-            ));
+            return Err(PyTypeError::new_err(format!(
+                "generate returned an async iterable; use {} for async callables",
+                self.async_form
+            )));
         }
         if result.is_instance_of::<PyString>() {
             return self.whole_text(py, &purpose, result);
@@ -288,7 +311,7 @@ impl<'py> Host<'py> {
         if let Some(on_token) = &self.on_token {
             let done = on_token.call1((purpose, text))?;
             if !done.is_none() {
-                refuse_awaitable(py, &done, "on_token")?;
+                refuse_awaitable(py, &done, "on_token", self.async_form)?;
             }
         }
         Ok(())
@@ -304,7 +327,7 @@ impl<'py> Host<'py> {
         let vectors = embed
             .call1((PyList::new(py, texts)?,))
             .map_err(|error| failed(py, "embed", error))?;
-        refuse_awaitable(py, &vectors, "embed")?;
+        refuse_awaitable(py, &vectors, "embed", self.async_form)?;
         vectors.extract()
     }
 
@@ -331,7 +354,7 @@ impl<'py> Host<'py> {
         if answer.is_none() {
             return Ok(Ok(serde_json::Value::Object(serde_json::Map::new())));
         }
-        refuse_awaitable(py, &answer, "on_action")?;
+        refuse_awaitable(py, &answer, "on_action", self.async_form)?;
         Ok(Ok(json::py_to_json(&answer)?))
     }
 }
@@ -361,7 +384,12 @@ fn failed(py: Python<'_>, name: &str, error: PyErr) -> PyErr {
 
 /// A sync driver cannot await: an awaitable is refused (a coroutine is
 /// closed first, so that it does not warn about never being awaited).
-fn refuse_awaitable(py: Python<'_>, value: &Bound<'_, PyAny>, name: &str) -> PyResult<()> {
+fn refuse_awaitable(
+    py: Python<'_>,
+    value: &Bound<'_, PyAny>,
+    name: &str,
+    async_form: &str,
+) -> PyResult<()> {
     static IS_AWAITABLE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     static IS_COROUTINE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let awaitable = IS_AWAITABLE
@@ -379,7 +407,7 @@ fn refuse_awaitable(py: Python<'_>, value: &Bound<'_, PyAny>, name: &str) -> PyR
         value.call_method0("close")?;
     }
     Err(PyTypeError::new_err(format!(
-        "{name} returned an awaitable; use World.aturn (run_turn_async) for async callables"
+        "{name} returned an awaitable; use {async_form} for async callables"
     )))
 }
 

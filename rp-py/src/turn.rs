@@ -274,6 +274,12 @@ impl Turn {
     ///
     /// Asking again without answering returns the same request.
     ///
+    /// When the turn closes scenes (see the ``"scenes"`` options of
+    /// ``World.begin_turn``), the first ``"generate"`` steps are their
+    /// summaries, of purpose ``{"kind": "summary"}``: one per witness of
+    /// each scene, written from that witness's point of view (an empty
+    /// summary is refused, see ``World.begin_scene_close``).
+    ///
     /// Unless the options say ``"tools": False``, a reply request offers the
     /// engine's tools: ``"tools"`` is a list of ``{"name", "description",
     /// "parameters"}`` (a JSON Schema) for ``"roll_dice"`` (arguments
@@ -395,7 +401,9 @@ impl Turn {
     /// what it did, as a dict: ``"seq"`` (the head after the commit),
     /// ``"input"`` (the input's utterance id, or None), ``"decisions"``,
     /// ``"replies"`` (dicts with ``"speaker"``, ``"utterance"`` and
-    /// ``"text"``, in the order spoken), ``"silent"``, ``"wake"``
+    /// ``"text"``, in the order spoken), ``"silent"``,
+    /// ``"closed_scenes"`` (the ids of the scenes the turn closed, each with
+    /// a summary memory per witness), ``"wake"``
     /// (``{"entity", "at"}``: when the host should start a wake-up turn),
     /// ``"prompts"`` (each responder's prompt, as ``World.inspect_prompt``
     /// gives it, when the options say ``"outcome_prompts": True``; empty

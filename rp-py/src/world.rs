@@ -13,9 +13,11 @@ use rp_core::{Durability, Engine, EngineOptions, EntityId, Message};
 
 use crate::decision::Decision;
 use crate::errors::{RpError, to_py_err};
+use crate::job::Job;
 use crate::model::{
     Branch, Container, Edge, Entity, Group, Memory, Named, RewindPreview, container_id, entity_id,
 };
+use crate::scene::Scene;
 use crate::story::{ScopedEvent, Thread};
 use crate::turn::Turn;
 
@@ -494,7 +496,12 @@ impl World {
     /// ``lore_lines``, ``lore_budget_tokens``, ``template``, ``recall``),
     /// ``"sampling"``, ``"remember_dialogue"``, ``"dialogue_significance"``,
     /// ``"semantic"`` (then the turn asks for vectors),
-    /// ``"max_responders"``, ``"outcome_prompts"`` (default False; True:
+    /// ``"max_responders"``, ``"scenes"`` (scene options, see
+    /// ``begin_scene_close``: the line joins the current scene of the
+    /// speaker's container, one is opened if there is none, and the due
+    /// scenes of that container and of those who hear it close first, each
+    /// asking for a summary per witness, see ``Turn.step``),
+    /// ``"outcome_prompts"`` (default False; True:
     /// the outcome's ``"prompts"`` holds each responder's prompt, see
     /// ``Turn.finish``), ``"tools"`` (default True: replies are offered
     /// the engine's dice tools, see ``Turn.step``; False: none) and
@@ -929,6 +936,354 @@ impl World {
     /// The current world in world-file form (TOML).
     fn export_world_file(&self, py: Python<'_>) -> PyResult<String> {
         self.with_engine(py, |engine| Ok(engine.export_world_file()))
+    }
+
+    // ----- Scenes and time skips -----
+
+    /// Opens a scene in ``container`` (an id, key or name) at ``now`` (host
+    /// clock, ms; the clock advances to it) and returns its id; its
+    /// witnesses start as the entities there. Turns open scenes by
+    /// themselves (see the ``"scenes"`` turn options); this is for the host
+    /// that wants one now.
+    ///
+    /// Raises ``NotFound`` (container), ``Conflict`` (the container already
+    /// has an open scene: close it first), ``InvalidInput`` (``now`` before
+    /// the world's clock).
+    #[pyo3(signature = (container, *, now))]
+    fn open_scene(&self, py: Python<'_>, container: Named, now: i64) -> PyResult<u64> {
+        self.with_engine(py, |engine| {
+            crate::scene::open_scene(engine, &container, now)
+        })
+    }
+
+    /// Every scene, open and closed, in id order, as ``Scene`` snapshots;
+    /// with ``open_only``, only the open ones.
+    #[pyo3(signature = (*, open_only = false))]
+    fn scenes(&self, py: Python<'_>, open_only: bool) -> PyResult<Vec<Scene>> {
+        self.with_engine(py, |engine| Ok(crate::scene::scenes(engine, open_only)))
+    }
+
+    /// The scene with id ``scene``. Raises ``NotFound``.
+    fn scene(&self, py: Python<'_>, scene: u64) -> PyResult<Scene> {
+        self.with_engine(py, |engine| crate::scene::scene(engine, scene))
+    }
+
+    /// The open scene of ``container`` (an id, key or name), or None.
+    /// Raises ``NotFound`` (container).
+    fn current_scene(&self, py: Python<'_>, container: Named) -> PyResult<Option<Scene>> {
+        self.with_engine(py, |engine| crate::scene::current_scene(engine, &container))
+    }
+
+    /// The open scene of the container where ``entity`` (an id, key, name
+    /// or alias) stands, or None (no scene there, or it stands nowhere).
+    /// Raises ``NotFound`` (entity).
+    fn scene_of(&self, py: Python<'_>, entity: Named) -> PyResult<Option<Scene>> {
+        self.with_engine(py, |engine| crate::scene::scene_of(engine, &entity))
+    }
+
+    /// The open scenes due to close at ``now`` under ``options`` (scene
+    /// options, see ``begin_scene_close``), oldest first, as dicts with
+    /// ``"scene"`` and ``"reason"``: ``"superseded"`` (a newer scene opened
+    /// in its container: ``"by"``), ``"departure"`` (a witness left its
+    /// container: ``"entity"``) or ``"gap"`` (nothing said in it for
+    /// ``max_gap_ms``: ``"since"``). Changes nothing. Raises
+    /// ``InvalidInput`` (options).
+    #[pyo3(signature = (*, now, options = None))]
+    fn due_scenes<'py>(
+        &self,
+        py: Python<'py>,
+        now: i64,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let options = crate::scene::scene_options(py, options)?;
+        let due = self.with_engine(py, |engine| {
+            Ok(crate::scene::due_scenes(engine, now, &options))
+        })?;
+        crate::json::to_py(py, due)
+    }
+
+    /// Starts closing the open scene ``scene`` at ``now`` (host clock, ms),
+    /// due or not, and returns the ``Job``: it asks for one summary per
+    /// witness, each from that witness's own point of view, and its
+    /// ``finish()`` commits the close and each summary as a memory owned by
+    /// its witness (``kind == "scene_summary"``), in one transaction. A
+    /// scene in which nothing was said closes with no summaries.
+    ///
+    /// ``options`` is a dict of scene options, every key optional, unknown
+    /// keys refused: ``"enabled"``, ``"max_gap_ms"``,
+    /// ``"close_on_departure"`` (when scenes are due, see ``due_scenes``),
+    /// ``"sampling"`` (of the summary requests), ``"summary_lines"`` (the
+    /// most lines of the scene a summary prompt carries, at least 1),
+    /// ``"significance"`` (of the summaries, 0–1) and ``"group_nodes"``
+    /// (with three or more witnesses, create a group node of exactly them).
+    /// A turn takes the same dict as its ``"scenes"`` option.
+    ///
+    /// Raises ``NotFound`` (scene), ``Conflict`` (it is closed already),
+    /// ``InvalidInput`` (``now`` before the world's clock or the scene's
+    /// opening, bad options); nothing changes until ``finish()``.
+    #[pyo3(signature = (scene, *, now, options = None))]
+    fn begin_scene_close(
+        slf: &Bound<'_, Self>,
+        scene: u64,
+        now: i64,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Job> {
+        crate::job::begin_scene_close(slf, scene, now, options)
+    }
+
+    /// ``begin_scene_close`` of the open scene of ``container`` (an id, key
+    /// or name). Raises as it does, and ``NotFound`` when the container has
+    /// no open scene.
+    #[pyo3(signature = (container, *, now, options = None))]
+    fn begin_close_current_scene(
+        slf: &Bound<'_, Self>,
+        container: Named,
+        now: i64,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Job> {
+        crate::job::begin_close_current_scene(slf, container, now, options)
+    }
+
+    /// Closes the scene ``scene`` at ``now`` in one call, with the host's
+    /// model behind ``generate``, and returns the outcome dict of
+    /// ``Job.finish`` (``"seq"``, ``"scene"``, ``"summaries"``,
+    /// ``"group"``).
+    ///
+    /// ``generate(request)`` is a plain function that receives each summary
+    /// request as a dict (see ``Job.step``) and returns the text (``str``),
+    /// a result dict (``{"text": ...}``) or an iterable of ``str`` chunks
+    /// (joined); an async callable is refused with ``TypeError`` (drive the
+    /// ``Job`` of ``begin_scene_close`` to await one). When ``generate``
+    /// raises an ``Exception``, nothing is committed and ``GenerationError``
+    /// is raised from it (its ``__cause__``, with its traceback); other
+    /// exceptions (``KeyboardInterrupt``) propagate as they are, also
+    /// committing nothing. Errors are otherwise those of
+    /// ``begin_scene_close`` and ``Job``.
+    #[pyo3(signature = (scene, *, now, generate, options = None))]
+    fn close_scene<'py>(
+        slf: &Bound<'py, Self>,
+        scene: u64,
+        now: i64,
+        generate: Bound<'py, PyAny>,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        crate::job::close_scene(slf, scene, now, generate, options)
+    }
+
+    /// ``close_scene`` of the open scene of ``container`` (an id, key or
+    /// name): see ``begin_close_current_scene``.
+    #[pyo3(signature = (container, *, now, generate, options = None))]
+    fn close_current_scene<'py>(
+        slf: &Bound<'py, Self>,
+        container: Named,
+        now: i64,
+        generate: Bound<'py, PyAny>,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        crate::job::close_current_scene(slf, container, now, generate, options)
+    }
+
+    /// Starts a time skip and returns the ``Job``: a jump ``to`` a time
+    /// (host clock, ms: "the next morning"), or an elision of the action of
+    /// ``elide`` (an entity's id, key, name or alias: its clock moves to the
+    /// end of its action, which needs a duration). Give exactly one.
+    ///
+    /// The skip is one commit (``Job.finish``): every open scene closes at
+    /// the moment the skip begins (a summary per witness, which the job
+    /// asks for; ``options`` are scene options as for
+    /// ``begin_scene_close``, and with ``"enabled": False`` no scene is
+    /// closed), the clock moves, the scoped-event transitions due in between
+    /// run forward in time order (starts whose time came, expiries), and the
+    /// actions over by the landing time end (after a jump, every action).
+    /// ``rewind`` to a seq before it restores everything.
+    ///
+    /// Raises ``TypeError`` (both or neither of ``to`` and ``elide``),
+    /// ``InvalidInput`` (a landing time not after the world's clock, an
+    /// entity doing nothing or whose action has no duration, bad options),
+    /// ``NotFound`` (entity); nothing changes until ``finish()``.
+    #[pyo3(signature = (*, to = None, elide = None, options = None))]
+    fn begin_time_skip(
+        slf: &Bound<'_, Self>,
+        to: Option<i64>,
+        elide: Option<Named>,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Job> {
+        crate::job::begin_time_skip(slf, to, elide, options)
+    }
+
+    /// A whole time skip in one call (see ``begin_time_skip``), with
+    /// ``generate`` writing the summaries of the scenes it closes, as for
+    /// ``close_scene``; returns the outcome dict of ``Job.finish``
+    /// (``"seq"``, ``"from"``, ``"to"``, ``"closed_scenes"``, ``"due"``,
+    /// ``"reset"``). When ``generate`` raises, nothing is committed.
+    #[pyo3(signature = (*, to = None, elide = None, generate, options = None))]
+    fn time_skip<'py>(
+        slf: &Bound<'py, Self>,
+        to: Option<i64>,
+        elide: Option<Named>,
+        generate: Bound<'py, PyAny>,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        crate::job::run_time_skip(slf, to, elide, generate, options)
+    }
+
+    // ----- World queries -----
+
+    /// Starts a world query, a question about the world in natural
+    /// language answered by the host's model, and returns the ``Job``. The
+    /// model is shown a context (entities, relationships, and for a query
+    /// asked ``as_entity`` its own memories) and either answers or asks to
+    /// look up more (see ``Job.step``); ``finish()`` records the query in
+    /// the log (``get_query`` reads it after a restart). A query changes
+    /// nothing in the world but its record.
+    ///
+    /// ``now`` is the host clock (ms); ``as_entity`` (an id, key, name or
+    /// alias) restricts the answer to what that entity could know; ``config``
+    /// is a dict, every key optional, unknown keys refused:
+    /// ``"max_info_requests"`` (0–20, default 3), ``"max_initial_entities"``
+    /// (1–100, default 10), ``"include_relationships"`` (default True),
+    /// ``"temperature"`` (0–2, default 0.7), ``"result_limit"`` (1–200,
+    /// default 20).
+    ///
+    /// Raises ``InvalidInput`` (an empty or over-long text, a bad config),
+    /// ``NotFound`` (``as_entity``).
+    #[pyo3(signature = (text, *, now, as_entity = None, config = None))]
+    fn begin_query(
+        slf: &Bound<'_, Self>,
+        text: String,
+        now: i64,
+        as_entity: Option<Named>,
+        config: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Job> {
+        crate::job::begin_query(slf, text, now, as_entity, config)
+    }
+
+    /// Asks a world query in one call (see ``begin_query``), with the
+    /// host's model behind ``generate`` (as for ``close_scene``), and
+    /// returns the outcome dict of ``Job.finish`` (``"seq"``, ``"query"``,
+    /// ``"context"``, ``"iterations"``): the answer is
+    /// ``outcome["query"]["answer"]``. When ``generate`` raises, nothing is
+    /// committed (not even a failed record).
+    #[pyo3(signature = (text, *, now, generate, as_entity = None, config = None))]
+    fn ask<'py>(
+        slf: &Bound<'py, Self>,
+        text: String,
+        now: i64,
+        generate: Bound<'py, PyAny>,
+        as_entity: Option<Named>,
+        config: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        crate::job::ask(slf, text, now, generate, as_entity, config)
+    }
+
+    /// The record of the query ``query`` (an id, ``outcome["query"]["id"]``)
+    /// on the current branch, as a dict: ``"id"``, ``"text"``,
+    /// ``"asked_as"``, ``"config"``, ``"status"`` (``"completed"`` or
+    /// ``"failed"``), ``"rounds"`` (each generation and what became of it),
+    /// ``"answer"`` (``"content"``, ``"confidence"``, ``"sources"``,
+    /// ``"suggested_follow_ups"``, ...) or ``"error"``, and its times.
+    /// Raises ``NotFound``.
+    fn get_query<'py>(&self, py: Python<'py>, query: u64) -> PyResult<Bound<'py, PyAny>> {
+        let record = self.with_engine(py, |engine| crate::graph::get_query(engine, query))?;
+        crate::json::to_py(py, record)
+    }
+
+    /// The ``limit`` most recent query records, newest first, as dicts (see
+    /// ``get_query``).
+    #[pyo3(signature = (limit = 10))]
+    fn recent_queries<'py>(&self, py: Python<'py>, limit: usize) -> PyResult<Bound<'py, PyAny>> {
+        let records =
+            self.with_engine(py, |engine| Ok(crate::graph::recent_queries(engine, limit)))?;
+        crate::json::to_py(py, records)
+    }
+
+    // ----- Relationship queries -----
+
+    /// The edges of ``entities`` (ids, keys, names or aliases) along
+    /// ``direction`` (``"outgoing"``: what they feel about others,
+    /// ``"incoming"``: what others feel about them, or ``"both"``), for each
+    /// entity in order outgoing then incoming, each edge once, at most
+    /// ``limit`` (1–10000), as ``Edge`` snapshots.
+    ///
+    /// Raises ``NotFound`` (an entity), ``InvalidInput`` (direction, limit).
+    #[pyo3(signature = (entities, *, direction = "both", limit = 100))]
+    fn relationships_of(
+        &self,
+        py: Python<'_>,
+        entities: Vec<Named>,
+        direction: &str,
+        limit: usize,
+    ) -> PyResult<Vec<Edge>> {
+        let direction = crate::graph::direction(direction).map_err(|e| to_py_err(py, e))?;
+        self.with_engine(py, |engine| {
+            crate::graph::relationships_of(engine, &entities, direction, limit)
+        })
+    }
+
+    /// The entities reachable from ``entity`` (an id, key, name or alias)
+    /// in at most ``max_hops`` hops (1–6) along ``direction`` (see
+    /// ``relationships_of``), nearest first, each once, ``entity`` itself
+    /// left out, at most ``limit``, as ``(entity, hops)`` pairs (``hops ==
+    /// 1``: a direct neighbour).
+    ///
+    /// Raises ``NotFound``, ``InvalidInput`` (``max_hops``, direction,
+    /// limit).
+    #[pyo3(signature = (entity, *, max_hops = 2, direction = "outgoing", limit = 100))]
+    fn connected(
+        &self,
+        py: Python<'_>,
+        entity: Named,
+        max_hops: u32,
+        direction: &str,
+        limit: usize,
+    ) -> PyResult<Vec<(u64, u32)>> {
+        let direction = crate::graph::direction(direction).map_err(|e| to_py_err(py, e))?;
+        self.with_engine(py, |engine| {
+            crate::graph::connected(engine, &entity, max_hops, direction, limit)
+        })
+    }
+
+    /// The shortest chain of acquaintance from ``a`` to ``b`` (ids, keys,
+    /// names or aliases) following edge direction (``a`` has an edge to x,
+    /// x to ``b``), both ends included, of at most ``max_hops`` hops (1–6);
+    /// None when there is none.
+    ///
+    /// Raises ``NotFound``, ``InvalidInput`` (``max_hops``).
+    #[pyo3(signature = (a, b, *, max_hops = 4))]
+    fn path(
+        &self,
+        py: Python<'_>,
+        a: Named,
+        b: Named,
+        max_hops: u32,
+    ) -> PyResult<Option<Vec<u64>>> {
+        self.with_engine(py, |engine| crate::graph::path(engine, &a, &b, max_hops))
+    }
+
+    /// The entities that share neighbours (either direction) with
+    /// ``entity`` (an id, key, name or alias), most shared first (ties by
+    /// id), at most ``limit``, as ``(entity, shared)`` pairs.
+    ///
+    /// Raises ``NotFound``, ``InvalidInput`` (limit).
+    #[pyo3(signature = (entity, *, limit = 20))]
+    fn shared_connections(
+        &self,
+        py: Python<'_>,
+        entity: Named,
+        limit: usize,
+    ) -> PyResult<Vec<(u64, u32)>> {
+        self.with_engine(py, |engine| {
+            crate::graph::shared_connections(engine, &entity, limit)
+        })
+    }
+
+    /// Figures of the relationship graph, as a dict: ``"entities"``,
+    /// ``"edges"`` (directed), ``"mutual_pairs"`` (an edge each way, counted
+    /// once), ``"isolated"`` (no edge either way), ``"max_outgoing"``,
+    /// ``"max_incoming"`` and ``"mean_degree"``.
+    fn graph_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let stats = self.with_engine(py, |engine| Ok(engine.relationships().stats()))?;
+        crate::json::serialize(py, &stats)
     }
 
     // ----- The world model: typed snapshots -----

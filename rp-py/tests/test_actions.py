@@ -178,7 +178,7 @@ def test_another_exception_of_on_action_abandons_the_turn(world: World, wren: in
             wren, "Tobias, the cellar?", 1_000, scripted(), on_action=on_action, options=ACTIONS
         )
     assert isinstance(raised.value.__cause__, KeyError)
-    assert world.head == head + 2, "the clock and the input only"
+    assert world.head == head + 3, "the clock, the scene the line opens and the input only"
     assert world.system_lines() == []
 
 

@@ -118,8 +118,18 @@ def test_the_session_against_an_openai_compatible_endpoint(
     assert "Mira Holt: Aye, the lights again." in text
     assert "rejected" not in text
 
-    # Three turns of a reply and a state-update pass each.
-    assert len(FakeEndpoint.requests) == 6
+    # Three turns of a reply and a state-update pass each, and the booth's
+    # scene closing when Wren leaves it for the bar: a summary per witness.
+    assert len(FakeEndpoint.requests) == 8
+    summaries = [
+        body["messages"][-1]["content"]
+        for _, body in FakeEndpoint.requests
+        if body["messages"][-1]["content"].endswith("memory of the scene.")
+    ]
+    assert summaries == [
+        "Write Wren's memory of the scene.",
+        "Write Tobias Reed's memory of the scene.",
+    ]
     for authorization, body in FakeEndpoint.requests:
         assert authorization == "Bearer secret"
         assert body["model"] == "tiny-model"

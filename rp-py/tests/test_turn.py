@@ -452,7 +452,7 @@ def test_inspect_prompt_says_why_each_piece_is_there(
     dialogue = [p for p in pieces if p["section"] == "dialogue"]
     assert [p["text"] for p in dialogue] == [f"Wren: {ASK}", f"Tobias Reed: {ANSWER}"]
     assert dialogue[0]["entity"] == wren
-    assert dialogue[0]["why"] == "a recent line the speaker witnessed"
+    assert dialogue[0]["why"] == "a line the speaker witnessed in its current scene"
     # Memories recalled for the query say so, with their score; remembered lines still in
     # the dialogue section are not repeated there.
     recalled = [p for p in pieces if p["section"] == "memories"]

@@ -55,6 +55,20 @@ they complete; threads stay in their participants' prompts until resolved::
     world.complete_event(picnic, promotion={"gists": [gist]}, now=120_000)
     world.open_thread("Who took the ledger?", ["Mira"], now=120_000)
 
+Scenes close with one summary memory per witness, time skips move the
+clock past what nobody wants to play (closing the open scenes and running
+what falls due in between), and world queries ask the model about the world.
+Each needs the host's model: ``world.close_scene(scene, now=..., generate=model)``,
+``world.time_skip(to=..., generate=model)``, ``world.ask(text, now=...,
+generate=model)`` run in one call, and ``begin_scene_close``,
+``begin_time_skip`` and ``begin_query`` give the poll form (a ``Job``).
+The relationship graph answers ``relationships_of``, ``connected``,
+``path``, ``shared_connections`` and ``graph_stats``::
+
+    outcome = world.ask("Who runs the tavern?", now=180_000, generate=model)
+    print(outcome["query"]["answer"]["content"])
+    print(world.path("Wren", "Mira Holt"))
+
 Errors are subclasses of ``RpError``, one per kind of engine error.
 ``ActionRefused`` is the host's own: an ``on_action`` callable raises it to
 refuse a host action.
@@ -77,12 +91,14 @@ from rp_engine._rp import (
     Group,
     InvalidInput,
     InvalidReport,
+    Job,
     Memory,
     NotASave,
     NotFound,
     Recalled,
     RewindPreview,
     RpError,
+    Scene,
     ScopedEvent,
     ScriptedGenerator,
     Slot,
@@ -108,6 +124,7 @@ __all__ = [
     "Condition",
     "Recalled",
     "Turn",
+    "Job",
     "TurnStream",
     "Token",
     "ScriptedGenerator",
@@ -121,6 +138,7 @@ __all__ = [
     "RewindPreview",
     "ScopedEvent",
     "Thread",
+    "Scene",
     "Graph",
     "GraphNode",
     "check_sheet",

@@ -24,6 +24,7 @@ __all__ = [
     "Condition",
     "Recalled",
     "Turn",
+    "Job",
     "ScriptedGenerator",
     "Entity",
     "Container",
@@ -35,6 +36,7 @@ __all__ = [
     "RewindPreview",
     "ScopedEvent",
     "Thread",
+    "Scene",
     "check_sheet",
     "RpError",
     "NotFound",
@@ -240,6 +242,39 @@ class Turn:
     @property
     def responders(self) -> list[int]:
         """Who will answer, in order."""
+
+@final
+class Job:
+    """A scene close, a time skip or a world query in progress, begun by
+    ``World.begin_scene_close``, ``begin_close_current_scene``,
+    ``begin_time_skip`` or ``begin_query``; nothing is committed before ``finish()``.
+
+    Call ``step()`` until it returns ``{"step": "done"}``, answering each
+    ``"generate"`` step with ``provide()``; then ``finish()``. ``abandon()``
+    drops the job, committing nothing.
+    """
+
+    def step(self) -> dict[str, Any]:
+        """What the job needs next: ``{"step": "generate", ...}`` (a request) or ``{"step": "done"}``."""
+    def provide(self, result: Union[str, dict[str, Any]]) -> None:
+        """Answers the last ``"generate"`` step with the text or a result dict."""
+    def fail(self, reason: str) -> None:
+        """Ends a query as failed; ``finish()`` then records it so."""
+    def finish(self) -> dict[str, Any]:
+        """Commits the job in one transaction and returns what it did (with ``"seq"``)."""
+    def abandon(self) -> None:
+        """Drops the job, committing nothing. Does nothing on a job that is over."""
+    def progress(self) -> dict[str, Any]:
+        """Where the job stands: ``"kind"``, ``"done"`` and the machine's own fields."""
+    @property
+    def kind(self) -> str:
+        """``"scene_close"``, ``"time_skip"`` or ``"query"``."""
+    @property
+    def active(self) -> bool:
+        """Whether the job goes on (False after ``finish()`` or ``abandon()``)."""
+    @property
+    def world(self) -> "World":
+        """The world the job runs in."""
 
 @final
 class ScriptedGenerator:
@@ -538,6 +573,34 @@ class Thread:
     def __ne__(self, value: object, /) -> bool: ...
 
 @final
+class Scene:
+    """A stretch of story in one container, compressed into one summary memory per
+    witness when it closes (a snapshot)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def container(self) -> int: ...
+    @property
+    def opened(self) -> int: ...
+    @property
+    def closed(self) -> Optional[int]:
+        """When it closed, or None while it is open."""
+    @property
+    def is_open(self) -> bool: ...
+    @property
+    def witnesses(self) -> list[int]:
+        """Who was there (present when it opened, or heard one of its lines), in id order."""
+    @property
+    def lines(self) -> int: ...
+    @property
+    def last_line(self) -> Optional[int]: ...
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, as the JSON rp-core writes."""
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
+
+@final
 class World:
     """A world and the save file that keeps its event log."""
 
@@ -756,6 +819,105 @@ class World:
         """Every thread, open and closed, in id order."""
     def export_world_file(self) -> str:
         """The current world in world-file form (TOML)."""
+    def open_scene(self, container: _Named, *, now: int) -> int:
+        """Opens a scene in ``container`` at ``now``; its id."""
+    def scenes(self, *, open_only: bool = False) -> list[Scene]:
+        """Every scene (or only the open ones), in id order."""
+    def scene(self, scene: int) -> Scene:
+        """The scene with this id."""
+    def current_scene(self, container: _Named) -> Optional[Scene]:
+        """The open scene of ``container``, or None."""
+    def scene_of(self, entity: _Named) -> Optional[Scene]:
+        """The open scene where ``entity`` stands, or None."""
+    def due_scenes(
+        self, *, now: int, options: Optional[dict[str, Any]] = None
+    ) -> list[dict[str, Any]]:
+        """The open scenes due to close at ``now``, with why (``"scene"``, ``"reason"``)."""
+    def begin_scene_close(
+        self, scene: int, *, now: int, options: Optional[dict[str, Any]] = None
+    ) -> Job:
+        """Starts closing ``scene`` (one summary per witness); drive the Job."""
+    def begin_close_current_scene(
+        self, container: _Named, *, now: int, options: Optional[dict[str, Any]] = None
+    ) -> Job:
+        """Starts closing the open scene of ``container``; drive the Job."""
+    def close_scene(
+        self,
+        scene: int,
+        *,
+        now: int,
+        generate: _Generate,
+        options: Optional[dict[str, Any]] = None,
+    ) -> dict[str, Any]:
+        """Closes ``scene`` with ``generate`` writing the summaries; the outcome."""
+    def close_current_scene(
+        self,
+        container: _Named,
+        *,
+        now: int,
+        generate: _Generate,
+        options: Optional[dict[str, Any]] = None,
+    ) -> dict[str, Any]:
+        """Closes the open scene of ``container`` with ``generate``; the outcome."""
+    def begin_time_skip(
+        self,
+        *,
+        to: Optional[int] = None,
+        elide: Optional[_Named] = None,
+        options: Optional[dict[str, Any]] = None,
+    ) -> Job:
+        """Starts a jump ``to`` a time or an elision of ``elide``'s action; drive the Job."""
+    def time_skip(
+        self,
+        *,
+        to: Optional[int] = None,
+        elide: Optional[_Named] = None,
+        generate: _Generate,
+        options: Optional[dict[str, Any]] = None,
+    ) -> dict[str, Any]:
+        """A whole time skip, ``generate`` writing the summaries; the outcome."""
+    def begin_query(
+        self,
+        text: str,
+        *,
+        now: int,
+        as_entity: Optional[_Named] = None,
+        config: Optional[dict[str, Any]] = None,
+    ) -> Job:
+        """Starts a world query; drive the Job."""
+    def ask(
+        self,
+        text: str,
+        *,
+        now: int,
+        generate: _Generate,
+        as_entity: Optional[_Named] = None,
+        config: Optional[dict[str, Any]] = None,
+    ) -> dict[str, Any]:
+        """Asks a world query with ``generate`` as the model; the outcome."""
+    def get_query(self, query: int) -> dict[str, Any]:
+        """The record of a query, as a dict."""
+    def recent_queries(self, limit: int = 10) -> list[dict[str, Any]]:
+        """The most recent query records, newest first."""
+    def relationships_of(
+        self, entities: Sequence[_Named], *, direction: str = "both", limit: int = 100
+    ) -> list[Edge]:
+        """The edges of ``entities`` along ``direction``, each once."""
+    def connected(
+        self,
+        entity: _Named,
+        *,
+        max_hops: int = 2,
+        direction: str = "outgoing",
+        limit: int = 100,
+    ) -> list[tuple[int, int]]:
+        """``(entity, hops)`` of who is reachable from ``entity``, nearest first."""
+    def path(self, a: _Named, b: _Named, *, max_hops: int = 4) -> Optional[list[int]]:
+        """The shortest chain of edges from ``a`` to ``b``, both ends included, or None."""
+    def shared_connections(self, entity: _Named, *, limit: int = 20) -> list[tuple[int, int]]:
+        """``(entity, shared)`` of who shares neighbours with ``entity``, most first."""
+    def graph_stats(self) -> dict[str, Any]:
+        """Figures of the relationship graph."""
     @property
     def name(self) -> str:
         """The world's name."""

@@ -1,0 +1,596 @@
+//! Jobs from Python (DESIGN.md §5): the sans-IO machines that need the
+//! host's model but are not turns, in one poll form. `Job` is a scene close
+//! (rp-core's `SceneClose`: one summary per witness), a time skip
+//! (`TimeSkip`: the summaries of the scenes it closes) or a world query
+//! (`QueryMachine`: the query loop), begun by `World.begin_scene_close`,
+//! `begin_close_current_scene`, `begin_time_skip` and `begin_query`.
+//!
+//! The same machines run in one call with a plain Python `generate`
+//! callable (`World.close_scene`, `close_current_scene`, `time_skip`, `ask`):
+//! each request crosses into Python once, is answered as `World.run_turn`'s
+//! requests are (see [`crate::run_turn::Host`]), and nothing is committed
+//! before the machine finishes, so a `generate` that raises commits nothing.
+//! Every call on the engine releases the GIL.
+
+use std::sync::{Mutex, PoisonError};
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use rp_core::query::{QueryConfig, QueryInput, QueryMachine, QueryOutcome};
+use rp_core::scene::{SceneClose, SceneCloseOutcome, SceneOptions};
+use rp_core::skip::{SkipOutcome, TimeSkip};
+use rp_core::turn::{GenerateRequest, GenerateResult, Step};
+use rp_core::{Engine, SceneId, Skip};
+
+use crate::json;
+use crate::model::{Named, container_id, entity_id};
+use crate::run_turn::Host;
+use crate::world::World;
+
+/// What async callables should use instead of a one-call job, named in the
+/// errors that refuse them.
+const ASYNC_FORM: &str = "the poll form (World.begin_scene_close, begin_time_skip or \
+                          begin_query return a Job whose requests you may await)";
+
+/// One of the machines a `Job` drives.
+enum Machine {
+    SceneClose(SceneClose),
+    TimeSkip(TimeSkip),
+    Query(Box<QueryMachine>),
+}
+
+/// What a finished machine committed.
+enum Outcome {
+    SceneClose(SceneCloseOutcome),
+    TimeSkip(SkipOutcome),
+    Query(Box<QueryOutcome>),
+}
+
+impl Machine {
+    /// The job's kind, as `Job.kind` names it.
+    fn kind(&self) -> &'static str {
+        match self {
+            Machine::SceneClose(_) => "scene_close",
+            Machine::TimeSkip(_) => "time_skip",
+            Machine::Query(_) => "query",
+        }
+    }
+
+    fn step(&mut self, engine: &mut Engine) -> Result<Step, rp_core::Error> {
+        match self {
+            Machine::SceneClose(close) => close.step(engine),
+            Machine::TimeSkip(skip) => skip.step(engine),
+            Machine::Query(query) => query.step(engine),
+        }
+    }
+
+    fn provide(
+        &mut self,
+        engine: &mut Engine,
+        result: GenerateResult,
+    ) -> Result<(), rp_core::Error> {
+        match self {
+            Machine::SceneClose(close) => close.provide(engine, result),
+            Machine::TimeSkip(skip) => skip.provide(engine, result),
+            Machine::Query(query) => query.provide(engine, result),
+        }
+    }
+
+    fn finish(self, engine: &mut Engine) -> Result<Outcome, rp_core::Error> {
+        Ok(match self {
+            Machine::SceneClose(close) => Outcome::SceneClose(close.finish(engine)?),
+            Machine::TimeSkip(skip) => Outcome::TimeSkip(skip.finish(engine)?),
+            Machine::Query(query) => Outcome::Query(Box::new(query.finish(engine)?)),
+        })
+    }
+
+    /// Where the machine stands, as `Job.progress` gives it.
+    fn progress(&mut self, engine: &mut Engine) -> Result<serde_json::Value, rp_core::Error> {
+        let done = matches!(self.step(engine)?, Step::Done);
+        let encode = |value: serde_json::Result<serde_json::Value>| {
+            value.map_err(|error| rp_core::Error::Invalid {
+                what: "job progress",
+                reason: error.to_string(),
+            })
+        };
+        Ok(match self {
+            Machine::SceneClose(close) => serde_json::json!({
+                "kind": "scene_close",
+                "scene": close.scene().0,
+                "witnesses": close.witnesses().iter().map(|w| w.0).collect::<Vec<_>>(),
+                "done": done,
+            }),
+            Machine::TimeSkip(skip) => serde_json::json!({
+                "kind": "time_skip",
+                "to": skip.to(),
+                "scenes": skip.scenes().iter().map(|s| s.0).collect::<Vec<_>>(),
+                "done": done,
+            }),
+            Machine::Query(query) => serde_json::json!({
+                "kind": "query",
+                "query": encode(serde_json::to_value(query.query()))?,
+                "context": encode(serde_json::to_value(query.context()))?,
+                "capabilities": encode(serde_json::to_value(query.capabilities()))?,
+                "done": done,
+            }),
+        })
+    }
+}
+
+impl Outcome {
+    fn into_py(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+        match self {
+            Outcome::SceneClose(outcome) => json::serialize(py, &outcome),
+            Outcome::TimeSkip(outcome) => json::serialize(py, &outcome),
+            Outcome::Query(outcome) => json::serialize(py, &outcome),
+        }
+    }
+}
+
+/// A job in progress: a scene closing (one summary per witness), a time
+/// skip (the summaries of the scenes it closes) or a world query (the
+/// model's answer, after as many rounds of asking for more as it needs).
+/// Begun by ``World.begin_scene_close``, ``begin_close_current_scene``,
+/// ``begin_time_skip`` or ``begin_query``; nothing is committed until
+/// ``finish()``.
+///
+/// Drive it as a ``Turn``: call ``step()`` until it returns ``{"step":
+/// "done"}``, answering each ``"generate"`` step with ``provide()``; then
+/// ``finish()`` commits everything in one transaction and returns what it
+/// did. ``abandon()`` drops it, committing nothing. After either, every
+/// call but the properties raises ``Conflict``.
+///
+/// Calls release the GIL while the engine works. The job refuses to go on
+/// (``Conflict``) when its world changed since it began: begin it again.
+#[pyclass(frozen, module = "rp_engine")]
+pub(crate) struct Job {
+    world: Py<World>,
+    kind: &'static str,
+    /// `None` once finished or abandoned.
+    machine: Mutex<Option<Machine>>,
+}
+
+/// The error of a call on a job that is over.
+fn over() -> rp_core::Error {
+    rp_core::Error::Conflict {
+        reason: "the job is over (finished or abandoned); begin a new one".into(),
+    }
+}
+
+impl Job {
+    /// Begins a job on `world` with `begin`, run on the engine with the GIL
+    /// released.
+    fn begin(
+        world: &Bound<'_, World>,
+        begin: impl FnOnce(&mut Engine) -> Result<Machine, rp_core::Error> + Send,
+    ) -> PyResult<Job> {
+        let machine = world.get().with_engine(world.py(), begin)?;
+        Ok(Job {
+            world: world.clone().unbind(),
+            kind: machine.kind(),
+            machine: Mutex::new(Some(machine)),
+        })
+    }
+
+    /// Runs `body` on the machine and its world's engine, with the GIL
+    /// released.
+    fn with_machine<T: Send>(
+        &self,
+        py: Python<'_>,
+        body: impl FnOnce(&mut Machine, &mut Engine) -> Result<T, rp_core::Error> + Send,
+    ) -> PyResult<T> {
+        self.world.get().with_engine(py, |engine| {
+            let mut machine = self.machine.lock().unwrap_or_else(PoisonError::into_inner);
+            let machine = machine.as_mut().ok_or_else(over)?;
+            body(machine, engine)
+        })
+    }
+}
+
+#[pymethods]
+impl Job {
+    /// What the job needs next, as a dict with ``"step"``: ``"generate"``, a
+    /// request for the host's model in the shape of ``Turn.step``'s
+    /// (``"purpose"``, ``"messages"``, ``"params"``, and ``"json_schema"``
+    /// when the answer must match one); answer it with ``provide()``. Or
+    /// ``"done"``: call ``finish()``. Asking again without answering returns
+    /// the same request.
+    ///
+    /// A scene close (and a time skip, for each scene it closes) asks for
+    /// one summary per witness, in id order, of purpose ``{"kind":
+    /// "summary"}``, each prompt holding only what that witness saw and
+    /// heard. A query asks with purpose ``{"kind": "query"}`` and a JSON
+    /// schema: the answer is the model's JSON text, either ``{"type":
+    /// "answer", "content", "confidence", "sources", ...}`` or ``{"type":
+    /// "needs_more_info", "requests": [...]}`` (then it is asked again with
+    /// what the requests found).
+    ///
+    /// Raises ``Conflict`` when the job is over or its world changed.
+    fn step<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let step = self.with_machine(py, |machine, engine| machine.step(engine))?;
+        json::serialize(py, &step)
+    }
+
+    /// Answers the last ``"generate"`` step, as ``Turn.provide`` does: the
+    /// generated text (``str``), or a result dict with ``"text"`` and
+    /// optionally ``"prompt_tokens"``, ``"completion_tokens"`` and
+    /// ``"model"``, recorded as given.
+    ///
+    /// A summary is the witness's memory of the scene: an empty one is
+    /// refused (``InvalidInput``) and changes nothing, so provide again. A
+    /// query's answer that cannot be read is asked for once more, with what
+    /// was wrong, then the query fails (``finish()`` records it as failed).
+    ///
+    /// Raises ``Conflict`` when no generation was asked for, the job is
+    /// over or its world changed; ``InvalidInput`` for a dict that is not a
+    /// result; ``TypeError`` for anything but ``str`` or ``dict``.
+    fn provide(&self, py: Python<'_>, result: &Bound<'_, PyAny>) -> PyResult<()> {
+        let result = crate::turn::generate_result(py, result)?;
+        self.with_machine(py, |machine, engine| machine.provide(engine, result))
+    }
+
+    /// Ends a query as failed, with ``reason`` (the host's model could not
+    /// answer, the host gave up): ``finish()`` then records it as failed.
+    ///
+    /// Raises ``Conflict`` when the query has already ended or the job is
+    /// over, ``InvalidInput`` for a job that is not a query (abandon a scene
+    /// close or a time skip instead).
+    fn fail(&self, py: Python<'_>, reason: &str) -> PyResult<()> {
+        self.with_machine(py, |machine, engine| match machine {
+            Machine::Query(query) => query.fail(engine, reason),
+            other => Err(rp_core::Error::Invalid {
+                what: "job",
+                reason: format!(
+                    "only a query can fail, not a {}; abandon() it instead",
+                    other.kind()
+                ),
+            }),
+        })
+    }
+
+    /// Commits the job in one transaction and returns what it did, as a
+    /// dict with ``"seq"`` (the head after the commit) and:
+    ///
+    /// - a scene close: ``"scene"``, ``"summaries"`` (``[witness,
+    ///   memory]`` pairs, in witness id order: each witness's own summary
+    ///   memory) and ``"group"`` (the group node created for three or more
+    ///   witnesses, or None);
+    /// - a time skip: ``"from"`` and ``"to"`` (the clock before and after),
+    ///   ``"closed_scenes"`` (dicts with ``"scene"``, ``"summaries"`` and
+    ///   ``"group"``), ``"due"`` (the scoped-event transitions run in
+    ///   between, in time order: ``{"started", "expired", "held"}``, as
+    ///   ``World.run_due`` gives them) and ``"reset"`` (the entities whose
+    ///   finished action was cleared);
+    /// - a query: ``"query"`` (the record, as ``World.get_query`` gives it),
+    ///   ``"context"`` (what the model was last shown) and ``"iterations"``
+    ///   (the rounds of asking for more).
+    ///
+    /// Raises ``Conflict`` while ``step()`` still asks for something (the
+    /// job goes on), when its world changed, or when the job is over. A
+    /// failure to commit (``StorageError``) ends the job.
+    fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let outcome = self.world.get().with_engine(py, |engine| {
+            let mut slot = self.machine.lock().unwrap_or_else(PoisonError::into_inner);
+            let machine = slot.as_mut().ok_or_else(over)?;
+            // Finishing consumes the machine: ask first, so a job finished
+            // too early can go on.
+            if let Step::Generate(_) | Step::Embed(_) | Step::Act(_) = machine.step(engine)? {
+                return Err(rp_core::Error::Conflict {
+                    reason: format!(
+                        "the {} still needs a generation (see step()); provide it before \
+                         finishing",
+                        machine.kind().replace('_', " ")
+                    ),
+                });
+            }
+            slot.take().ok_or_else(over)?.finish(engine)
+        })?;
+        outcome.into_py(py)
+    }
+
+    /// Drops the job without committing anything. Does nothing on a job
+    /// that is already over.
+    fn abandon(&self, py: Python<'_>) {
+        py.detach(|| {
+            let machine = self
+                .machine
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            drop(machine);
+        });
+    }
+
+    /// Where the job stands, as a dict with ``"kind"`` and ``"done"``
+    /// (whether ``finish()`` would commit now), and: for a scene close,
+    /// ``"scene"`` and ``"witnesses"`` (who gets a summary, in order; none
+    /// when nothing was said in it); for a time skip, ``"to"`` (the time it
+    /// lands at) and ``"scenes"`` (the open scenes it closes); for a query,
+    /// ``"query"`` (the record so far), ``"context"`` (what the model is
+    /// shown) and ``"capabilities"`` (what the pending request offers to
+    /// look up). Raises ``Conflict`` as ``step()`` does.
+    fn progress<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let progress = self.with_machine(py, |machine, engine| machine.progress(engine))?;
+        json::json_to_py(py, &progress)
+    }
+
+    /// ``"scene_close"``, ``"time_skip"`` or ``"query"``.
+    #[getter]
+    fn kind(&self) -> &'static str {
+        self.kind
+    }
+
+    /// Whether the job goes on: False once ``finish()`` succeeded or
+    /// ``abandon()`` was called.
+    #[getter]
+    fn active(&self, py: Python<'_>) -> bool {
+        py.detach(|| {
+            self.machine
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_some()
+        })
+    }
+
+    /// The world the job runs in.
+    #[getter]
+    fn world(&self, py: Python<'_>) -> Py<World> {
+        self.world.clone_ref(py)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let state = if self.active(py) { "active" } else { "over" };
+        format!("<Job {}, {state}>", self.kind)
+    }
+}
+
+/// Refuses `to` and `elide` together or both missing, before any engine
+/// work.
+fn check_skip_args(to: Option<i64>, elide: Option<&Named>) -> PyResult<()> {
+    if to.is_some() == elide.is_some() {
+        return Err(PyTypeError::new_err(
+            "a time skip takes exactly one of to= (a jump to that time, ms) and elide= (an \
+             entity whose action to skip through)",
+        ));
+    }
+    Ok(())
+}
+
+/// The machine of `World.begin_scene_close`.
+fn scene_close(
+    scene: u64,
+    now: i64,
+    options: SceneOptions,
+) -> impl FnOnce(&mut Engine) -> Result<Machine, rp_core::Error> + Send {
+    move |engine| {
+        engine
+            .begin_scene_close(SceneId(scene), now, &options)
+            .map(Machine::SceneClose)
+    }
+}
+
+/// The machine of `World.begin_close_current_scene`.
+fn current_scene_close(
+    container: Named,
+    now: i64,
+    options: SceneOptions,
+) -> impl FnOnce(&mut Engine) -> Result<Machine, rp_core::Error> + Send {
+    move |engine| {
+        let container = container_id(engine.world(), &container)?;
+        engine
+            .begin_close_current_scene(container, now, &options)
+            .map(Machine::SceneClose)
+    }
+}
+
+/// The machine of `World.begin_time_skip` (the keywords checked already).
+fn time_skip(
+    to: Option<i64>,
+    elide: Option<Named>,
+    options: SceneOptions,
+) -> impl FnOnce(&mut Engine) -> Result<Machine, rp_core::Error> + Send {
+    move |engine| {
+        let skip = match (to, elide) {
+            (Some(to), None) => Skip::Jump { to },
+            (None, Some(entity)) => Skip::Elision {
+                entity: entity_id(engine.world(), &entity)?,
+            },
+            _ => {
+                return Err(rp_core::Error::Invalid {
+                    what: "time skip",
+                    reason: "give exactly one of to= and elide=".into(),
+                });
+            }
+        };
+        engine
+            .begin_time_skip(skip, &options)
+            .map(Machine::TimeSkip)
+    }
+}
+
+/// The machine of `World.begin_query`.
+fn query(
+    text: String,
+    now: i64,
+    as_entity: Option<Named>,
+    config: QueryConfig,
+) -> impl FnOnce(&mut Engine) -> Result<Machine, rp_core::Error> + Send {
+    move |engine| {
+        let asked_as = as_entity
+            .map(|entity| entity_id(engine.world(), &entity))
+            .transpose()?;
+        let input = QueryInput {
+            text,
+            asked_as,
+            now,
+            config,
+        };
+        QueryMachine::begin(engine, input).map(|m| Machine::Query(Box::new(m)))
+    }
+}
+
+/// A query configuration from an optional dict (the defaults when `None`),
+/// every key optional, unknown keys and values out of range refused
+/// (`InvalidInput`).
+fn query_config(py: Python<'_>, config: Option<&Bound<'_, PyDict>>) -> PyResult<QueryConfig> {
+    let config = match config {
+        Some(dict) => json::from_dict(py, "query config", dict, serde_json::from_value)?,
+        None => QueryConfig::default(),
+    };
+    config
+        .check()
+        .map_err(|error| crate::errors::to_py_err(py, error))?;
+    Ok(config)
+}
+
+/// `World.begin_scene_close`.
+pub(crate) fn begin_scene_close(
+    world: &Bound<'_, World>,
+    scene: u64,
+    now: i64,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Job> {
+    let options = crate::scene::scene_options(world.py(), options)?;
+    Job::begin(world, scene_close(scene, now, options))
+}
+
+/// `World.begin_close_current_scene`.
+pub(crate) fn begin_close_current_scene(
+    world: &Bound<'_, World>,
+    container: Named,
+    now: i64,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Job> {
+    let options = crate::scene::scene_options(world.py(), options)?;
+    Job::begin(world, current_scene_close(container, now, options))
+}
+
+/// `World.begin_time_skip`.
+pub(crate) fn begin_time_skip(
+    world: &Bound<'_, World>,
+    to: Option<i64>,
+    elide: Option<Named>,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Job> {
+    check_skip_args(to, elide.as_ref())?;
+    let options = crate::scene::scene_options(world.py(), options)?;
+    Job::begin(world, time_skip(to, elide, options))
+}
+
+/// `World.begin_query`.
+pub(crate) fn begin_query(
+    world: &Bound<'_, World>,
+    text: String,
+    now: i64,
+    as_entity: Option<Named>,
+    config: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Job> {
+    let config = query_config(world.py(), config)?;
+    Job::begin(world, query(text, now, as_entity, config))
+}
+
+/// `World.close_scene`.
+pub(crate) fn close_scene<'py>(
+    world: &Bound<'py, World>,
+    scene: u64,
+    now: i64,
+    generate: Bound<'py, PyAny>,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let options = crate::scene::scene_options(world.py(), options)?;
+    run(world, generate, scene_close(scene, now, options))
+}
+
+/// `World.close_current_scene`.
+pub(crate) fn close_current_scene<'py>(
+    world: &Bound<'py, World>,
+    container: Named,
+    now: i64,
+    generate: Bound<'py, PyAny>,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let options = crate::scene::scene_options(world.py(), options)?;
+    run(
+        world,
+        generate,
+        current_scene_close(container, now, options),
+    )
+}
+
+/// `World.time_skip`.
+pub(crate) fn run_time_skip<'py>(
+    world: &Bound<'py, World>,
+    to: Option<i64>,
+    elide: Option<Named>,
+    generate: Bound<'py, PyAny>,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    check_skip_args(to, elide.as_ref())?;
+    let options = crate::scene::scene_options(world.py(), options)?;
+    run(world, generate, time_skip(to, elide, options))
+}
+
+/// `World.ask`.
+pub(crate) fn ask<'py>(
+    world: &Bound<'py, World>,
+    text: String,
+    now: i64,
+    generate: Bound<'py, PyAny>,
+    as_entity: Option<Named>,
+    config: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let config = query_config(world.py(), config)?;
+    run(world, generate, query(text, now, as_entity, config))
+}
+
+/// Where a job driven in one call stands after a call on its machine.
+enum Progress {
+    /// It needs a generation.
+    Next(Box<Machine>, GenerateRequest),
+    /// It is committed.
+    Done(Outcome),
+}
+
+/// Asks `machine` for its next step, and finishes the job when there is
+/// none left.
+fn advance(engine: &mut Engine, mut machine: Box<Machine>) -> Result<Progress, rp_core::Error> {
+    match machine.step(engine)? {
+        Step::Generate(request) => Ok(Progress::Next(machine, request)),
+        Step::Done => Ok(Progress::Done(machine.finish(engine)?)),
+        Step::Embed(_) | Step::Act(_) => Err(rp_core::Error::Conflict {
+            reason: "a job asks only for generations".into(),
+        }),
+    }
+}
+
+/// Begins a job with `begin`, answers each of its requests with `generate`
+/// and finishes it; returns the outcome dict. Each call on the machine takes
+/// the World's lock with the GIL released; `generate` runs between them,
+/// without the lock. Returning early (`generate` raised, or its answer was
+/// refused) drops the machine: nothing is committed.
+fn run<'py>(
+    world: &Bound<'py, World>,
+    generate: Bound<'py, PyAny>,
+    begin: impl FnOnce(&mut Engine) -> Result<Machine, rp_core::Error> + Send,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = world.py();
+    let host = Host::generator(generate, ASYNC_FORM);
+    let world = world.get();
+    let mut progress = world.with_engine(py, |engine| {
+        let machine = Box::new(begin(engine)?);
+        advance(engine, machine)
+    })?;
+    loop {
+        match progress {
+            Progress::Done(outcome) => return outcome.into_py(py),
+            Progress::Next(mut machine, request) => {
+                let result = host.generation(py, &request)?;
+                progress = world.with_engine(py, move |engine| {
+                    machine.provide(engine, result)?;
+                    advance(engine, machine)
+                })?;
+            }
+        }
+    }
+}
