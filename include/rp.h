@@ -93,6 +93,31 @@ typedef struct rp_condition rp_condition;
 // finish), calls on different engines run in parallel.
 typedef struct rp_engine rp_engine;
 
+// A job in progress: a sans-IO loop of the engine other than the turn
+// (closing a scene, a time skip, a world query), begun with
+// `rp_engine_begin_scene_close`, `rp_engine_begin_close_current_scene`,
+// `rp_engine_begin_time_skip` or `rp_engine_begin_query`; driven with
+// `rp_job_step` and `rp_job_provide` (the poll form) or run whole by
+// `rp_engine_run_job` (the callback form); committed with `rp_job_finish`;
+// released with `rp_job_free`.
+//
+// Nothing of a job is committed before it finishes: a job freed before
+// (or abandoned) leaves the world as it was.
+//
+// A job belongs to the engine it began on: every call takes that engine
+// again, and another engine is refused with `RP_RESULT_INVALID`. Once
+// `rp_job_finish` (or `rp_engine_run_job`) has finished it, the job is
+// over: calls other than `rp_job_free` are refused with
+// `RP_RESULT_CONFLICT`. If the engine changes while a job is open (a turn
+// finishes, an event is appended, another job finishes), the job is
+// refused with `RP_RESULT_CONFLICT` from then on: free it and begin again.
+//
+// The handle is opaque and never dereferenced: a freed or foreign handle is
+// refused with `RP_RESULT_INVALID_HANDLE`.
+//
+// Thread: any, like `rp_engine`; calls on one job run one at a time.
+typedef struct rp_job rp_job;
+
 // Where the streamed tokens of one generation go: handed to the generate
 // callback of `rp_engine_run_turn`, fed with `rp_token_sink_emit`.
 //
@@ -193,6 +218,10 @@ typedef struct rp_turn rp_turn;
 // is refused with `RP_RESULT_CONFLICT`, as are calls on its turns); calls
 // with other engines are allowed.
 // It must return normally (no `longjmp` or C++ exception across rp).
+//
+// `rp_engine_run_job` calls the same callback for the generations of a
+// job (a scene's summaries, a time skip's, a query's rounds), under the
+// same rules; there, what it streams through `sink` goes nowhere.
 typedef int (*rp_generate_fn)(void *user_data,
                               const char *request_json,
                               size_t request_json_len,
@@ -874,6 +903,514 @@ enum rp_result rp_engine_export_world_file(const struct rp_engine *engine, char 
 // returns `NULL`.
 const char *rp_last_error(void);
 
+// Answers a question about the relationship graph (the directed edges:
+// `a → b` and `b → a` are distinct, and every request says which way it
+// follows), as JSON written to `*out_json` (a string the caller releases
+// with `rp_string_free`). Changes nothing.
+//
+// `request_json` (`request_json_len` bytes of UTF-8, borrowed for the
+// call) is one of these objects; fields shown with a value in a comment
+// are optional with that value as default, unknown fields are refused:
+//
+// ```text
+// {"op": "relationships_of", "entities": [2, 3],
+//  "direction": "both",     // "outgoing", "incoming" or "both"
+//  "limit": 100}            // 1-10000
+//   -> [EDGE, ...]          // the edges of each entity in order (outgoing,
+//                           // then incoming), each once; EDGE as
+//                           // rp_engine_edge writes it
+// {"op": "connected", "from": 2,
+//  "max_hops": 2,           // 1-6
+//  "direction": "both", "limit": 100}
+//   -> [{"entity": 3, "hops": 1}, {"entity": 5, "hops": 2}]
+//                           // reachable entities, nearest first, each
+//                           // once, `from` left out
+// {"op": "path", "from": 2, "to": 5,
+//  "max_hops": 4}           // 1-6
+//   -> [2, 3, 5]            // the shortest chain following the edges'
+//                           // direction, both ends included; null if
+//                           // there is none within max_hops
+// {"op": "shared_connections", "entity": 2,
+//  "limit": 20}             // 1-10000
+//   -> [{"entity": 5, "shared": 2}]  // entities sharing neighbours
+//                           // (either direction) with it, most first
+// {"op": "stats"}
+//   -> {"entities": 5, "edges": 4, "mutual_pairs": 1, "isolated": 1,
+//       "max_outgoing": 2, "max_incoming": 2, "mean_degree": 0.8}
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match
+// or a bound out of range; `RP_RESULT_NOT_FOUND` for an entity id that
+// names nothing; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback
+// running on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `request_json` points to `request_json_len` readable bytes; `out_json`
+// is writable.
+enum rp_result rp_engine_graph(const struct rp_engine *engine,
+                               const char *request_json,
+                               size_t request_json_len,
+                               char **out_json);
+
+// The world query `query_id` as JSON, written to `*out_json` (a string the
+// caller releases with `rp_string_free`). Changes nothing. Queries are
+// recorded by `rp_job_finish` of a query job (see `rp_engine_begin_query`)
+// and kept in the save.
+//
+// ```text
+// {"id": 40, "text": "Who runs the Crooked Lantern?",
+//  "asked_as": 3,           // absent when the host asked
+//  "config": {...},         // as in the input of rp_engine_begin_query
+//  "status": "completed",   // or "failed"
+//  "created": 60000, "completed_at": 60000,
+//  "info_requests": 1,      // needs-more-info rounds fulfilled
+//  "rounds": [              // every generation, in order
+//    {"output": {"text": "..."},  // the result as provided
+//     "forced": "...",      // present when only an answer was allowed,
+//                           // and why
+//     "problem": "...",     // present when the output could not be read
+//     "requests": [{"request": {"capability_id": "EXPAND_ENTITY",
+//                               "params": {...}, "reason": "..."},
+//                   "refused": "...",  // present when it broke a
+//                                      // constraint
+//                   "summary": "expanded 1 entity",
+//                   "entities": [5]}]}],
+//  "context": [2, 5],       // the entities of the final context
+//  "answer": {"content": "Mira.", "confidence": "high",
+//             "sources": [{"entity_id": 2, "contribution": "...",
+//                          "relevance": 0.9}],
+//             "suggested_follow_ups": [],
+//             "forced": "..."},  // present when forced (then "low")
+//  "error": "..."}          // present when it failed, and why
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+// query; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback running on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_query(const struct rp_engine *engine, uint64_t query_id, char **out_json);
+
+// The `limit` most recent world queries, newest first, as a JSON array of
+// the objects `rp_engine_query` describes, written to `*out_json` (a string
+// the caller releases with `rp_string_free`). Changes nothing.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE` or `RP_RESULT_CONFLICT` (called from a
+// callback running on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_recent_queries(const struct rp_engine *engine,
+                                        size_t limit,
+                                        char **out_json);
+
+// Begins closing the open scene `scene_id` at `now` (host clock, ms; not
+// before the world's clock nor the scene's opening), whether or not it is
+// due, and writes the new job to `*out_job`. Nothing changes until
+// `rp_job_finish`.
+//
+// The job asks for one summary per witness of the scene (`rp_job_step`), in
+// witness id order, each prompt carrying only that witness's view: its
+// identity, its edges, the lines of the scene it heard. Finishing commits,
+// in one transaction, the scene's close, one scene-summary memory per
+// witness (owned by that witness alone: `rp_engine_memories_of`), and with
+// three or more witnesses a group node of exactly them if there is none. A
+// scene in which nothing was said asks for nothing and closes without
+// summaries.
+//
+// `options_json` (`options_json_len` bytes of UTF-8, borrowed for the
+// call; `NULL` with length 0 for the defaults) is an object whose fields
+// are all optional; unknown fields are refused (the same object is the
+// `"scenes"` field of the turn options, see `rp_turn_begin`):
+//
+// ```text
+// {"enabled": true,             // turns open and close scenes (the
+//                               // jobs ignore it, but a time skip with
+//                               // false closes no scene)
+//  "max_gap_ms": 3600000,       // a scene whose newest line (or opening)
+//                               // is this old is due to close; 0: never
+//  "close_on_departure": true,  // a scene is due when a witness left
+//  "sampling": {"temperature": 0.3},  // of the summary requests, as the
+//                               // turn options' "sampling"
+//  "summary_lines": 64,         // the most lines of the scene a summary
+//                               // prompt carries, at least 1
+//  "significance": 0.6,         // of the summary memories, 0-1
+//  "group_nodes": true}         // make the group node of 3+ witnesses
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+// scene; `RP_RESULT_CONFLICT` when it is closed already, or when called
+// from a callback running on this engine; `RP_RESULT_INVALID` for options
+// that do not match or are out of range, or a `now` before the world's
+// clock or the scene's opening; `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`. On failure no job
+// is made and nothing changes.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `options_json` is `NULL` (with `options_json_len` 0) or points to
+// `options_json_len` readable bytes; `out_job` is writable.
+enum rp_result rp_engine_begin_scene_close(struct rp_engine *engine,
+                                           uint64_t scene_id,
+                                           int64_t now,
+                                           const char *options_json,
+                                           size_t options_json_len,
+                                           struct rp_job **out_job);
+
+// Begins closing the current (newest open) scene of container
+// `container_id` at `now`: `rp_engine_begin_scene_close` for that scene,
+// with the same options, job and codes; also `RP_RESULT_NOT_FOUND` when
+// there is no such container or it has no open scene.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// As for `rp_engine_begin_scene_close`.
+enum rp_result rp_engine_begin_close_current_scene(struct rp_engine *engine,
+                                                   uint64_t container_id,
+                                                   int64_t now,
+                                                   const char *options_json,
+                                                   size_t options_json_len,
+                                                   struct rp_job **out_job);
+
+// Begins a time skip and writes the new job to `*out_job`. Nothing
+// changes until `rp_job_finish`, which commits the whole skip in one
+// transaction:
+//
+// 1. every open scene closes at the moment the skip begins, each witness
+//    with its own summary (the job's `"generate"` steps, as for
+//    `rp_engine_begin_scene_close`; with `"enabled": false` in the options
+//    no scene is closed and nothing is asked for);
+// 2. the clock moves to the landing time;
+// 3. the scoped-event transitions due in between run forward in time
+//    order: starts whose time came and whose conditions hold, expiries
+//    (see `rp_engine_plan_event`);
+// 4. the actions over by the landing time end (action, attention and
+//    status cleared; position, posture and what is held stay); after a
+//    jump every action is over.
+//
+// Rewinding to the head before the skip (`rp_engine_rewind`) restores the
+// world as it was.
+//
+// `skip_json` (`skip_json_len` bytes of UTF-8, borrowed for the call) says
+// where the skip lands; unknown fields are refused:
+//
+// ```text
+// {"kind": "jump", "to": 36000000}   // to a time (host clock, ms),
+//                                    // after the world's clock
+// {"kind": "elision", "entity": 3}   // through the middle of entity 3's
+//                                    // action, to its end (its start
+//                                    // plus its duration)
+// ```
+//
+// `options_json`, `options_json_len`: the scene options of the scenes it
+// closes, as for `rp_engine_begin_scene_close` (`NULL` with length 0 for
+// the defaults).
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not
+// match, options out of range, a landing time not after the world's clock,
+// an entity doing nothing or whose action has no duration;
+// `RP_RESULT_NOT_FOUND` for an unknown entity; `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback running on this engine). On
+// failure no job is made and nothing changes.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `skip_json` points to `skip_json_len` readable bytes; `options_json` is
+// `NULL` (with `options_json_len` 0) or points to `options_json_len`
+// readable bytes; `out_job` is writable.
+enum rp_result rp_engine_begin_time_skip(struct rp_engine *engine,
+                                         const char *skip_json,
+                                         size_t skip_json_len,
+                                         const char *options_json,
+                                         size_t options_json_len,
+                                         struct rp_job **out_job);
+
+// Begins a world query, a question about the world answered by the host's
+// model in rounds, and writes the new job to `*out_job`. Nothing is
+// committed until `rp_job_finish`, which records the query (asked, then
+// answered or failed) in one transaction; `rp_engine_query` and
+// `rp_engine_recent_queries` read it afterwards, also after a restart.
+//
+// `input_json` (`input_json_len` bytes of UTF-8, borrowed for the call) is
+// an object; unknown fields are refused:
+//
+// ```text
+// {"text": "Who runs the Crooked Lantern?",  // 1 to 10000 characters
+//  "asked_as": 3,            // optional: ask as this entity; the answer
+//                            // may use only what it could know (its own
+//                            // memories and edges, whom it has met)
+//  "now": 60000,             // the host clock, ms
+//  "config": {               // optional, every field optional
+//    "max_info_requests": 3,     // rounds the model may ask for more
+//                                // before it must answer, 0-20
+//    "max_initial_entities": 10, // entities of the first context, 1-100
+//    "include_relationships": true,
+//    "temperature": 0.7,         // of its requests, 0-2
+//    "result_limit": 20}}        // the most one info request adds, 1-200
+// ```
+//
+// Each `"generate"` step (purpose `{"kind": "query"}`) carries the context
+// and the capabilities the model may use, and a `"json_schema"`. The
+// model's answer is the `"text"` of the result (`rp_job_provide`), one
+// JSON object:
+//
+// ```text
+// {"type": "answer", "content": "Mira runs the bar.",
+//  "confidence": "high",                 // "high", "medium" or "low"
+//  "sources": [{"entity_id": 12, "contribution": "her facts",
+//               "relevance": 0.9}],      // entities of the context
+//  "suggested_follow_ups": ["Who supplies the ale?"]}
+// {"type": "needs_more_info", "reason": "I need Mira's ties.",
+//  "requests": [{"capability_id": "GET_RELATIONSHIPS",
+//                "params": {"entity_ids": [12], "direction": "both"},
+//                "reason": "who she knows"}]}
+// ```
+//
+// An answer ends the loop (the next step is `"done"`). A needs-more-info
+// is fulfilled and asked again with the larger context; a request that
+// breaks the capabilities' constraints, or the last allowed round, forces
+// an answer (low confidence). An answer that cannot be read is asked for
+// once more with the problem; a second one fails the query. None of these
+// is an error of `rp_job_provide`: the record says what happened.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not
+// match, an empty or too long question, a configuration out of range;
+// `RP_RESULT_NOT_FOUND` for an unknown `asked_as`;
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback
+// running on this engine). On failure no job is made and nothing changes.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `input_json` points to `input_json_len` readable bytes; `out_job` is
+// writable.
+enum rp_result rp_engine_begin_query(struct rp_engine *engine,
+                                     const char *input_json,
+                                     size_t input_json_len,
+                                     struct rp_job **out_job);
+
+// What the job needs next, as JSON written to `*out_step_json` (a string
+// the caller releases with `rp_string_free`), in the shape of
+// `rp_turn_step`; a job asks only for generations:
+//
+// ```text
+// {"step": "generate",
+//  "purpose": {"kind": "summary"},   // a witness's summary of a scene
+//                                    // ({"kind": "query"}: a query round)
+//  "messages": [{"role": "system", "content": "You are Tobias Reed..."},
+//               {"role": "user", "content": "..."}],
+//  "params": {"temperature": 0.3},   // the options' sampling, as set
+//  "json_schema": {...}}             // a query's: what the answer must
+//                                    // match (summaries have none)
+// {"step": "done"}                   // nothing more: rp_job_finish
+// ```
+//
+// Asking again without providing returns the same step.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` when `engine` is not the
+// engine the job began on; `RP_RESULT_CONFLICT` when the job is over, is
+// being run by `rp_engine_run_job`, or the engine changed since it began;
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`.
+//
+// Thread: any (see `rp_job`).
+//
+// # Safety
+//
+// `out_step_json` is writable.
+enum rp_result rp_job_step(struct rp_engine *engine, struct rp_job *job, char **out_step_json);
+
+// Gives the job the generation its last `"generate"` step asked for.
+//
+// `result_json` (`result_json_len` bytes of UTF-8, borrowed for the call)
+// is the result object of `rp_turn_provide` (`{"text": "..."}` is enough;
+// `"model"`, `"prompt_tokens"`, `"completion_tokens"` are recorded,
+// `"tool_calls"` are ignored). For a summary, `"text"` (trimmed) is the
+// witness's memory of the scene; for a query round, the model's JSON
+// answer (see `rp_engine_begin_query`), as a string.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match,
+// an empty or oversized summary, or an `engine` that is not the one the job
+// began on; `RP_RESULT_CONFLICT` when the job is not waiting for a
+// generation, is over, is being run by `rp_engine_run_job`, or the engine
+// changed since it began; `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`. On failure the job
+// is unchanged (provide again).
+//
+// Thread: any (see `rp_job`).
+//
+// # Safety
+//
+// `result_json` points to `result_json_len` readable bytes.
+enum rp_result rp_job_provide(struct rp_engine *engine,
+                              struct rp_job *job,
+                              const char *result_json,
+                              size_t result_json_len);
+
+// Ends a query job as failed (the host's model could not answer, the host
+// gave up): its next step is `"done"`, and `rp_job_finish` records the
+// query as failed with `reason` (`reason_len` bytes of UTF-8, borrowed for
+// the call, cut to 2000 bytes; empty: "the host ended the query").
+//
+// Only a query can fail: a scene close or a time skip is abandoned by
+// freeing it (nothing of it is committed).
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for a job that is not a
+// query, or an `engine` that is not the one the job began on;
+// `RP_RESULT_CONFLICT` when the query has ended already (answered or
+// failed), the job is over or being run by `rp_engine_run_job`, or the
+// engine changed since it began; `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`.
+//
+// Thread: any (see `rp_job`).
+//
+// # Safety
+//
+// `reason` points to `reason_len` readable bytes.
+enum rp_result rp_job_fail(struct rp_engine *engine,
+                           struct rp_job *job,
+                           const char *reason,
+                           size_t reason_len);
+
+// Commits the job in one transaction and writes its outcome as JSON to
+// `*out_outcome_json` (a string the caller releases with
+// `rp_string_free`).
+//
+// Only a job whose `rp_job_step` says `"done"` can finish; earlier the
+// call is refused with `RP_RESULT_CONFLICT` and the job goes on. Once the
+// commit is attempted the job is over, whether it succeeded or not: free
+// the handle with `rp_job_free` (it is still needed).
+//
+// The outcome of a scene close:
+//
+// ```text
+// {"seq": 42,               // the head after the commit
+//  "scene": 9,
+//  "summaries": [[2, 43], [3, 44]],  // [witness, its summary memory id],
+//                           // in witness id order ([] if nothing was said)
+//  "group": null}           // the group node made for 3+ witnesses, or null
+// ```
+//
+// Of a time skip:
+//
+// ```text
+// {"seq": 50, "from": 1000, "to": 36000000,   // the clock before and after
+//  "closed_scenes": [{"scene": 9, "summaries": [[2, 43]], "group": null}],
+//  "due": {"started": [12, 14], "expired": [], "held": []},
+//                           // the scoped-event transitions run in
+//                           // between, as rp_engine_run_due writes them
+//  "reset": [3]}            // entities whose action ended, in id order
+// ```
+//
+// Of a query: the record as `rp_engine_query` writes it, with the head,
+// the final context and the rounds fulfilled:
+//
+// ```text
+// {"seq": 44,
+//  "query": {...},          // see rp_engine_query
+//  "context": {"entities": [...], "summaries": [...],
+//              "relationships": [...], ...},  // what the model saw last
+//  "iterations": 1}         // needs-more-info rounds fulfilled
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_CONFLICT` when the job still needs a
+// step, is over, is being run by `rp_engine_run_job`, or the engine changed
+// since it began; `RP_RESULT_INVALID` when `engine` is not the one the job
+// began on; `RP_RESULT_STORAGE` when the commit failed (nothing of the job
+// is committed); `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`.
+//
+// Thread: any (see `rp_job`).
+//
+// # Safety
+//
+// `out_outcome_json` is writable.
+enum rp_result rp_job_finish(struct rp_engine *engine, struct rp_job *job, char **out_outcome_json);
+
+// Releases a job. A job released before it finished is abandoned: nothing
+// of it is committed.
+//
+// `job` may be `NULL`, which does nothing and returns `RP_RESULT_OK`. A
+// handle freed already (or not from rp) is refused with
+// `RP_RESULT_INVALID_HANDLE` and nothing happens.
+//
+// Thread: any. A call on the same job still running on another thread
+// finishes first: this call waits for it. From a callback of
+// `rp_engine_run_turn` or `rp_engine_run_job`, where waiting could
+// deadlock, a job in use by another thread is refused with
+// `RP_RESULT_CONFLICT` instead. The job `rp_engine_run_job` is running may
+// be freed from its callback: the run goes on, and its outcome is still
+// written.
+//
+// # Safety
+//
+// None beyond the signature: any `job` value is answered safely.
+enum rp_result rp_job_free(struct rp_job *job);
+
+// Runs a job to its end through the host's model: calls `generate` for
+// each generation the job asks for, in order, and commits it, writing the
+// outcome JSON to `*out_outcome_json` (a string the caller releases with
+// `rp_string_free`). The same as `rp_job_step`, `rp_job_provide` ...
+// `rp_job_finish`, with the loop run by rp; a job partly driven by the
+// poll form is run from where it is.
+//
+// - `job`: a job begun on `engine` and not over.
+// - `generate`: the host's model (see `rp_generate_fn`; what it streams
+//   through its sink goes nowhere); must not be `NULL`.
+// - `user_data`: handed to `generate` untouched; may be `NULL`.
+// - `out_outcome_json`: the outcome, as for `rp_job_finish`.
+//
+// The callback runs on the calling thread, before this call returns, while
+// the engine is held: other threads' calls on the engine wait, and the
+// callback's own calls with this engine, or on this job, are refused with
+// `RP_RESULT_CONFLICT`.
+//
+// When `generate` fails (returns another code than `RP_RESULT_OK`, or a
+// result rp cannot read), this returns `RP_RESULT_GENERATION` with the
+// callback's message in `rp_last_error()`. A scene close or a time skip is
+// then left as it was before the failed generation, nothing committed: run
+// it again, drive it with `rp_job_step`, or free it. A query is recorded
+// as failed (as `rp_job_fail` then `rp_job_finish` would) and the job is
+// over. A result the job refuses (an empty summary) returns
+// `RP_RESULT_INVALID`, the job left as it was.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_GENERATION`, `RP_RESULT_INVALID` as
+// above, and when `engine` is not the one the job began on;
+// `RP_RESULT_CONFLICT` when the job is over, or the engine changed since
+// it began; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_STORAGE`.
+//
+// Thread: any (see `rp_job`).
+//
+// # Safety
+//
+// `generate` follows its type's documentation; `out_outcome_json` is
+// writable.
+enum rp_result rp_engine_run_job(struct rp_engine *engine,
+                                 struct rp_job *job,
+                                 rp_generate_fn generate,
+                                 void *user_data,
+                                 char **out_outcome_json);
+
 // Forms a memory in the world (one event) and writes its id to
 // `*out_memory_id`.
 //
@@ -1200,6 +1737,128 @@ enum rp_result rp_engine_run_turn_with_actions(struct rp_engine *engine,
                                                rp_act_fn act,
                                                void *user_data,
                                                char **out_outcome_json);
+
+// Opens a scene in container `container_id` at `now` (host clock, ms; the
+// world's clock advances to it) and writes its id to `*out_scene_id`. Its
+// first witnesses are the entities in the container. Turns open scenes by
+// themselves (see `"scenes"` in the options of `rp_turn_begin`); call this
+// to start one before anyone speaks.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+// container; `RP_RESULT_CONFLICT` when the container has an open scene
+// already (close it first: `rp_engine_begin_close_current_scene`), or when
+// called from a callback running on this engine; `RP_RESULT_INVALID` when
+// `now` is before the world's clock; `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_STORAGE`. On failure the world is
+// unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_scene_id` is writable.
+enum rp_result rp_engine_open_scene(struct rp_engine *engine,
+                                    uint64_t container_id,
+                                    int64_t now,
+                                    uint64_t *out_scene_id);
+
+// Every scene, open and closed, in id order, as a JSON array of the
+// objects `rp_engine_scene` describes, written to `*out_json` (a string
+// the caller releases with `rp_string_free`). The open ones have
+// `"closed": null`. Changes nothing.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE` or `RP_RESULT_CONFLICT` (called from a
+// callback running on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_scenes(const struct rp_engine *engine, char **out_json);
+
+// The scene `scene_id` as JSON, written to `*out_json` (a string the
+// caller releases with `rp_string_free`). Changes nothing.
+//
+// ```text
+// {"id": 9,
+//  "container": 2,          // where it happens
+//  "opened": 60000,         // host clock, ms
+//  "closed": null,          // when it closed, or null while open
+//  "witnesses": [1, 3],     // who was there: those present when it
+//                           // opened and everyone who heard a line of it
+//  "lines": 4,              // lines said in it
+//  "last_line": 65000}      // when its newest line was said, or null
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+// scene; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback running on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_scene(const struct rp_engine *engine, uint64_t scene_id, char **out_json);
+
+// The id of the current scene of a place, written to `*out_scene_id`: the
+// newest open scene of container `container_id`, or, with `entity_id`
+// other than 0, of the container that entity is in (`container_id` is then
+// ignored; pass 0). A line said there now joins that scene.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+// container or entity, the entity is nowhere, or the place has no open
+// scene; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback running on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_scene_id` is writable.
+enum rp_result rp_engine_current_scene(const struct rp_engine *engine,
+                                       uint64_t container_id,
+                                       uint64_t entity_id,
+                                       uint64_t *out_scene_id);
+
+// The open scenes due to close at `now` (host clock, ms) under the scene
+// options, oldest first, with why, as JSON written to `*out_json` (a
+// string the caller releases with `rp_string_free`). Changes nothing:
+// close them with `rp_engine_begin_scene_close`. (Turns close the due
+// scenes of the speaker's container and of those who hear the input by
+// themselves.)
+//
+// `options_json`, `options_json_len`: as for `rp_engine_begin_scene_close`
+// (`NULL` with length 0 for the defaults); `"max_gap_ms"` and
+// `"close_on_departure"` decide.
+//
+// ```text
+// [{"scene": 9, "reason": "superseded", "by": 12},  // a newer scene
+//                                   // opened in its container
+//  {"scene": 10, "reason": "departure", "entity": 3},  // a witness left
+//                                   // its container
+//  {"scene": 11, "reason": "gap", "since": 60000}]  // its newest line (or
+//                                   // opening) is max_gap_ms old
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for options that do not
+// match or are out of range; `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback running on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `options_json` is `NULL` (with `options_json_len` 0) or points to
+// `options_json_len` readable bytes; `out_json` is writable.
+enum rp_result rp_engine_due_scenes(const struct rp_engine *engine,
+                                    int64_t now,
+                                    const char *options_json,
+                                    size_t options_json_len,
+                                    char **out_json);
 
 // Checks a fact sheet (the text of an entity's `facts`, one fact per line)
 // without a world: that every line parses and every `$if` condition
@@ -1696,9 +2355,20 @@ enum rp_result rp_engine_system_lines(const struct rp_engine *engine, char **out
 //       "description": "someone opens a door",  // when to report it
 //       "parameters": {"type": "object",        // its fields besides
 //         "required": ["door"],                 // "type" and "who", as a
-//         "properties": {"door": {"enum": ["cellar", "front"]}}}}]}}
+//         "properties": {"door": {"enum": ["cellar", "front"]}}}}]},
 //                               // JSON Schema object; each valid one
 //                               // comes back as an "act" step
+//  "scenes": {                  // scenes (see rp_engine_scene): the
+//                               // line joins the current scene of the
+//                               // speaker's container (one is opened if
+//                               // there is none), and the scenes due to
+//                               // close are closed first, each witness
+//                               // summarising it in a "generate" step of
+//                               // purpose {"kind": "summary"}; the scene
+//                               // options of rp_engine_begin_scene_close
+//    "enabled": true, "max_gap_ms": 3600000, "close_on_departure": true,
+//    "sampling": {}, "summary_lines": 64, "significance": 0.6,
+//    "group_nodes": true}}
 // ```
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match
@@ -1970,8 +2640,11 @@ enum rp_result rp_turn_provide_action(struct rp_engine *engine,
 //                          // answer when it could not be read
 //     "rejected": null,    // null: applied; else why it was refused
 //                          // (nothing of it was applied)
-//     "answer": null}]}    // for a host action, the host's answer
+//     "answer": null}],    // for a host action, the host's answer
 //                          // (JSON); null for a report
+//  "closed_scenes": [9]}   // the scenes the turn closed, each with a
+//                          // summary memory per witness (see
+//                          // rp_engine_scene, rp_engine_memories_of)
 // ```
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_CONFLICT` when the turn still needs a

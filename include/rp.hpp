@@ -1,6 +1,6 @@
 // rp.hpp: a small header-only C++17 wrapper over the C ABI of rp (rp.h).
 //
-// - Ownership: rp::Engine, rp::Turn and rp::Condition own their handle
+// - Ownership: rp::Engine, rp::Turn, rp::Job and rp::Condition own their handle
 //   (move-only; the destructor frees it). get() lends the raw handle for the
 //   calls of rp.h this header does not wrap.
 // - Errors: a failed call throws rp::Error, carrying the rp_result code and
@@ -256,6 +256,62 @@ private:
 
     rp_engine *engine_;
     rp_turn *turn_;
+};
+
+// A job in progress (rp_job: closing a scene, a time skip, a world query),
+// the poll form: made by Engine::begin_scene_close,
+// begin_close_current_scene, begin_time_skip or begin_query; owned (the
+// destructor frees it; a job freed before finish() is abandoned, nothing of
+// it committed). Run it whole with Engine::run_job. It keeps the raw handle
+// of its engine: the engine must outlive it (a call after the engine is
+// freed throws rp::Error with RP_RESULT_INVALID_HANDLE, never crashes).
+class Job {
+public:
+    Job(rp_engine *engine, rp_job *job) noexcept : engine_(engine), job_(job) {}
+    Job(const Job &) = delete;
+    Job &operator=(const Job &) = delete;
+    Job(Job &&other) noexcept : engine_(other.engine_), job_(std::exchange(other.job_, nullptr)) {}
+    Job &operator=(Job &&other) noexcept {
+        if (this != &other) {
+            reset();
+            engine_ = other.engine_;
+            job_ = std::exchange(other.job_, nullptr);
+        }
+        return *this;
+    }
+    ~Job() { reset(); }
+
+    // What the job needs next: the step JSON of rp_job_step ("generate" or
+    // "done").
+    std::string step() {
+        return detail::string_out([&](char **out) { return rp_job_step(engine_, job_, out); });
+    }
+    // The generation a "generate" step asked for (rp_job_provide).
+    void provide(std::string_view result_json) {
+        detail::check(
+            rp_job_provide(engine_, job_, detail::text(result_json), result_json.size()));
+    }
+    // Ends a query as failed (rp_job_fail); finish() then records it.
+    void fail(std::string_view reason) {
+        detail::check(rp_job_fail(engine_, job_, detail::text(reason), reason.size()));
+    }
+    // Commits the job; the outcome JSON of rp_job_finish.
+    std::string finish() {
+        return detail::string_out([&](char **out) { return rp_job_finish(engine_, job_, out); });
+    }
+
+    rp_job *get() const noexcept { return job_; }
+
+private:
+    void reset() noexcept {
+        if (job_ != nullptr) {
+            rp_job_free(job_);
+            job_ = nullptr;
+        }
+    }
+
+    rp_engine *engine_;
+    rp_job *job_;
 };
 
 // A world and the save that keeps its log (rp_engine), owned: the
@@ -563,6 +619,101 @@ public:
     }
     std::string threads() const {
         return detail::string_out([&](char **out) { return rp_engine_threads(engine_, out); });
+    }
+
+    // Scenes. Empty options mean the defaults.
+    // Opens a scene in a container; its id.
+    std::uint64_t open_scene(std::uint64_t container, std::int64_t now) {
+        std::uint64_t id = 0;
+        detail::check(rp_engine_open_scene(engine_, container, now, &id));
+        return id;
+    }
+    std::string scenes() const {
+        return detail::string_out([&](char **out) { return rp_engine_scenes(engine_, out); });
+    }
+    std::string scene(std::uint64_t scene_id) const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_scene(engine_, scene_id, out); });
+    }
+    // The current scene of a container (entity 0), or of an entity's place.
+    std::uint64_t current_scene(std::uint64_t container, std::uint64_t entity = 0) const {
+        std::uint64_t id = 0;
+        detail::check(rp_engine_current_scene(engine_, container, entity, &id));
+        return id;
+    }
+    std::string due_scenes(std::int64_t now, std::string_view options_json = {}) const {
+        return detail::string_out([&](char **out) {
+            return rp_engine_due_scenes(engine_, now, detail::optional_text(options_json),
+                                        options_json.size(), out);
+        });
+    }
+
+    // Jobs (nothing committed until Job::finish or run_job).
+    Job begin_scene_close(std::uint64_t scene_id, std::int64_t now,
+                          std::string_view options_json = {}) {
+        rp_job *job = nullptr;
+        detail::check(rp_engine_begin_scene_close(engine_, scene_id, now,
+                                                  detail::optional_text(options_json),
+                                                  options_json.size(), &job));
+        return Job(engine_, job);
+    }
+    Job begin_close_current_scene(std::uint64_t container, std::int64_t now,
+                                  std::string_view options_json = {}) {
+        rp_job *job = nullptr;
+        detail::check(rp_engine_begin_close_current_scene(engine_, container, now,
+                                                          detail::optional_text(options_json),
+                                                          options_json.size(), &job));
+        return Job(engine_, job);
+    }
+    // `skip_json`: {"kind": "jump", "to": ms} or {"kind": "elision", "entity": id}.
+    Job begin_time_skip(std::string_view skip_json, std::string_view options_json = {}) {
+        rp_job *job = nullptr;
+        detail::check(rp_engine_begin_time_skip(engine_, detail::text(skip_json), skip_json.size(),
+                                                detail::optional_text(options_json),
+                                                options_json.size(), &job));
+        return Job(engine_, job);
+    }
+    Job begin_query(std::string_view input_json) {
+        rp_job *job = nullptr;
+        detail::check(
+            rp_engine_begin_query(engine_, detail::text(input_json), input_json.size(), &job));
+        return Job(engine_, job);
+    }
+    // The callback form (rp_engine_run_job): runs `job` to its end through
+    // `generate`, callable as std::string(std::string_view request_json,
+    // rp::TokenSink &sink) (what it streams goes nowhere), and returns the
+    // outcome JSON. An exception from generate stops the job as a failed
+    // generation would (see rp_engine_run_job) and is thrown again.
+    template <class Generate>
+    std::string run_job(Job &job, Generate &&generate) {
+        using State = detail::RunState<std::remove_reference_t<Generate>, detail::NoTokens>;
+        detail::NoTokens no_tokens;
+        State state(generate, &no_tokens);
+        char *outcome = nullptr;
+        const rp_result result = rp_engine_run_job(
+            engine_, job.get(), &detail::generate_trampoline<State>, &state, &outcome);
+        if (result != RP_RESULT_OK && state.error) {
+            std::rethrow_exception(state.error);
+        }
+        detail::check(result);
+        return detail::take(outcome);
+    }
+
+    // World queries and the relationship graph.
+    std::string query(std::uint64_t query_id) const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_query(engine_, query_id, out); });
+    }
+    std::string recent_queries(std::size_t limit) const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_recent_queries(engine_, limit, out); });
+    }
+    // A tagged request: {"op": "relationships_of" | "connected" | "path" |
+    // "shared_connections" | "stats", ...} (see rp_engine_graph).
+    std::string graph(std::string_view request_json) const {
+        return detail::string_out([&](char **out) {
+            return rp_engine_graph(engine_, detail::text(request_json), request_json.size(), out);
+        });
     }
 
     // The turn, poll form: begins it (the input is committed at once).

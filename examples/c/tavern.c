@@ -86,8 +86,14 @@ static void on_token(void *user_data, uint64_t speaker, const char *text, size_t
     fflush(stdout);
 }
 
+/* The "model"'s summary of a scene that closes (when Wren leaves the booth). */
+#define SUMMARY_RESULT \
+    "{\"text\": \"We talked in the booth while the storm beat on the windows.\", " \
+    "\"model\": \"script\"}"
+
 /* The "model": the next scripted line of whoever is asked, streamed word by
- * word, then returned whole as the result JSON. */
+ * word, then returned whole as the result JSON; a scene's summary when one
+ * closes. */
 static int generate(void *user_data, const char *request_json, size_t request_json_len,
                     rp_token_sink *sink, const char **out_result_json, size_t *out_result_len) {
     struct model *model = user_data;
@@ -97,6 +103,12 @@ static int generate(void *user_data, const char *request_json, size_t request_js
     char text[900];
 
     (void)request_json_len;
+    /* A scene the characters left closes with a summary per witness. */
+    if (strstr(request_json, "\"purpose\":{\"kind\":\"summary\"}") != NULL) {
+        *out_result_json = SUMMARY_RESULT;
+        *out_result_len = strlen(SUMMARY_RESULT);
+        return RP_RESULT_OK;
+    }
     if (who == NULL || who->lines[who->next] == NULL) {
         *out_result_json = "the script has no line for this character";
         *out_result_len = strlen(*out_result_json);

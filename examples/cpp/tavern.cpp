@@ -101,6 +101,14 @@ void expect_answer(std::string_view outcome, std::string_view line) {
     }
 }
 
+// A scene the characters left closes with a summary per witness: a request
+// of purpose "summary", answered with this.
+const std::string summary = "We talked in the booth while the storm beat on the windows.";
+
+bool is_summary(std::string_view json) {
+    return json.find("\"purpose\":{\"kind\":\"summary\"}") != std::string_view::npos;
+}
+
 // One line of Wren's in the poll form: the game asks what the turn needs
 // and provides it, as it would across frames while its model works.
 void say_polling(rp::Engine &engine, Script &script, std::uint64_t wren, std::string_view line,
@@ -114,6 +122,10 @@ void say_polling(rp::Engine &engine, Script &script, std::uint64_t wren, std::st
         }
         if (step.find("\"step\":\"generate\"") == std::string::npos) {
             throw std::runtime_error("the script cannot answer the step " + step);
+        }
+        if (is_summary(step)) {
+            turn.provide(result_json(summary));
+            continue;
         }
         const std::uint64_t speaker = speaker_of(step);
         const std::string &reply = script.next_line(speaker);
@@ -132,6 +144,9 @@ void say_with_callbacks(rp::Engine &engine, Script &script, std::uint64_t wren,
     const std::string outcome = engine.run_turn(
         input_json(wren, line, now), {},
         [&](std::string_view request, rp::TokenSink &sink) {
+            if (is_summary(request)) {
+                return result_json(summary);
+            }
             const std::string &reply = script.next_line(speaker_of(request));
             std::size_t start = 0;
             while (start < reply.size()) {

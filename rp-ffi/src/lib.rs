@@ -29,8 +29,9 @@
 //! - No Rust panic crosses into C: every entry point runs inside a panic
 //!   boundary and reports a panic as `RP_RESULT_PANIC` (or `NULL` for calls
 //!   that return a pointer).
-//! - Callbacks (`rp_engine_run_turn`) receive the caller's `void *user_data`
-//!   untouched, run on the calling thread before the call returns, return
+//! - Callbacks (`rp_engine_run_turn`, `rp_engine_run_job`) receive the
+//!   caller's `void *user_data` untouched, run on the calling thread before
+//!   the call returns, return
 //!   an `int` holding an `RP_RESULT_*` code, and may not call rp with the
 //!   engine that runs them (such a call is refused, never a deadlock).
 //! - Unless a function says otherwise, it may be called from any thread.
@@ -44,11 +45,14 @@ mod branch;
 mod condition;
 mod engine;
 mod error;
+mod graph;
 mod handle;
+mod job;
 mod memory;
 mod panic;
 mod request_json;
 mod run_turn;
+mod scene;
 mod sheet;
 mod story;
 mod string;
@@ -81,6 +85,12 @@ pub use engine::{
     rp_engine_head, rp_engine_in_memory, rp_engine_load_world_file, rp_engine_open,
 };
 pub use error::{rp_last_error, rp_result};
+pub use graph::{rp_engine_graph, rp_engine_query, rp_engine_recent_queries};
+pub use job::{
+    rp_engine_begin_close_current_scene, rp_engine_begin_query, rp_engine_begin_scene_close,
+    rp_engine_begin_time_skip, rp_engine_run_job, rp_job, rp_job_fail, rp_job_finish, rp_job_free,
+    rp_job_provide, rp_job_step,
+};
 pub use memory::{
     rp_engine_add_memory, rp_engine_always_loaded, rp_engine_mark_recalled, rp_engine_memories_of,
     rp_engine_memory, rp_engine_recall, rp_engine_remove_memory, rp_engine_search_entities,
@@ -88,6 +98,10 @@ pub use memory::{
 pub use run_turn::{
     rp_act_fn, rp_engine_run_turn, rp_engine_run_turn_with_actions, rp_generate_fn, rp_token_fn,
     rp_token_sink, rp_token_sink_emit,
+};
+pub use scene::{
+    rp_engine_current_scene, rp_engine_due_scenes, rp_engine_open_scene, rp_engine_scene,
+    rp_engine_scenes,
 };
 pub use sheet::rp_sheet_check;
 pub use story::{

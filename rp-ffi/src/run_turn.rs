@@ -101,6 +101,10 @@ pub struct rp_token_sink {
 /// is refused with `RP_RESULT_CONFLICT`, as are calls on its turns); calls
 /// with other engines are allowed.
 /// It must return normally (no `longjmp` or C++ exception across rp).
+///
+/// `rp_engine_run_job` calls the same callback for the generations of a
+/// job (a scene's summaries, a time skip's, a query's rounds), under the
+/// same rules; there, what it streams through `sink` goes nowhere.
 #[allow(non_camel_case_types)]
 pub type rp_generate_fn = Option<
     unsafe extern "C" fn(
@@ -283,8 +287,9 @@ pub unsafe extern "C" fn rp_token_sink_emit(
     })
 }
 
-/// The host's generate and token callbacks as rp-core's `Generate`.
-struct CallbackGenerator {
+/// The host's generate and token callbacks as rp-core's `Generate` (also
+/// the model of `rp_engine_run_job`, without a token or act callback).
+pub(crate) struct CallbackGenerator {
     generate: unsafe extern "C" fn(
         *mut c_void,
         *const c_char,
@@ -306,8 +311,29 @@ unsafe impl Send for CallbackGenerator {}
 unsafe impl Sync for CallbackGenerator {}
 
 impl CallbackGenerator {
+    /// The generate callback `generate` alone: what it streams is dropped,
+    /// and it carries out no host action.
+    pub(crate) fn generate_only(
+        generate: unsafe extern "C" fn(
+            *mut c_void,
+            *const c_char,
+            usize,
+            *mut rp_token_sink,
+            *mut *const c_char,
+            *mut usize,
+        ) -> c_int,
+        user_data: *mut c_void,
+    ) -> CallbackGenerator {
+        CallbackGenerator {
+            generate,
+            on_token: None,
+            act: None,
+            user_data,
+        }
+    }
+
     /// Calls the host's generate callback for `request`.
-    fn call(&self, request: &GenerateRequest) -> Result<GenerateResult, String> {
+    pub(crate) fn call(&self, request: &GenerateRequest) -> Result<GenerateResult, String> {
         let request_json = request_c_json(request);
         let sink = SinkRegistration::new(SinkTarget {
             on_token: self.on_token,
@@ -822,7 +848,11 @@ mod tests {
             last_error(),
             "generation failed: the generate callback failed (code 16): the model server is down"
         );
-        assert_eq!(head(t.engine), before + 2, "the clock and the line only");
+        assert_eq!(
+            head(t.engine),
+            before + 3,
+            "the clock, the booth's new scene and the line only"
+        );
 
         // Semantic turns are the poll form's: refused before anything is committed.
         assert_eq!(
@@ -834,7 +864,7 @@ mod tests {
             ),
             Err(rp_result::Invalid)
         );
-        assert_eq!(head(t.engine), before + 2);
+        assert_eq!(head(t.engine), before + 3);
         let mut json = ptr::null_mut();
         let input = say(&t, "x", 7_000);
         // SAFETY: a NULL generate callback is refused.

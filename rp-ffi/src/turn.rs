@@ -247,9 +247,20 @@ pub(crate) fn outcome_json(mut outcome: TurnOutcome, prompts: bool) -> *mut c_ch
 ///       "description": "someone opens a door",  // when to report it
 ///       "parameters": {"type": "object",        // its fields besides
 ///         "required": ["door"],                 // "type" and "who", as a
-///         "properties": {"door": {"enum": ["cellar", "front"]}}}}]}}
+///         "properties": {"door": {"enum": ["cellar", "front"]}}}}]},
 ///                               // JSON Schema object; each valid one
 ///                               // comes back as an "act" step
+///  "scenes": {                  // scenes (see rp_engine_scene): the
+///                               // line joins the current scene of the
+///                               // speaker's container (one is opened if
+///                               // there is none), and the scenes due to
+///                               // close are closed first, each witness
+///                               // summarising it in a "generate" step of
+///                               // purpose {"kind": "summary"}; the scene
+///                               // options of rp_engine_begin_scene_close
+///    "enabled": true, "max_gap_ms": 3600000, "close_on_departure": true,
+///    "sampling": {}, "summary_lines": 64, "significance": 0.6,
+///    "group_nodes": true}}
 /// ```
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match
@@ -623,8 +634,11 @@ pub unsafe extern "C" fn rp_turn_provide_action(
 ///                          // answer when it could not be read
 ///     "rejected": null,    // null: applied; else why it was refused
 ///                          // (nothing of it was applied)
-///     "answer": null}]}    // for a host action, the host's answer
+///     "answer": null}],    // for a host action, the host's answer
 ///                          // (JSON); null for a report
+///  "closed_scenes": [9]}   // the scenes the turn closed, each with a
+///                          // summary memory per witness (see
+///                          // rp_engine_scene, rp_engine_memories_of)
 /// ```
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_CONFLICT` when the turn still needs a
@@ -974,7 +988,11 @@ pub(crate) mod tests {
             None,
         )
         .expect("begins");
-        assert_eq!(head(t.engine), before + 2, "the clock and the line");
+        assert_eq!(
+            head(t.engine),
+            before + 3,
+            "the clock, the booth's new scene and the line"
+        );
 
         let request = step(t.engine, turn).expect("a step");
         assert_eq!(request["step"], "generate");
@@ -1011,7 +1029,7 @@ pub(crate) mod tests {
         );
         assert!(!decided.contains(&t.mira));
         assert_eq!(outcome["seq"], head(t.engine));
-        assert!(head(t.engine) > before + 2);
+        assert!(head(t.engine) > before + 3);
 
         // Over: only freeing is left.
         assert_eq!(step(t.engine, turn), Err(rp_result::Conflict));

@@ -1,8 +1,9 @@
 // Tests of rp.hpp, the C++17 RAII wrapper over rp.h: ownership (moves,
 // release, close, a turn outliving its engine), errors as rp::Error with
 // their codes, strings in and out, the poll-form and callback-form turns,
-// exceptions thrown by the callbacks coming back out of run_turn, and
-// scoped events and threads.
+// exceptions thrown by the callbacks coming back out of run_turn, scoped
+// events and threads, and jobs (scene closes, time skips, queries), scenes
+// and the relationship graph.
 //
 // Build and run (scripts/test-all does this, then runs it under valgrind and
 // AddressSanitizer):
@@ -286,6 +287,78 @@ void test_scoped_events_and_threads() {
     CHECK(contains(engine.threads().c_str(), "\"status\":\"dropped\""));
 }
 
+void test_jobs_scenes_queries_and_the_graph() {
+    rp::Engine engine = tavern();
+    const std::uint64_t wren = engine.entity_id("wren");
+    const std::uint64_t mira = engine.entity_id("mira");
+    const std::uint64_t booth = engine.container_id("booth");
+    rp::Turn turn = engine.begin_turn(input(wren, "Tobias, lights?", 1000));
+    turn.provide("{\"text\": \"Green ones.\"}");
+    turn.finish();
+
+    // The booth's scene, closed through the poll form: one summary each.
+    const std::uint64_t scene = engine.current_scene(booth);
+    CHECK(engine.current_scene(0, wren) == scene);
+    CHECK(contains(engine.scene(scene).c_str(), "\"closed\":null"));
+    rp::Job close = engine.begin_close_current_scene(booth, 2000);
+    int summaries = 0;
+    while (contains(close.step().c_str(), "\"step\":\"generate\"")) {
+        close.provide("{\"text\": \"We spoke of lights.\"}");
+        summaries++;
+    }
+    CHECK(summaries == 2);
+    CHECK(contains(close.finish().c_str(), "\"summaries\":[["));
+    CHECK(code_of([&] { close.step(); }) == RP_RESULT_CONFLICT);
+    CHECK(contains(engine.scene(scene).c_str(), "\"closed\":2000"));
+    CHECK(contains(engine.memories_of(wren).c_str(), "We spoke of lights."));
+    CHECK(code_of([&] { engine.current_scene(booth); }) == RP_RESULT_NOT_FOUND);
+
+    // A scene opened by the host, closed by a time skip run through a callback.
+    const std::uint64_t opened = engine.open_scene(booth, 3000);
+    CHECK(opened != scene);
+    CHECK(contains(engine.scenes().c_str(), ("{\"id\":" + std::to_string(opened)).c_str()));
+    CHECK(engine.due_scenes(4000) == "[]");
+    rp::Job skip = engine.begin_time_skip("{\"kind\": \"jump\", \"to\": 7200000}");
+    const std::string skipped =
+        engine.run_job(skip, [](std::string_view, rp::TokenSink &) { return std::string(); });
+    CHECK(contains(skipped.c_str(), "\"to\":7200000"));
+    CHECK(contains(engine.scene(opened).c_str(), "\"closed\":3000"));
+
+    // A query answered in one round, through a callback, then read back.
+    rp::Job query = engine.begin_query("{\"text\": \"Who runs the inn?\", \"now\": 7200000}");
+    const std::string answered = engine.run_job(query, [](std::string_view request,
+                                                          rp::TokenSink &) {
+        CHECK(contains(std::string(request).c_str(), "\"kind\":\"query\""));
+        return std::string("{\"text\": \"{\\\"type\\\": \\\"answer\\\", "
+                           "\\\"content\\\": \\\"Mira.\\\", "
+                           "\\\"confidence\\\": \\\"low\\\"}\"}");
+    });
+    CHECK(contains(answered.c_str(), "\"status\":\"completed\""));
+    CHECK(contains(engine.recent_queries(1).c_str(), "\"content\":\"Mira.\""));
+    CHECK(code_of([&] { engine.query(999999); }) == RP_RESULT_NOT_FOUND);
+
+    // An exception from the callback comes back out (the query is recorded as failed).
+    rp::Job failing = engine.begin_query("{\"text\": \"Who?\", \"now\": 7200000}");
+    bool thrown = false;
+    try {
+        engine.run_job(failing, [](std::string_view, rp::TokenSink &) -> std::string {
+            throw ModelDown();
+        });
+    } catch (const ModelDown &) {
+        thrown = true;
+    }
+    CHECK(thrown);
+
+    // The graph.
+    CHECK(contains(engine.graph("{\"op\": \"stats\"}").c_str(), "\"edges\":4"));
+    CHECK(engine.graph("{\"op\": \"path\", \"from\": " + std::to_string(wren) +
+                       ", \"to\": " + std::to_string(mira) + "}") ==
+          "[" + std::to_string(wren) + "," + std::to_string(mira) + "]");
+    CHECK(code_of([&] { engine.graph("{\"op\": \"nope\"}"); }) == RP_RESULT_INVALID);
+    CHECK(code_of([&] { engine.begin_time_skip("{\"kind\": \"jump\", \"to\": 1}"); }) ==
+          RP_RESULT_INVALID);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -300,5 +373,6 @@ int main(int argc, char **argv) {
     test_the_poll_form();
     test_the_callback_form_and_its_exceptions();
     test_scoped_events_and_threads();
+    test_jobs_scenes_queries_and_the_graph();
     return checks_done("test_hpp");
 }

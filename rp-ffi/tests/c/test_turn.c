@@ -81,9 +81,15 @@ static void test_the_poll_form_runs_a_turn_in_the_booth(void) {
     CHECK(begin(&t, wren_says(&t, "Tobias, seen any lights on the marsh?", 60000),
                 "{\"outcome_prompts\": true}", &turn) == RP_RESULT_OK);
     CHECK(turn != NULL);
-    /* The input is committed at once: the clock advancing, and the line. */
+    /* The input is committed at once: the clock advancing, the booth's scene opening (it had
+     * none), and the line. */
     committed = head(t.engine);
-    CHECK(committed == before + 2);
+    CHECK(committed == before + 3);
+    CHECK(rp_engine_events(t.engine, before + 1, committed, &step) == RP_RESULT_OK);
+    CHECK(contains(step, "{\"time_advanced\":"));
+    CHECK(contains(step, "{\"scene_opened\":"));
+    CHECK(contains(step, "{\"user_turn\":"));
+    rp_string_free(step);
 
     CHECK(rp_turn_step(t.engine, turn, &step) == RP_RESULT_OK);
     CHECK(starts_with(step, "{\"step\":\"generate\""));
@@ -372,8 +378,8 @@ static void test_a_failing_callback_abandons_the_turn_but_keeps_the_input(void) 
     CHECK(host.calls == 1);
     CHECK(starts_with(rp_last_error(), "generation failed: the generate callback failed (code 16)"));
     CHECK(contains(rp_last_error(), "the model server is unreachable"));
-    /* The input is committed (the clock and the line), nothing else. */
-    CHECK(head(t.engine) == before + 2);
+    /* The input is committed (the clock, the booth's new scene and the line), nothing else. */
+    CHECK(head(t.engine) == before + 3);
     prompt = prompt_of(t.engine, t.tobias);
     CHECK(contains(prompt, "Wren: Tobias, are you awake?"));
     CHECK(!contains(prompt, "never hear this line"));
