@@ -153,7 +153,7 @@ fn a_line_gets_a_streamed_reply_and_why_and_prompt_explain_it() {
     .says("[identity]")
     .says("[dialogue]")
     .says("    Wren: Tobias, what lights?")
-    .says("↳ a recent line the speaker witnessed")
+    .says("↳ a line the speaker witnessed in its current scene")
     .says("↳ the speaker's edge to Wren, who is present")
     // /quit stops reading.
     .never_says("never read");
