@@ -209,7 +209,7 @@ impl Job {
     /// Raises ``Conflict`` when the job is over or its world changed.
     fn step<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let step = self.with_machine(py, |machine, engine| machine.step(engine))?;
-        json::serialize(py, &step)
+        crate::request::step(py, &step)
     }
 
     /// Answers the last ``"generate"`` step, as ``Turn.provide`` does: the

@@ -46,6 +46,7 @@ mod job;
 mod json;
 mod memory;
 mod model;
+mod request;
 mod run_turn;
 mod scene;
 mod story;

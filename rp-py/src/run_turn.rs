@@ -182,7 +182,7 @@ impl<'py> Host<'py> {
         py: Python<'py>,
         request: &GenerateRequest,
     ) -> PyResult<GenerateResult> {
-        let request = json::serialize(py, request)?;
+        let request = crate::request::request(py, request)?.into_any();
         // The purpose `on_token` sees is the request's own dict.
         let purpose = request.get_item("purpose")?;
         let result = self

@@ -284,8 +284,10 @@ impl Turn {
     /// engine's tools: ``"tools"`` is a list of ``{"name", "description",
     /// "parameters"}`` (a JSON Schema) for ``"roll_dice"`` (arguments
     /// ``{"notation": "2d6+1"}``) and ``"roll_effects"`` (``{"effects":
-    /// [{"chance": 0.3, "desc": "fox ears"}]}``). A result with
-    /// ``"tool_calls"`` (see ``provide()``) is not the reply: the engine runs
+    /// [{"chance": 0.3, "desc": "fox ears"}]}``); the tool dicts are made once
+    /// and shared by every request (each gets its own list): treat them as
+    /// read-only. A result with ``"tool_calls"`` (see ``provide()``) is not
+    /// the reply: the engine runs
     /// the calls with the world's seeded generator (recorded with their
     /// draws: replay never rolls again), and the next step is the same
     /// request, its messages ending with an ``"assistant"`` message carrying
@@ -317,7 +319,7 @@ impl Turn {
     /// back as a step.
     fn step<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let step = self.with_machine(py, |machine, engine| machine.step(engine))?;
-        json::serialize(py, &step)
+        crate::request::step(py, &step)
     }
 
     /// Answers the last ``"generate"`` step: the generated text (``str``),

@@ -176,3 +176,24 @@ def test_run_turn_without_tools_offers_none(world: World, wren: int) -> None:
     assert [r["text"] for r in outcome["replies"]] == [REPLY]
     assert len(roller.requests) == 1
     assert "tools" not in roller.requests[0]
+
+
+def test_requests_carry_the_tool_schemas_in_rp_cores_shape(world: World, wren: int) -> None:
+    turn = world.begin_turn(wren, ASK, 1_000)
+    first = turn.step()
+    assert set(first) == {"step", "purpose", "messages", "params", "tools"}
+    dice, effects = first["tools"]
+    assert dice["name"] == "roll_dice"
+    assert dice["parameters"]["required"] == ["notation"]
+    assert dice["parameters"]["additionalProperties"] is False
+    assert effects["parameters"]["properties"]["effects"]["items"]["required"] == [
+        "chance",
+        "desc",
+    ]
+    # The schemas are made once and shared (read-only); each request has its own list.
+    turn.provide({"text": "", "tool_calls": CALLS})
+    second = turn.step()
+    assert second["tools"] == first["tools"]
+    assert second["tools"] is not first["tools"]
+    # Serialised, the request is exactly the JSON the engine writes for C hosts.
+    assert json.loads(json.dumps(first["tools"])) == first["tools"]

@@ -11,7 +11,7 @@ use crate::log::World;
 use crate::model::{Edge, EntityId};
 use petgraph::graphmap::DiGraphMap;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// The most hops any walk may take.
@@ -300,7 +300,13 @@ impl<'w> Relationships<'w> {
         Ok(self.bounded_path(from, to, max_hops))
     }
 
+    /// A shortest path of at most `max_hops` hops, by a search from both ends at once: each
+    /// round expands the smaller frontier by one hop (forward along outgoing edges from
+    /// `from`, backward along incoming edges from `to`), so a path of `h` hops visits about
+    /// `2·d^(h/2)` entities instead of `d^h` at degree `d`. Among equally short paths, the one
+    /// through the lowest meeting id.
     fn bounded_path(&self, from: EntityId, to: EntityId, max_hops: u32) -> Option<Vec<EntityId>> {
+        use std::collections::HashMap;
         let g = &self.graph.graph;
         if !g.contains_node(from) || !g.contains_node(to) {
             return None;
@@ -308,28 +314,66 @@ impl<'w> Relationships<'w> {
         if from == to {
             return Some(vec![from]);
         }
-        let mut parent: BTreeMap<EntityId, EntityId> = BTreeMap::new();
-        let mut queue = VecDeque::from([(from, 0u32)]);
-        while let Some((n, depth)) = queue.pop_front() {
-            if depth == max_hops {
-                continue;
-            }
-            for m in g.neighbors_directed(n, petgraph::Direction::Outgoing) {
-                if m == from || parent.contains_key(&m) {
-                    continue;
-                }
-                parent.insert(m, n);
-                if m == to {
-                    let mut path = vec![to];
-                    let mut at = to;
-                    while let Some(p) = parent.get(&at) {
-                        path.push(*p);
-                        at = *p;
+        // node → (its neighbour one hop nearer the end it was reached from, hops from that end)
+        let mut forward: HashMap<EntityId, (EntityId, u32)> = HashMap::from([(from, (from, 0))]);
+        let mut backward: HashMap<EntityId, (EntityId, u32)> = HashMap::from([(to, (to, 0))]);
+        let (mut ahead, mut behind) = (vec![from], vec![to]);
+        let (mut ahead_hops, mut behind_hops) = (0u32, 0u32);
+        while ahead_hops + behind_hops < max_hops && !ahead.is_empty() && !behind.is_empty() {
+            let forwards = ahead.len() <= behind.len();
+            let (frontier, seen, other, direction) = if forwards {
+                ahead_hops += 1;
+                (
+                    &mut ahead,
+                    &mut forward,
+                    &backward,
+                    petgraph::Direction::Outgoing,
+                )
+            } else {
+                behind_hops += 1;
+                (
+                    &mut behind,
+                    &mut backward,
+                    &forward,
+                    petgraph::Direction::Incoming,
+                )
+            };
+            let hops = if forwards { ahead_hops } else { behind_hops };
+            let mut next = Vec::new();
+            let mut meeting: Option<(u32, EntityId)> = None;
+            for n in frontier.iter() {
+                for m in g.neighbors_directed(*n, direction) {
+                    if seen.contains_key(&m) {
+                        continue;
                     }
-                    path.reverse();
-                    return Some(path);
+                    seen.insert(m, (*n, hops));
+                    if let Some((_, there)) = other.get(&m) {
+                        let candidate = (hops + there, m);
+                        if meeting.is_none_or(|best| candidate < best) {
+                            meeting = Some(candidate);
+                        }
+                    }
+                    next.push(m);
                 }
-                queue.push_back((m, depth + 1));
+            }
+            *frontier = next;
+            if let Some((total, meet)) = meeting {
+                if total > max_hops {
+                    return None;
+                }
+                let mut path = vec![meet];
+                let mut at = meet;
+                while at != from {
+                    at = forward.get(&at)?.0;
+                    path.push(at);
+                }
+                path.reverse();
+                let mut at = meet;
+                while at != to {
+                    at = backward.get(&at)?.0;
+                    path.push(at);
+                }
+                return Some(path);
             }
         }
         None
@@ -487,6 +531,71 @@ mod tests {
             r.path_within(EntityId(5), EntityId(3), MAX_HOPS + 1)
                 .is_err()
         );
+    }
+
+    /// The hops of a shortest path by a plain breadth-first search from `from`.
+    fn shortest_hops(g: &RelationshipGraph, from: EntityId, to: EntityId) -> Option<u32> {
+        let mut seen = BTreeMap::from([(from, 0u32)]);
+        let mut queue = std::collections::VecDeque::from([from]);
+        while let Some(n) = queue.pop_front() {
+            let d = seen[&n];
+            if n == to {
+                return Some(d);
+            }
+            for m in g.graph.neighbors_directed(n, petgraph::Direction::Outgoing) {
+                if let std::collections::btree_map::Entry::Vacant(e) = seen.entry(m) {
+                    e.insert(d + 1);
+                    queue.push_back(m);
+                }
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn bounded_paths_are_shortest_paths_that_follow_the_edges() {
+        let w = world(&[]);
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for round in 0..40 {
+            let nodes = 20 + next(60);
+            let mut g = RelationshipGraph {
+                graph: DiGraphMap::new(),
+            };
+            for i in 0..nodes {
+                g.add_entity(EntityId(i));
+            }
+            for _ in 0..nodes * (1 + next(3)) {
+                let (a, b) = (next(nodes), next(nodes));
+                if a != b {
+                    g.add_edge(EntityId(a), EntityId(b));
+                }
+            }
+            let graph = Arc::new(g);
+            let r = Relationships::with(&w, Arc::clone(&graph));
+            for _ in 0..50 {
+                let (a, b) = (EntityId(next(nodes)), EntityId(next(nodes)));
+                let hops = 1 + next(u64::from(MAX_HOPS)) as u32;
+                let found = r.path_within(a, b, hops).unwrap();
+                let shortest = shortest_hops(&graph, a, b).filter(|d| *d <= hops);
+                assert_eq!(
+                    found.as_ref().map(|p| p.len() as u32 - 1),
+                    shortest,
+                    "round {round}: {a} to {b} within {hops}: {found:?}"
+                );
+                if let Some(path) = found {
+                    assert_eq!((path[0], path[path.len() - 1]), (a, b));
+                    for pair in path.windows(2) {
+                        assert!(graph.graph.contains_edge(pair[0], pair[1]), "{path:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
