@@ -147,11 +147,13 @@ fn recency(m: &Memory, now: Millis, half_life_ms: f64) -> f64 {
 }
 
 /// The top `options.k` memories `speaker` recalls for `query` at `now`, best first (ties by
-/// id). Only `speaker`'s own memories (which it witnessed) can be returned. An empty query
-/// (or one without a word) ranks the speaker's memories by recency and significance alone.
+/// id). Only `speaker`'s own memories (which it witnessed) can be returned, and only those
+/// still [`Memory::recallable`]: the memories of a closed scene's lines, which its summaries
+/// stand for, and forgotten ones are not. An empty query (or one without a word) ranks the
+/// speaker's memories by recency and significance alone.
 ///
-/// `index` must hold exactly the memories of `world` ([`crate::Engine::recall`] keeps one
-/// so).
+/// `index` must hold exactly the recallable memories of `world` ([`crate::Engine::recall`]
+/// keeps one so).
 pub fn recall(
     world: &World,
     index: &mut MemoryIndex,
