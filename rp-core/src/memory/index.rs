@@ -311,7 +311,7 @@ impl MemoryIndex {
     }
 
     /// Commits once [`COMMIT_EVERY`] memories have gathered since the last commit, or
-    /// [`COMMIT_REMOVED`] removals (searches see every change either way, but each removal not
+    /// `COMMIT_REMOVED` (64) removals (searches see every change either way, but each removal not
     /// yet committed makes every search collect one more candidate).
     pub fn refresh(&mut self) -> Result<()> {
         if self.pending.len() >= COMMIT_EVERY || self.removed.len() >= COMMIT_REMOVED {

@@ -2,7 +2,7 @@
 //! run their hooks, promote what survives them, and find the transitions that are due.
 //!
 //! Every rule here turns a decision into events on a scratch copy of the world
-//! ([`Batch`]); the engine appends them in one commit. What a rule decided (conditions that
+//! (`Batch`); the engine appends them in one commit. What a rule decided (conditions that
 //! held, draws they took, the outcome of each effect) is in those events, so replay applies
 //! outcomes and never evaluates a condition or a hook again (DESIGN §2.2).
 //!
@@ -19,7 +19,7 @@
 //! clock reaches it unless it closed before. Checks run at the start of every turn, in the
 //! input's commit, after the clock advances and before the input's line (so the turn's prompts
 //! see the result), and whenever the host calls [`crate::Engine::run_due`]. Transitions due in
-//! the same check run in time order ([`due_between`]), each on the world the earlier ones left.
+//! the same check run in time order (`due_between`), each on the world the earlier ones left.
 //!
 //! **Promotion** (DESIGN §2.8). Closing an event keeps exactly four things: items into
 //! inventories, facts onto edges, new edge summaries, one gist memory per witness
