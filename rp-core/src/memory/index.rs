@@ -237,7 +237,7 @@ impl MemoryIndex {
     }
 
     /// An index of every memory of `world`, searchable at once. Built with a larger budget
-    /// and up to [`BUILD_THREADS`] threads, which it then gives back.
+    /// and up to `BUILD_THREADS` threads, which it then gives back.
     pub fn build(world: &World) -> Result<MemoryIndex> {
         let (index, id, text) = empty_index();
         let threads = std::thread::available_parallelism()
