@@ -180,11 +180,7 @@ impl Job {
         py: Python<'_>,
         body: impl FnOnce(&mut Machine, &mut Engine) -> Result<T, rp_core::Error> + Send,
     ) -> PyResult<T> {
-        self.world.get().with_engine(py, |engine| {
-            let mut machine = self.machine.lock().unwrap_or_else(PoisonError::into_inner);
-            let machine = machine.as_mut().ok_or_else(over)?;
-            body(machine, engine)
-        })
+        self.world.get().with_machine(py, &self.machine, over, body)
     }
 }
 

@@ -245,11 +245,7 @@ impl Turn {
         py: Python<'_>,
         body: impl FnOnce(&mut TurnMachine, &mut Engine) -> Result<T, rp_core::Error> + Send,
     ) -> PyResult<T> {
-        self.world.get().with_engine(py, |engine| {
-            let mut machine = self.machine.lock().unwrap_or_else(PoisonError::into_inner);
-            let machine = machine.as_mut().ok_or_else(over)?;
-            body(machine, engine)
-        })
+        self.world.get().with_machine(py, &self.machine, over, body)
     }
 }
 

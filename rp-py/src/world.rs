@@ -115,6 +115,23 @@ impl World {
         .map_err(|failure| to_py(py, failure))
     }
 
+    /// Runs `body` on a machine held in `held` (a turn's or a job's) and on the
+    /// engine, with the GIL released; `over` is the error for a machine that
+    /// is gone (finished or abandoned).
+    pub(crate) fn with_machine<M: Send, T: Send>(
+        &self,
+        py: Python<'_>,
+        held: &Mutex<Option<M>>,
+        over: fn() -> rp_core::Error,
+        body: impl FnOnce(&mut M, &mut Engine) -> Result<T, rp_core::Error> + Send,
+    ) -> PyResult<T> {
+        self.with_engine(py, |engine| {
+            let mut machine = held.lock().unwrap_or_else(PoisonError::into_inner);
+            let machine = machine.as_mut().ok_or_else(over)?;
+            body(machine, engine)
+        })
+    }
+
     /// Stores `engine`'s head for `head` to read; called under the lock at
     /// the end of every call on the engine.
     fn publish(&self, engine: &Engine) {
