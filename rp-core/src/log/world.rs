@@ -235,6 +235,14 @@ impl World {
             .filter(move |m| m.owner == owner && m.witnesses.contains(owner))
     }
 
+    /// How many memories `owner` holds, at once (without going through them).
+    pub fn memory_count(&self, owner: EntityId) -> u64 {
+        self.index
+            .memories_by_owner
+            .get(&owner)
+            .map_or(0, |ids| ids.len() as u64)
+    }
+
     /// The pinned memories and scene summaries `owner` holds and witnessed (what
     /// [`crate::Engine::always_loaded`] chooses from), without going through all its memories.
     pub fn always_loaded_of(&self, owner: EntityId) -> impl Iterator<Item = &Memory> + '_ {

@@ -198,7 +198,7 @@ pub(crate) fn recall_skipping(
     let mut lexical: Vec<(MemoryId, f64)> = Vec::new();
     if !words.is_empty() {
         index.refresh()?;
-        let hits = index.search(speaker, &words, limit)?;
+        let hits = index.search(speaker, &words, limit, world.memory_count(speaker))?;
         let best = hits.iter().map(|(_, s)| *s).fold(0.0f32, f32::max);
         lexical = hits
             .into_iter()

@@ -326,21 +326,30 @@ pub fn scene_dialogue(world: &World, speaker: EntityId) -> Vec<&Utterance> {
 
 /// The last `n` lines of `speaker`'s dialogue section as its prompt shows them ("Name: text"),
 /// which is also how a remembered line reads.
-pub(crate) fn dialogue_lines(
-    world: &World,
-    speaker: EntityId,
-    n: usize,
-) -> std::collections::HashSet<String> {
+pub(crate) fn dialogue_lines(world: &World, speaker: EntityId, n: usize) -> ShownLines {
     let heard = scene_dialogue(world, speaker);
-    heard[heard.len().saturating_sub(n)..]
-        .iter()
-        .map(|u| {
-            let name = world
-                .entity(u.speaker)
-                .map_or("someone", |e| e.name.as_str());
-            format!("{name}: {}", u.text)
-        })
-        .collect()
+    ShownLines(
+        heard[heard.len().saturating_sub(n)..]
+            .iter()
+            .map(|u| {
+                let name = world
+                    .entity(u.speaker)
+                    .map_or("someone", |e| e.name.as_str());
+                format!("{name}: {}", u.text)
+            })
+            .collect(),
+    )
+}
+
+/// The lines a prompt's dialogue section shows, as remembered lines read (a few dozen: a look
+/// at each line's length rules out almost all of them without reading a byte).
+pub(crate) struct ShownLines(Vec<String>);
+
+impl ShownLines {
+    /// Whether `text` is one of them.
+    pub fn contains(&self, text: &str) -> bool {
+        self.0.iter().any(|l| l.len() == text.len() && l == text)
+    }
 }
 
 /// The rule of a system line's piece: it is never trimmed.
