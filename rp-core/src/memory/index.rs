@@ -10,7 +10,7 @@
 //! view: a word in most of the owner's memories tells little, whatever others remember); the
 //! average length is the whole index's.
 
-use super::pending::{Pending, PendingSet, Stats};
+use super::pending::{PendingSet, Stats};
 use crate::error::{Error, Result};
 use crate::log::World;
 use crate::model::{EntityId, Memory, MemoryId};
@@ -82,45 +82,47 @@ fn analyzer(index: &Index) -> Result<TextAnalyzer> {
         .ok_or_else(|| index_error("no default tokenizer"))
 }
 
-/// The document of `m` (its id and owner-scoped words, joined by spaces for the whitespace
-/// tokenizer: a word never holds one), and (if `count_words`) its words with their counts.
-fn document(
-    analyzer: &mut TextAnalyzer,
-    id: Field,
-    text: Field,
-    m: &Memory,
-    count_words: bool,
-) -> (TantivyDocument, Pending) {
-    let mut words: Vec<(String, u32)> = Vec::new();
+/// The owner-scoped words of `m` (`12:ale`), joined by spaces for the whitespace tokenizer (a
+/// word never holds one), and how many there are.
+fn scoped_words(analyzer: &mut TextAnalyzer, m: &Memory) -> (String, u32) {
     let prefix = format!("{}:", m.owner.0);
     let mut scoped = String::with_capacity(m.text.len() * 2);
     let mut len = 0u32;
     let mut stream = analyzer.token_stream(&m.text);
     while stream.advance() {
-        let t = &stream.token().text;
         if len > 0 {
             scoped.push(' ');
         }
         scoped.push_str(&prefix);
-        scoped.push_str(t);
+        scoped.push_str(&stream.token().text);
         len += 1;
-        if count_words {
-            match words.iter_mut().find(|(w, _)| w == t) {
-                Some((_, n)) => *n += 1,
-                None => words.push((t.clone(), 1)),
-            }
+    }
+    (scoped, len)
+}
+
+/// Each word of `scoped` (as [`scoped_words`] made it) once, without its owner prefix, with
+/// its count.
+fn word_counts(scoped: &str) -> Vec<(&str, u32)> {
+    let mut counts: Vec<(&str, u32)> = Vec::new();
+    for w in scoped
+        .split(' ')
+        .filter_map(|w| w.split_once(':'))
+        .map(|(_, w)| w)
+    {
+        match counts.iter_mut().find(|(x, _)| *x == w) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((w, 1)),
         }
     }
+    counts
+}
+
+/// The document of memory `id` with the owner-scoped words `scoped`.
+fn document(id_field: Field, text: Field, id: MemoryId, scoped: String) -> TantivyDocument {
     let mut doc = TantivyDocument::default();
-    doc.add_u64(id, m.id.0);
+    doc.add_u64(id_field, id.0);
     doc.add_text(text, scoped);
-    let pending = Pending {
-        id: m.id,
-        owner: m.owner,
-        words,
-        len,
-    };
-    (doc, pending)
+    doc
 }
 
 /// The `id` columns of a searcher's segments, opened once per reload: opening one is a
@@ -250,8 +252,9 @@ impl MemoryIndex {
         // Stable: by id within an owner.
         all.sort_by_key(|m| m.owner);
         for m in all {
-            let (doc, _) = document(&mut analyzer, id, text, m, false);
-            bulk.add_document(doc).map_err(index_error)?;
+            let (scoped, _) = scoped_words(&mut analyzer, m);
+            bulk.add_document(document(id, text, m.id, scoped))
+                .map_err(index_error)?;
             docs += 1;
             if m.embedding.is_some() {
                 embedded.entry(m.owner).or_default().push(m.id);
@@ -286,9 +289,13 @@ impl MemoryIndex {
             // Compressed or forgotten: recall never returns it.
             return Ok(());
         }
-        let (doc, pending) = document(&mut self.analyzer, self.id, self.text, m, true);
-        self.writer.add_document(doc).map_err(index_error)?;
-        self.pending.push(pending);
+        let (scoped, len) = scoped_words(&mut self.analyzer, m);
+        // Counted first: the document takes the words.
+        self.pending.push(m.id, m.owner, &word_counts(&scoped), len);
+        // Should this fail, the engine drops the whole index (rebuilt when next needed).
+        self.writer
+            .add_document(document(self.id, self.text, m.id, scoped))
+            .map_err(index_error)?;
         if m.embedding.is_some() {
             self.embedded.entry(m.owner).or_default().push(m.id);
         }

@@ -5,12 +5,13 @@
 use crate::model::{EntityId, MemoryId};
 use std::collections::HashMap;
 
-/// A memory added since the last commit: its words and their counts.
-pub(super) struct Pending {
-    pub id: MemoryId,
-    pub owner: EntityId,
-    pub words: Vec<(String, u32)>,
-    pub len: u32,
+/// A memory added since the last commit.
+struct Pending {
+    id: MemoryId,
+    /// Its number of words.
+    len: u32,
+    /// Removed before the next commit: no longer scored.
+    removed: bool,
 }
 
 /// BM25's parameters (tantivy's).
@@ -21,7 +22,7 @@ const B: f32 = 0.75;
 pub(super) struct PendingSet {
     memories: Vec<Pending>,
     /// Per owner, per word: (index in `memories`, count of the word).
-    postings: HashMap<EntityId, HashMap<String, Vec<(u32, u32)>>>,
+    postings: HashMap<EntityId, HashMap<Box<str>, Vec<(u32, u32)>>>,
     /// The words of every pending memory.
     tokens: u64,
 }
@@ -33,6 +34,8 @@ pub(super) struct Stats {
 }
 
 impl PendingSet {
+    /// How many memories were added since the last commit (removed ones too: like tantivy's
+    /// deleted documents, they count in the statistics until the commit).
     pub fn len(&self) -> usize {
         self.memories.len()
     }
@@ -42,34 +45,36 @@ impl PendingSet {
         self.tokens
     }
 
-    pub fn push(&mut self, p: Pending) {
+    /// Adds memory `id` of `owner`, of `len` words, each of `words` once with its count. A word
+    /// the owner's pending memories already hold costs no allocation.
+    pub fn push(&mut self, id: MemoryId, owner: EntityId, words: &[(&str, u32)], len: u32) {
         let at = self.memories.len() as u32;
-        let words = self.postings.entry(p.owner).or_default();
-        for (w, n) in &p.words {
-            match words.get_mut(w.as_str()) {
-                Some(list) => list.push((at, *n)),
+        let postings = self.postings.entry(owner).or_default();
+        for &(w, n) in words {
+            match postings.get_mut(w) {
+                Some(list) => list.push((at, n)),
                 None => {
-                    words.insert(w.clone(), vec![(at, *n)]);
+                    postings.insert(w.into(), vec![(at, n)]);
                 }
             }
         }
-        self.tokens += u64::from(p.len);
-        self.memories.push(p);
+        self.tokens += u64::from(len);
+        self.memories.push(Pending {
+            id,
+            len,
+            removed: false,
+        });
     }
 
-    /// Drops `id` if it is pending; says whether it was.
+    /// Stops scoring `id` if it is pending; says whether it was.
     pub fn remove(&mut self, id: MemoryId) -> bool {
-        let Some(at) = self.memories.iter().position(|p| p.id == id) else {
-            return false;
-        };
-        // Rare (a memory removed before the next commit): rebuilt rather than patched.
-        let mut memories = std::mem::take(&mut self.memories);
-        memories.remove(at);
-        self.clear();
-        for p in memories {
-            self.push(p);
+        match self.memories.iter_mut().find(|p| p.id == id && !p.removed) {
+            Some(p) => {
+                p.removed = true;
+                true
+            }
+            None => false,
         }
-        true
     }
 
     pub fn clear(&mut self) {
@@ -121,6 +126,7 @@ impl PendingSet {
             scores
                 .into_iter()
                 .zip(&self.memories)
+                .filter(|(_, p)| !p.removed)
                 .filter_map(|(s, p)| s.filter(|s| *s > 0.0).map(|s| (p.id, s))),
         );
     }
