@@ -18,11 +18,14 @@ struct Pending {
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
 
+/// One owner's pending words: for each, (index in `memories`, count of the word).
+type Postings = HashMap<Box<str>, Vec<(u32, u32)>>;
+
 #[derive(Default)]
 pub(super) struct PendingSet {
     memories: Vec<Pending>,
-    /// Per owner, per word: (index in `memories`, count of the word).
-    postings: HashMap<EntityId, HashMap<Box<str>, Vec<(u32, u32)>>>,
+    /// Each owner's words.
+    postings: HashMap<EntityId, Postings>,
     /// The words of every pending memory.
     tokens: u64,
 }
