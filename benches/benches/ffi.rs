@@ -37,7 +37,7 @@ use rp_core::turn::{
     Generate, GenerateRequest, GenerateResult, NoSink, Step, TokenSink, TurnInput, TurnOptions,
 };
 use rp_core::{Engine, EntityId, Millis};
-use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::ffi::{CStr, c_char, c_int, c_void};
 use std::hint::black_box;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -516,11 +516,6 @@ fn breakdown(engine: &mut Engine, wren: EntityId, mut now: Millis) {
     let read_input = time(&|| {
         black_box(TurnInput::from_json(black_box(&input_json)).expect("input"));
     });
-    // As rp-ffi writes JSON for C: straight into the C string's buffer.
-    let c_string = |mut bytes: Vec<u8>| {
-        bytes.push(0);
-        CString::from_vec_with_nul(bytes).expect("no NUL")
-    };
     let write_requests = time(&|| {
         for request in &requests {
             black_box(rp::bench::request_c_json(black_box(request)));
@@ -534,15 +529,13 @@ fn breakdown(engine: &mut Engine, wren: EntityId, mut now: Millis) {
     // By default the C outcome leaves the prompts out ("outcome_prompts": false).
     let mut without_prompts = outcome.clone();
     without_prompts.prompts.clear();
-    let write = |outcome: &rp_core::turn::TurnOutcome| {
+    let write = |prompts: bool| {
         time(&|| {
-            let mut bytes = Vec::with_capacity(4096);
-            serde_json::to_writer(&mut bytes, black_box(outcome)).expect("outcome JSON");
-            black_box(c_string(bytes));
+            black_box(rp::bench::outcome_c_json(black_box(&outcome), prompts));
         })
     };
-    let write_outcome = write(&without_prompts);
-    let write_with_prompts = write(&outcome);
+    let write_outcome = write(false);
+    let write_with_prompts = write(true);
     let request_bytes: usize = requests
         .iter()
         .map(|r| serde_json::to_string(r).expect("request JSON").len())

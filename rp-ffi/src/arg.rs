@@ -72,9 +72,17 @@ pub(crate) unsafe fn slice_arg<'a, T>(
 /// Checks the out-parameter `name` is not `NULL`.
 ///
 /// The caller writes through the result only once the call has succeeded.
+#[inline(always)]
 pub(crate) fn out_arg<T>(name: &str, ptr: *mut T) -> Result<NonNull<T>, Error> {
-    NonNull::new(ptr)
-        .ok_or_else(|| Error::new(rp_result::NullArgument, format_args!("`{name}` is NULL")))
+    NonNull::new(ptr).ok_or_else(|| null_argument(name))
+}
+
+/// The error of argument `name` being `NULL` (made out of line: every call
+/// checks its arguments).
+#[cold]
+#[inline(never)]
+pub(crate) fn null_argument(name: &str) -> Error {
+    Error::new(rp_result::NullArgument, format_args!("`{name}` is NULL"))
 }
 
 #[cfg(test)]

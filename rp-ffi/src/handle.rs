@@ -122,7 +122,7 @@ impl<T: Publish> Handles<T> {
     }
 
     /// The segment of slot `index` and the slot's place in it.
-    #[inline]
+    #[inline(always)]
     fn locate(index: usize) -> (usize, usize) {
         let n = index + FIRST_SEGMENT;
         let segment = (n.ilog2() - FIRST_SEGMENT.ilog2()) as usize;
@@ -130,7 +130,7 @@ impl<T: Publish> Handles<T> {
     }
 
     /// Slot `index`, if its segment exists.
-    #[inline]
+    #[inline(always)]
     fn slot(&self, index: usize) -> Option<&Slot<T>> {
         let (segment, offset) = Self::locate(index);
         let first = self.segments.get(segment)?.load(Ordering::Acquire);
@@ -177,26 +177,19 @@ impl<T: Publish> Handles<T> {
     ///
     /// `name` is the argument's name in the error: `RP_RESULT_NULL_ARGUMENT`
     /// for 0 (`NULL`), `RP_RESULT_INVALID_HANDLE` for a number that is not
-    /// live.
-    #[inline]
+    /// live. Every call on a handle starts here: the errors are made out of
+    /// line, so this stays a few instructions inlined into each entry point.
+    #[inline(always)]
     fn live(&self, name: &str, number: usize) -> Result<(&Slot<T>, usize), Error> {
-        if number == 0 {
-            return Err(Error::new(
-                rp_result::NullArgument,
-                format_args!("`{name}` is NULL"),
-            ));
-        }
         let generation = number >> INDEX_BITS;
-        if generation.is_multiple_of(2) {
-            return Err(invalid_handle(name));
+        if number != 0
+            && !generation.is_multiple_of(2)
+            && let Some(slot) = self.slot(number & INDEX_MASK)
+            && slot.generation.load(Ordering::Acquire) == generation
+        {
+            return Ok((slot, generation));
         }
-        let slot = self
-            .slot(number & INDEX_MASK)
-            .ok_or_else(|| invalid_handle(name))?;
-        if slot.generation.load(Ordering::Acquire) != generation {
-            return Err(invalid_handle(name));
-        }
-        Ok((slot, generation))
+        Err(not_live(name, number))
     }
 
     /// Checks that handle `number` is live, without waiting for its object.
@@ -331,6 +324,17 @@ fn poisoned(name: &str) -> Error {
         rp_result::Panic,
         format_args!("`{name}` is unusable: an earlier call on it panicked; it may only be freed"),
     )
+}
+
+/// The error of handle `number` (argument `name`) not being live.
+#[cold]
+#[inline(never)]
+fn not_live(name: &str, number: usize) -> Error {
+    if number == 0 {
+        crate::arg::null_argument(name)
+    } else {
+        invalid_handle(name)
+    }
 }
 
 #[cold]

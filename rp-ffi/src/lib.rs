@@ -49,6 +49,7 @@ mod graph;
 mod handle;
 mod job;
 mod memory;
+mod outcome_json;
 mod panic;
 mod request_json;
 mod run_turn;
@@ -66,11 +67,17 @@ mod world;
 pub mod bench {
     use std::ffi::CString;
 
-    use rp_core::turn::GenerateRequest;
+    use rp_core::turn::{GenerateRequest, TurnOutcome};
 
     /// A request's JSON as the generate callback receives it.
     pub fn request_c_json(request: &GenerateRequest) -> CString {
         crate::request_json::request_c_json(request)
+    }
+
+    /// An outcome's JSON as `rp_engine_run_turn` hands it out (with the
+    /// prompts only if `prompts`).
+    pub fn outcome_c_json(outcome: &TurnOutcome, prompts: bool) -> CString {
+        crate::outcome_json::outcome_c_json(outcome, prompts)
     }
 }
 

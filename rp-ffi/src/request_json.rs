@@ -113,9 +113,14 @@ fn request_capacity(request: &GenerateRequest) -> usize {
     text + text / 16 + 2048
 }
 
-fn c_string(mut bytes: Vec<u8>) -> CString {
+/// `bytes`, JSON written here, as a C string.
+pub(crate) fn c_string(mut bytes: Vec<u8>) -> CString {
+    debug_assert!(!bytes.contains(&0), "JSON with a NUL byte");
     bytes.push(0);
-    CString::from_vec_with_nul(bytes).expect("JSON holds no NUL byte: it is escaped")
+    // SAFETY: the JSON written here holds no NUL byte but the last: strings
+    // escape it as \u0000 (`escape_into` and serde_json alike), and the rest
+    // is punctuation, digits, literals and escaped strings.
+    unsafe { CString::from_vec_with_nul_unchecked(bytes) }
 }
 
 /// Writes `step` as rp-core's serialisation of it would, into `out`.
@@ -128,7 +133,7 @@ pub(crate) fn write_step(out: &mut Vec<u8>, step: &Step) {
 
 /// Appends the JSON of `value`, one of rp-core's turn types (which always
 /// serialise).
-fn serde_into(out: &mut Vec<u8>, value: &impl Serialize) {
+pub(crate) fn serde_into(out: &mut Vec<u8>, value: &impl Serialize) {
     serde_json::to_writer(&mut *out, value).expect("rp-core's turn types serialise to JSON");
 }
 
@@ -136,8 +141,8 @@ fn serde_into(out: &mut Vec<u8>, value: &impl Serialize) {
 /// it: `"` and `\\` with a backslash, `\b \f \n \r \t` by name, other
 /// control characters as `\u00xx`, everything else as it is.
 ///
-/// Eight bytes are checked at a time; runs without anything to escape are
-/// copied whole.
+/// Sixteen bytes are checked at a time ([`first_special`]); runs without
+/// anything to escape are copied whole.
 pub(crate) fn escape_into(out: &mut Vec<u8>, text: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = text.as_bytes();
@@ -146,16 +151,14 @@ pub(crate) fn escape_into(out: &mut Vec<u8>, text: &str) {
     let mut copied = 0;
     let mut i = 0;
     while i < bytes.len() {
-        match bytes.get(i..i + 8) {
-            Some(chunk) => {
-                let mask = special_mask(u64::from_le_bytes(chunk.try_into().expect("eight bytes")));
-                if mask == 0 {
-                    i += 8;
+        match bytes.get(i..i + 16) {
+            Some(chunk) => match first_special(chunk.try_into().expect("sixteen bytes")) {
+                None => {
+                    i += 16;
                     continue;
                 }
-                // The lowest flag is exact (see `special_mask`).
-                i += (mask.trailing_zeros() / 8) as usize;
-            }
+                Some(at) => i += at,
+            },
             None if !is_special(bytes[i]) => {
                 i += 1;
                 continue;
@@ -185,11 +188,54 @@ pub(crate) fn escape_into(out: &mut Vec<u8>, text: &str) {
     out.push(b'"');
 }
 
+/// The place of the first byte of `chunk` that JSON escapes, if any: with
+/// SSE2 (every x86-64 has it), one comparison of all sixteen bytes per kind.
+#[cfg(target_arch = "x86_64")]
+fn first_special(chunk: &[u8; 16]) -> Option<usize> {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is part of x86-64; the load is unaligned and reads the
+    // sixteen bytes `chunk` holds.
+    let flags = unsafe {
+        let v = _mm_loadu_si128(chunk.as_ptr().cast());
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        // Below 0x20: unchanged by an unsigned max with 0x1f.
+        let low = _mm_set1_epi8(0x1f);
+        let control = _mm_cmpeq_epi8(_mm_max_epu8(v, low), low);
+        _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control)) as u32
+    };
+    (flags != 0).then(|| flags.trailing_zeros() as usize)
+}
+
+/// The place of the first byte of `chunk` that JSON escapes, if any: two
+/// words of eight bytes each.
+#[cfg(not(target_arch = "x86_64"))]
+fn first_special(chunk: &[u8; 16]) -> Option<usize> {
+    first_special_in_words(chunk)
+}
+
+/// [`first_special`] without SIMD.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn first_special_in_words(chunk: &[u8; 16]) -> Option<usize> {
+    let (a, b) = chunk.split_at(8);
+    let word = |w: &[u8]| special_mask(u64::from_le_bytes(w.try_into().expect("eight bytes")));
+    // The lowest flag of a word is exact (see `special_mask`).
+    match (word(a), word(b)) {
+        (0, 0) => None,
+        (0, m) => Some(8 + (m.trailing_zeros() / 8) as usize),
+        (m, _) => Some((m.trailing_zeros() / 8) as usize),
+    }
+}
+
 /// Whether JSON escapes `byte`.
 fn is_special(byte: u8) -> bool {
     byte < 0x20 || byte == b'"' || byte == b'\\'
 }
 
+#[cfg(any(test, not(target_arch = "x86_64")))]
 /// The high bit of each byte of `word` (read little-endian) that JSON
 /// escapes, and perhaps of bytes after the first such one: a borrow moves
 /// up from a flagged byte and may flag the next. So the lowest flag is
@@ -277,12 +323,21 @@ mod tests {
             "\"\\\n\r\t\u{8}\u{c}\u{0}\u{1f}\u{7f}".to_owned(),
             "é\u{2028}\u{1F600}\"ü\nß".repeat(5),
         ];
-        // Every special byte at every place in and around an eight-byte word.
-        for special in ["\"", "\\", "\n", "\u{1}", "\u{1f}"] {
-            for at in 0..18 {
-                let mut text = "abcdefghijklmnopq".to_owned();
+        // Every special byte at every place in and around two sixteen-byte
+        // chunks, and bytes just above and below the control range.
+        for special in [
+            "\"", "\\", "\n", "\u{0}", "\u{1}", "\u{1f}", " ", "!", "\u{7f}", "é",
+        ] {
+            for at in 0..36 {
+                let mut text = "abcdefghijklmnopqrstuvwxyz0123456789".to_owned();
                 text.insert_str(at.min(text.len()), special);
                 texts.push(text);
+            }
+        }
+        for text in &texts {
+            for chunk in text.as_bytes().windows(16) {
+                let chunk: &[u8; 16] = chunk.try_into().expect("sixteen bytes");
+                assert_eq!(first_special(chunk), first_special_in_words(chunk));
             }
         }
         for text in texts {

@@ -172,11 +172,8 @@ pub(crate) unsafe fn options_arg(json: *const c_char, len: usize) -> Result<Opti
 
 /// The outcome JSON of a finished turn; without the responders' prompts
 /// (`"prompts": []`) unless `prompts`.
-pub(crate) fn outcome_json(mut outcome: TurnOutcome, prompts: bool) -> *mut c_char {
-    if !prompts {
-        outcome.prompts = Vec::new();
-    }
-    to_c_json(&outcome).into_raw()
+pub(crate) fn outcome_json(outcome: TurnOutcome, prompts: bool) -> *mut c_char {
+    crate::outcome_json::outcome_c_json(&outcome, prompts).into_raw()
 }
 
 /// Starts a turn: commits the input at once (a crash from here on keeps it),
