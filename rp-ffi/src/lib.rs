@@ -79,6 +79,16 @@ pub mod bench {
     pub fn outcome_c_json(outcome: &TurnOutcome, prompts: bool) -> CString {
         crate::outcome_json::outcome_c_json(outcome, prompts)
     }
+
+    /// Runs `body` on the engine behind the handle `engine`, as a call of
+    /// the C API does (its lock held), so a Rust peer can drive the very
+    /// world the C calls drive; `None` if the handle is not live.
+    pub fn with_engine<R>(
+        engine: *mut crate::engine::rp_engine,
+        body: impl FnOnce(&mut rp_core::Engine) -> R,
+    ) -> Option<R> {
+        crate::engine::with_engine(engine, |e| Ok(body(e))).ok()
+    }
 }
 
 pub use branch::{

@@ -107,10 +107,16 @@ pub(crate) fn step_c_json(step: &Step) -> CString {
     c_string(bytes)
 }
 
-/// Room for a request's JSON: its texts and some for the rest.
+/// Room for a request's JSON: its texts, the reply tools' JSON if it has
+/// tools, and some for the rest, so the buffer is not grown while written.
 fn request_capacity(request: &GenerateRequest) -> usize {
     let text: usize = request.messages.iter().map(|m| m.content.len()).sum();
-    text + text / 16 + 2048
+    let tools = if request.tools.is_empty() {
+        0
+    } else {
+        reply_tools().1.get().len()
+    };
+    text + text / 16 + tools + 1024
 }
 
 /// `bytes`, JSON written here, as a C string.
