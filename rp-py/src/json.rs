@@ -520,10 +520,39 @@ impl<'py> Map<'py> {
         self.entries.sort_by(|a, b| a.0.cmp(&b.0));
         let dict = PyDict::new(py);
         for (key, value) in self.entries {
-            dict.set_item(key.as_ref(), value)?;
+            match key {
+                // A field name: the same few dozen in every request and
+                // outcome, made into Python strings once per thread.
+                std::borrow::Cow::Borrowed(name) => dict.set_item(field_name(py, name), value)?,
+                std::borrow::Cow::Owned(key) => dict.set_item(key, value)?,
+            }
         }
         Ok(dict.into_any())
     }
+}
+
+/// The Python string of the field name `name`, made once per thread (a
+/// `str` is immutable, so sharing one between dicts is invisible to them,
+/// and its hash is computed once).
+fn field_name<'py>(py: Python<'py>, name: &'static str) -> Bound<'py, PyString> {
+    type Names = std::collections::HashMap<(usize, usize), Py<PyString>>;
+    thread_local! {
+        static NAMES: std::cell::RefCell<Names> = std::cell::RefCell::new(Names::new());
+    }
+    // A static name is known by where it lives (and its length).
+    let at = (name.as_ptr() as usize, name.len());
+    NAMES.with_borrow_mut(|names| {
+        if let Some(s) = names.get(&at) {
+            return s.bind(py).clone();
+        }
+        let s = PyString::new(py, name);
+        // The turn's types have a few dozen names; this bounds what a type
+        // with many more could keep.
+        if names.len() < 1024 {
+            names.insert(at, s.clone().unbind());
+        }
+        s
+    })
 }
 
 impl<'py> serde::ser::SerializeMap for Map<'py> {

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::log::World;
 use crate::model::{EntityId, Memory, MemoryId};
 use tantivy::collector::TopDocs;
+use tantivy::indexer::UserOperation;
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, Schema, TextFieldIndexing, TextOptions,
@@ -24,9 +25,12 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Te
 
 /// The writer's memory budget: tantivy flushes a segment when it is used up.
 const WRITER_BUDGET: usize = 32 * 1024 * 1024;
-/// Building a whole index uses a larger budget (fewer, larger segments), then hands over to
-/// the small writer.
-const BUILD_BUDGET: usize = 96 * 1024 * 1024;
+/// Building a whole index uses a larger budget (fewer, larger segments) and up to this many
+/// threads, then hands over to the small single-threaded writer.
+const BUILD_BUDGET_PER_THREAD: usize = 96 * 1024 * 1024;
+const BUILD_THREADS: usize = 4;
+/// The most memories of one owner handed to an indexing thread at once (one segment).
+const BUILD_BATCH: usize = 50_000;
 
 /// Memories added since the last commit are searched from a delta in memory; the index
 /// commits (a new segment, the costly part) once this many have gathered, so most turns
@@ -187,6 +191,9 @@ pub struct MemoryIndex {
     analyzer: TextAnalyzer,
     /// Memories added since the last commit (searched here until it).
     pending: PendingSet,
+    /// Additions and deletions not yet handed to the writer (searches do not need them: they
+    /// read `pending` and `removed`).
+    queued: Vec<UserOperation>,
     /// The `id` columns of the reader's segments as of its last reload.
     columns: IdColumns,
     /// Removals not yet committed (their documents still match in the committed index).
@@ -221,6 +228,7 @@ impl MemoryIndex {
             text,
             analyzer: analyzer(&index)?,
             pending: PendingSet::default(),
+            queued: Vec::new(),
             columns: IdColumns::default(),
             removed: Default::default(),
             embedded: Default::default(),
@@ -228,19 +236,22 @@ impl MemoryIndex {
         })
     }
 
-    /// An index of every memory of `world`, searchable at once, built with a larger budget.
+    /// An index of every memory of `world`, searchable at once, built with a larger budget
+    /// and up to `BUILD_THREADS` indexing threads (this thread splits the words).
     ///
-    /// Memories go in owner by owner, to one indexing thread (this thread splits the words),
-    /// so each owner's memories sit together in one segment, or two where a segment ends.
-    /// A search then finds the owner's terms in that segment alone, and its top-k threshold
-    /// rises over all of the owner's memories at once: with the memories spread over every
-    /// segment, as several threads or the order of creation spread them, each segment's
-    /// search starts from nothing, and a recall at 20,000 memories per owner took twice as
-    /// long.
+    /// Memories go in owner by owner, each owner's as one batch, and a batch is indexed by one
+    /// thread into one segment: each owner's memories sit together. A search then finds the
+    /// owner's terms in that segment alone, and its top-k threshold rises over all of the
+    /// owner's memories at once; with the memories spread over every segment, as the order of
+    /// creation spreads them, each segment's search starts from nothing, and a recall at
+    /// 20,000 memories per owner took twice as long.
     pub fn build(world: &World) -> Result<MemoryIndex> {
         let (index, id, text) = empty_index();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, BUILD_THREADS);
         let mut bulk: IndexWriter = index
-            .writer_with_num_threads(1, BUILD_BUDGET)
+            .writer_with_num_threads(threads, threads * BUILD_BUDGET_PER_THREAD)
             .map_err(index_error)?;
         // Segments as large as the budget makes them, unmerged: merging a million memories
         // costs more time than the few extra term look-ups per query it saves.
@@ -251,13 +262,19 @@ impl MemoryIndex {
         let mut all: Vec<&Memory> = world.all_memories().filter(|m| m.recallable()).collect();
         // Stable: by id within an owner.
         all.sort_by_key(|m| m.owner);
-        for m in all {
-            let (scoped, _) = scoped_words(&mut analyzer, m);
-            bulk.add_document(document(id, text, m.id, scoped))
-                .map_err(index_error)?;
-            docs += 1;
-            if m.embedding.is_some() {
-                embedded.entry(m.owner).or_default().push(m.id);
+        for owner in all.chunk_by(|a, b| a.owner == b.owner) {
+            // An owner with more memories than a batch holds spans a few segments.
+            for batch in owner.chunks(BUILD_BATCH) {
+                let mut ops = Vec::with_capacity(batch.len());
+                for m in batch {
+                    let (scoped, _) = scoped_words(&mut analyzer, m);
+                    ops.push(UserOperation::Add(document(id, text, m.id, scoped)));
+                    if m.embedding.is_some() {
+                        embedded.entry(m.owner).or_default().push(m.id);
+                    }
+                }
+                docs += ops.len() as u64;
+                bulk.run(ops).map_err(index_error)?;
             }
         }
         bulk.commit().map_err(index_error)?;
@@ -292,10 +309,9 @@ impl MemoryIndex {
         let (scoped, len) = scoped_words(&mut self.analyzer, m);
         // Counted first: the document takes the words.
         self.pending.push(m.id, m.owner, &word_counts(&scoped), len);
-        // Should this fail, the engine drops the whole index (rebuilt when next needed).
-        self.writer
-            .add_document(document(self.id, self.text, m.id, scoped))
-            .map_err(index_error)?;
+        self.queued.push(UserOperation::Add(document(
+            self.id, self.text, m.id, scoped,
+        )));
         if m.embedding.is_some() {
             self.embedded.entry(m.owner).or_default().push(m.id);
         }
@@ -305,7 +321,8 @@ impl MemoryIndex {
 
     /// Removes a memory; searches stop returning it at once.
     pub fn remove(&mut self, id: MemoryId) {
-        self.writer.delete_term(Term::from_field_u64(self.id, id.0));
+        self.queued
+            .push(UserOperation::Delete(Term::from_field_u64(self.id, id.0)));
         if !self.pending.remove(id) {
             self.removed.insert(id);
         }
@@ -318,14 +335,28 @@ impl MemoryIndex {
     /// `COMMIT_REMOVED` (64) removals (searches see every change either way, but each removal not
     /// yet committed makes every search collect one more candidate).
     pub fn refresh(&mut self) -> Result<()> {
+        self.send_queued()?;
         if self.pending.len() >= COMMIT_EVERY || self.removed.len() >= COMMIT_REMOVED {
             self.commit()?;
         }
         Ok(())
     }
 
+    /// Hands the queued changes to the writer, in order, as one batch: the writer's thread is
+    /// woken once for a turn's memories, not once for each. Should this fail, the engine drops
+    /// the whole index (rebuilt when next needed).
+    fn send_queued(&mut self) -> Result<()> {
+        if !self.queued.is_empty() {
+            self.writer
+                .run(std::mem::take(&mut self.queued))
+                .map_err(index_error)?;
+        }
+        Ok(())
+    }
+
     /// Writes every change into the index's segments now.
     pub fn commit(&mut self) -> Result<()> {
+        self.send_queued()?;
         self.writer.commit().map_err(index_error)?;
         self.reload()?;
         self.pending.clear();
