@@ -45,6 +45,11 @@ pub(super) fn writer_and_reader(
     budget: usize,
 ) -> tantivy::Result<(IndexWriter, IndexReader)> {
     let writer = index.writer_with_num_threads(1, budget)?;
+    // A segment whose documents are mostly deleted (a closed scene compresses its lines'
+    // memories) is merged, which drops them: a search otherwise still walks their postings.
+    let mut merges = tantivy::indexer::LogMergePolicy::default();
+    merges.set_del_docs_ratio_before_merge(0.5);
+    writer.set_merge_policy(Box::new(merges));
     let reader = index
         .reader_builder()
         .reload_policy(ReloadPolicy::Manual)
@@ -331,12 +336,17 @@ impl MemoryIndex {
         self.docs = self.docs.saturating_sub(1);
     }
 
-    /// Commits once [`COMMIT_EVERY`] memories have gathered since the last commit, or
-    /// `COMMIT_REMOVED` (64) removals (searches see every change either way, but each removal not
-    /// yet committed makes every search collect one more candidate).
+    /// Commits once [`COMMIT_EVERY`] memories have gathered since the last commit and are still
+    /// there, or `COMMIT_REMOVED` (64) removals of committed memories (searches see every change
+    /// either way, but each such removal makes every search collect one more candidate).
     pub fn refresh(&mut self) -> Result<()> {
         self.send_queued()?;
-        if self.pending.len() >= COMMIT_EVERY || self.removed.len() >= COMMIT_REMOVED {
+        // Memories removed while pending (a closed scene's lines) cost a search nothing: they
+        // count towards a commit only once they are most of the delta.
+        if self.pending.live() >= COMMIT_EVERY
+            || self.pending.len() >= 4 * COMMIT_EVERY
+            || self.removed.len() >= COMMIT_REMOVED
+        {
             self.commit()?;
         }
         Ok(())

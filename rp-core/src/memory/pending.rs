@@ -28,6 +28,8 @@ pub(super) struct PendingSet {
     postings: HashMap<EntityId, Postings>,
     /// The words of every pending memory.
     tokens: u64,
+    /// How many of `memories` were removed.
+    removed: usize,
 }
 
 /// The collection-wide statistics a pending score needs, with the committed ones included.
@@ -41,6 +43,11 @@ impl PendingSet {
     /// deleted documents, they count in the statistics until the commit).
     pub fn len(&self) -> usize {
         self.memories.len()
+    }
+
+    /// How many pending memories were not removed since: what a search of the delta scores.
+    pub fn live(&self) -> usize {
+        self.memories.len() - self.removed
     }
 
     /// The number of words in all pending memories.
@@ -74,6 +81,7 @@ impl PendingSet {
         match self.memories.iter_mut().find(|p| p.id == id && !p.removed) {
             Some(p) => {
                 p.removed = true;
+                self.removed += 1;
                 true
             }
             None => false,
@@ -84,6 +92,7 @@ impl PendingSet {
         self.memories.clear();
         self.postings.clear();
         self.tokens = 0;
+        self.removed = 0;
     }
 
     /// Whether `owner` has a pending memory.
