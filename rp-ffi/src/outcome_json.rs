@@ -45,23 +45,15 @@ pub(crate) fn write_outcome(out: &mut Vec<u8>, outcome: &TurnOutcome, prompts: b
         Some(id) => number(out, id.0),
         None => out.extend_from_slice(b"null"),
     }
-    out.extend_from_slice(br#","decisions":["#);
-    for (i, d) in decisions.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_decision(out, d);
-    }
-    out.extend_from_slice(br#"],"replies":["#);
-    for (i, r) in replies.iter().enumerate() {
+    out.extend_from_slice(br#","decisions":"#);
+    array(out, decisions, write_decision);
+    out.extend_from_slice(br#","replies":"#);
+    array(out, replies, |out, r| {
         let Reply {
             speaker,
             utterance,
             text,
         } = r;
-        if i > 0 {
-            out.push(b',');
-        }
         out.extend_from_slice(br#"{"speaker":"#);
         number(out, speaker.0);
         out.extend_from_slice(br#","utterance":"#);
@@ -69,15 +61,10 @@ pub(crate) fn write_outcome(out: &mut Vec<u8>, outcome: &TurnOutcome, prompts: b
         out.extend_from_slice(br#","text":"#);
         escape_into(out, text);
         out.push(b'}');
-    }
-    out.extend_from_slice(br#"],"silent":["#);
-    for (i, id) in silent.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        number(out, id.0);
-    }
-    out.extend_from_slice(br#"],"wake":"#);
+    });
+    out.extend_from_slice(br#","silent":"#);
+    array(out, silent, |out, id| number(out, id.0));
+    out.extend_from_slice(br#","wake":"#);
     list_into(out, wake);
     out.extend_from_slice(br#","prompts":"#);
     if prompts {
@@ -87,14 +74,21 @@ pub(crate) fn write_outcome(out: &mut Vec<u8>, outcome: &TurnOutcome, prompts: b
     }
     out.extend_from_slice(br#","reports":"#);
     list_into(out, reports);
-    out.extend_from_slice(br#","closed_scenes":["#);
-    for (i, id) in closed_scenes.iter().enumerate() {
+    out.extend_from_slice(br#","closed_scenes":"#);
+    array(out, closed_scenes, |out, id| number(out, id.0));
+    out.push(b'}');
+}
+
+/// A JSON array of `items`, each written by `write`.
+fn array<T>(out: &mut Vec<u8>, items: &[T], write: impl Fn(&mut Vec<u8>, &T)) {
+    out.push(b'[');
+    for (i, item) in items.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        number(out, id.0);
+        write(out, item);
     }
-    out.extend_from_slice(b"]}");
+    out.push(b']');
 }
 
 fn write_decision(out: &mut Vec<u8>, d: &TurnDecision) {
@@ -121,14 +115,9 @@ fn write_decision(out: &mut Vec<u8>, d: &TurnDecision) {
         Some(ms) => number(out, *ms),
         None => out.extend_from_slice(b"null"),
     }
-    out.extend_from_slice(br#","facts":["#);
-    for (i, fact) in facts.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        escape_into(out, fact);
-    }
-    out.extend_from_slice(br#"],"trace":"#);
+    out.extend_from_slice(br#","facts":"#);
+    array(out, facts, |out, fact| escape_into(out, fact));
+    out.extend_from_slice(br#","trace":"#);
     list_into(out, trace);
     out.extend_from_slice(br#","draws":"#);
     list_into(out, draws);
