@@ -199,6 +199,35 @@ pub(crate) unsafe fn scene_options_arg(
     Ok(options)
 }
 
+/// The two ways to begin a scene close: reads the options, begins the close
+/// with `begin` and writes the new job to `*out_job`.
+///
+/// # Safety
+///
+/// `options_json` is `NULL` (with `options_json_len` 0) or points to
+/// `options_json_len` readable bytes; `out_job` is writable.
+unsafe fn scene_close_job(
+    engine: *mut rp_engine,
+    options_json: *const c_char,
+    options_json_len: usize,
+    out_job: *mut *mut rp_job,
+    begin: impl FnOnce(&mut Engine, &SceneOptions) -> rp_core::Result<SceneClose>
+    + std::panic::UnwindSafe,
+) -> rp_result {
+    ffi_result(|| {
+        // SAFETY: the caller guarantees `options_json` is NULL or points to
+        // `options_json_len` bytes.
+        let options = unsafe { scene_options_arg(options_json, options_json_len) }?;
+        let out = out_arg("out_job", out_job)?;
+        // SAFETY: `out` is a non-NULL pointer the caller made writable.
+        unsafe {
+            new_job(engine, out, |e| {
+                Ok(Machine::SceneClose(begin(e, &options)?))
+            })
+        }
+    })
+}
+
 /// Begins closing the open scene `scene_id` at `now` (host clock, ms; not
 /// before the world's clock nor the scene's opening), whether or not it is
 /// due, and writes the new job to `*out_job`. Nothing changes until
@@ -256,22 +285,13 @@ pub unsafe extern "C" fn rp_engine_begin_scene_close(
     options_json_len: usize,
     out_job: *mut *mut rp_job,
 ) -> rp_result {
-    ffi_result(|| {
-        // SAFETY: the caller guarantees `options_json` is NULL or points to
-        // `options_json_len` bytes.
-        let options = unsafe { scene_options_arg(options_json, options_json_len) }?;
-        let out = out_arg("out_job", out_job)?;
-        // SAFETY: `out` is a non-NULL pointer the caller made writable.
-        unsafe {
-            new_job(engine, out, |e| {
-                Ok(Machine::SceneClose(e.begin_scene_close(
-                    SceneId(scene_id),
-                    now,
-                    &options,
-                )?))
-            })
-        }
-    })
+    // SAFETY: the caller upholds this function's contract, which is
+    // scene_close_job's.
+    unsafe {
+        scene_close_job(engine, options_json, options_json_len, out_job, |e, o| {
+            e.begin_scene_close(SceneId(scene_id), now, o)
+        })
+    }
 }
 
 /// Begins closing the current (newest open) scene of container
@@ -293,22 +313,12 @@ pub unsafe extern "C" fn rp_engine_begin_close_current_scene(
     options_json_len: usize,
     out_job: *mut *mut rp_job,
 ) -> rp_result {
-    ffi_result(|| {
-        // SAFETY: the caller guarantees `options_json` is NULL or points to
-        // `options_json_len` bytes.
-        let options = unsafe { scene_options_arg(options_json, options_json_len) }?;
-        let out = out_arg("out_job", out_job)?;
-        // SAFETY: `out` is a non-NULL pointer the caller made writable.
-        unsafe {
-            new_job(engine, out, |e| {
-                Ok(Machine::SceneClose(e.begin_close_current_scene(
-                    ContainerId(container_id),
-                    now,
-                    &options,
-                )?))
-            })
-        }
-    })
+    // SAFETY: as above.
+    unsafe {
+        scene_close_job(engine, options_json, options_json_len, out_job, |e, o| {
+            e.begin_close_current_scene(ContainerId(container_id), now, o)
+        })
+    }
 }
 
 /// Begins a time skip and writes the new job to `*out_job`. Nothing

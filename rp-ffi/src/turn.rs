@@ -113,8 +113,7 @@ pub(crate) fn to_json(value: &impl serde::Serialize) -> String {
 pub(crate) fn to_c_json(value: &impl serde::Serialize) -> CString {
     let mut bytes = Vec::with_capacity(4096);
     serde_json::to_writer(&mut bytes, value).expect("rp-core's turn types serialise to JSON");
-    bytes.push(0);
-    CString::from_vec_with_nul(bytes).expect("JSON holds no NUL byte: serde_json escapes it")
+    crate::request_json::c_string(bytes)
 }
 
 /// The options of a turn from C: rp-core's, and what the outcome JSON
