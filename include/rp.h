@@ -1267,20 +1267,21 @@ enum rp_result rp_job_provide(struct rp_engine *engine,
                               const char *result_json,
                               size_t result_json_len);
 
-// Ends a query job as failed (the host's model could not answer, the host
-// gave up): its next step is `"done"`, and `rp_job_finish` records the
-// query as failed with `reason` (`reason_len` bytes of UTF-8, borrowed for
-// the call, cut to 2000 bytes; empty: "the host ended the query").
+// Tells the job the host could not answer its last step (the model
+// failed, the host gave up), with `reason` (`reason_len` bytes of UTF-8,
+// borrowed for the call): the job's next step is `"done"`. What
+// `rp_job_finish` then does depends on the job, as for every machine of
+// rp-core (`rp_core::machine`): a query is recorded as failed with `reason`
+// (cut to 2000 bytes; empty: "the host ended the query") and its outcome
+// written; a scene close or a time skip commits nothing and returns
+// `RP_RESULT_GENERATION` naming `reason`.
 //
-// Only a query can fail: a scene close or a time skip is abandoned by
-// freeing it (nothing of it is committed).
-//
-// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for a job that is not a
-// query, or an `engine` that is not the one the job began on;
-// `RP_RESULT_CONFLICT` when the query has ended already (answered or
-// failed), the job is over or being run by `rp_engine_run_job`, or the
-// engine changed since it began; `RP_RESULT_NULL_ARGUMENT`,
-// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`.
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for an `engine` that is not
+// the one the job began on; `RP_RESULT_CONFLICT` when the job asks for
+// nothing (it has ended, or is done and waits for `rp_job_finish`), is
+// over or being run by `rp_engine_run_job`, or the engine changed since it
+// began; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`.
 //
 // Thread: any (see `rp_job`).
 //

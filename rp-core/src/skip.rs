@@ -17,7 +17,7 @@
 //! use rp_core::{Engine, Skip, scene::SceneOptions, turn::Step};
 //! # let mut engine = Engine::in_memory("Demo", 0)?;
 //! let mut skip = engine.begin_time_skip(Skip::Jump { to: 8 * 3_600_000 }, &SceneOptions::default())?;
-//! while let Step::Generate(_request) = skip.step(&engine)? {
+//! while let Step::Generate(_request) = skip.step(&mut engine)? {
 //!     // one summary per witness of each open scene
 //! #   unreachable!();
 //! }
@@ -30,10 +30,10 @@
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::log::{Event, World};
+use crate::machine::{Generate, GenerateResult, NoSink, Step};
 use crate::model::{EntityId, GroupId, MemoryId, Millis, SceneId, Seq, Skip};
 use crate::scene::{SceneClose, SceneOptions};
 use crate::story::{self, Batch, DueOutcome};
-use crate::turn::{Generate, GenerateResult, NoSink, Step};
 use serde::{Deserialize, Serialize};
 
 /// A time skip in progress. It borrows nothing: every call takes the engine, which must not
@@ -48,6 +48,8 @@ pub struct TimeSkip {
     closes: Vec<SceneClose>,
     /// The head and epoch of the engine when it began.
     base: (Seq, u64),
+    /// Why the host could not answer, once it said so ([`TimeSkip::fail`]).
+    failed: Option<String>,
 }
 
 /// A scene a skip closed.
@@ -99,6 +101,7 @@ impl TimeSkip {
             to,
             closes,
             base: (engine.head(), engine.epoch()),
+            failed: None,
         })
     }
 
@@ -114,8 +117,11 @@ impl TimeSkip {
 
     /// What the skip needs next: the next summary of a closing scene, or [`Step::Done`].
     /// Calling it again without providing returns the same request.
-    pub fn step(&self, engine: &Engine) -> Result<Step> {
+    pub fn step(&mut self, engine: &mut Engine) -> Result<Step> {
         self.check_engine(engine)?;
+        if self.failed.is_some() {
+            return Ok(Step::Done);
+        }
         Ok(self
             .closes
             .iter()
@@ -125,20 +131,38 @@ impl TimeSkip {
 
     /// Feeds the summary asked for by the last [`TimeSkip::step`]. An empty or oversized text
     /// is refused and changes nothing (provide again).
-    pub fn provide(&mut self, engine: &Engine, result: GenerateResult) -> Result<()> {
+    pub fn provide(&mut self, engine: &mut Engine, result: GenerateResult) -> Result<()> {
         self.check_engine(engine)?;
         match self.closes.iter_mut().find(|c| !c.is_done()) {
-            Some(close) => close.accept(result),
-            None => Err(Error::conflict(
+            Some(close) if self.failed.is_none() => close.accept(result),
+            _ => Err(Error::conflict(
                 "the time skip is not waiting for a summary",
             )),
         }
+    }
+
+    /// The host could not produce the summary asked for (its model failed): the skip ends.
+    /// [`TimeSkip::step`] returns [`Step::Done`] from now on, and [`TimeSkip::finish`]
+    /// commits nothing and returns an [`crate::ErrorKind::Generation`] error naming `reason`;
+    /// the world stays where it was. Refused when nothing is asked for.
+    pub fn fail(&mut self, engine: &mut Engine, reason: &str) -> Result<()> {
+        self.check_engine(engine)?;
+        if self.failed.is_some() || self.closes.iter().all(SceneClose::is_done) {
+            return Err(Error::conflict(
+                "the time skip asks for nothing to fail; finish it",
+            ));
+        }
+        self.failed = Some(reason.to_owned());
+        Ok(())
     }
 
     /// Commits the skip in one transaction (see the module docs). Refused while a summary is
     /// still needed.
     pub fn finish(self, engine: &mut Engine) -> Result<SkipOutcome> {
         self.check_engine(engine)?;
+        if let Some(reason) = self.failed {
+            return Err(Error::Generation { message: reason });
+        }
         let mut scratch = engine.world().clone();
         let mut events = Vec::new();
         let mut closed_scenes = Vec::new();
@@ -277,15 +301,8 @@ impl Engine {
         options: &SceneOptions,
         generator: &dyn Generate,
     ) -> Result<SkipOutcome> {
-        let mut machine = self.begin_time_skip(skip, options)?;
-        while let Step::Generate(request) = machine.step(self)? {
-            let result = generator
-                .generate(&request, &mut NoSink)
-                .await
-                .map_err(|message| Error::Generation { message })?;
-            machine.provide(self, result)?;
-        }
-        machine.finish(self)
+        let machine = self.begin_time_skip(skip, options)?;
+        crate::machine::run(self, machine, generator, &mut NoSink).await
     }
 
     /// [`Engine::time_skip`] on the calling thread, without an async runtime.
@@ -295,6 +312,26 @@ impl Engine {
         options: &SceneOptions,
         generator: &dyn Generate,
     ) -> Result<SkipOutcome> {
-        crate::turn::block_on(self.time_skip(skip, options, generator))
+        crate::machine::block_on(self.time_skip(skip, options, generator))
+    }
+}
+
+impl crate::machine::Machine for TimeSkip {
+    type Outcome = SkipOutcome;
+
+    fn step(&mut self, engine: &mut Engine) -> Result<Step> {
+        TimeSkip::step(self, engine)
+    }
+
+    fn provide(&mut self, engine: &mut Engine, result: GenerateResult) -> Result<()> {
+        TimeSkip::provide(self, engine, result)
+    }
+
+    fn fail(&mut self, engine: &mut Engine, reason: &str) -> Result<()> {
+        TimeSkip::fail(self, engine, reason)
+    }
+
+    fn finish(self, engine: &mut Engine) -> Result<SkipOutcome> {
+        TimeSkip::finish(self, engine)
     }
 }

@@ -188,7 +188,7 @@ fn a_scene_closed_with_two_witnesses_yields_two_different_summaries_each_in_its_
     assert_eq!(close.scene(), scene.id);
     assert_eq!(close.witnesses(), vec![wren, mira]);
     let mut asked = Vec::new();
-    while let Step::Generate(request) = close.step(&engine).unwrap() {
+    while let Step::Generate(request) = close.step(&mut engine).unwrap() {
         let system = &request.messages[0].content;
         let text = if system.starts_with("You are Wren.") {
             "I asked Mira what was on tap; she warned me off the ale."
@@ -198,7 +198,9 @@ fn a_scene_closed_with_two_witnesses_yields_two_different_summaries_each_in_its_
         };
         assert!(system.contains("Wren: Evening. Anything good on tap?"));
         asked.push(system.clone());
-        close.provide(&engine, GenerateResult::text(text)).unwrap();
+        close
+            .provide(&mut engine, GenerateResult::text(text))
+            .unwrap();
     }
     assert_eq!(asked.len(), 2);
     let outcome = close.finish(&mut engine).unwrap();
@@ -286,10 +288,10 @@ fn a_summary_prompt_carries_only_the_lines_its_witness_heard() {
         .begin_scene_close(scene, 3_000, &SceneOptions::default())
         .unwrap();
     let mut prompts = Vec::new();
-    while let Step::Generate(request) = close.step(&engine).unwrap() {
+    while let Step::Generate(request) = close.step(&mut engine).unwrap() {
         prompts.push(request.messages[0].content.clone());
         close
-            .provide(&engine, GenerateResult::text("Remembered."))
+            .provide(&mut engine, GenerateResult::text("Remembered."))
             .unwrap();
     }
     assert_eq!(prompts.len(), 2);
@@ -444,16 +446,19 @@ fn bad_closes_are_refused_and_change_nothing() {
 
     let before = engine.world().to_bytes();
     let mut close = engine.begin_scene_close(scene, 2_000, &o).unwrap();
-    let Step::Generate(first) = close.step(&engine).unwrap() else {
+    let Step::Generate(first) = close.step(&mut engine).unwrap() else {
         panic!("a summary is needed");
     };
     // An empty summary is refused; the same request is asked again.
     for empty in ["", "   \n"] {
         let e = close
-            .provide(&engine, GenerateResult::text(empty))
+            .provide(&mut engine, GenerateResult::text(empty))
             .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Invalid, "{e}");
-        assert_eq!(close.step(&engine).unwrap(), Step::Generate(first.clone()));
+        assert_eq!(
+            close.step(&mut engine).unwrap(),
+            Step::Generate(first.clone())
+        );
     }
     // Finishing early is refused and commits nothing.
     let early = close.clone();
@@ -469,7 +474,7 @@ fn bad_closes_are_refused_and_change_nothing() {
         .unwrap();
     assert_eq!(
         stale
-            .provide(&engine, GenerateResult::text("x"))
+            .provide(&mut engine, GenerateResult::text("x"))
             .unwrap_err()
             .kind(),
         ErrorKind::Conflict
@@ -524,11 +529,11 @@ fn an_empty_scene_closes_without_summaries_and_an_open_scene_keeps_its_room() {
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Conflict);
     assert!(e.to_string().contains("open scene"), "{e}");
-    let close = engine
+    let mut close = engine
         .begin_scene_close(scene, 20, &SceneOptions::default())
         .unwrap();
     assert!(close.witnesses().is_empty() && close.is_done());
-    assert_eq!(close.step(&engine).unwrap(), Step::Done);
+    assert_eq!(close.step(&mut engine).unwrap(), Step::Done);
     let outcome = close.finish(&mut engine).unwrap();
     assert!(outcome.summaries.is_empty());
     assert!(summaries(engine.world()).is_empty());

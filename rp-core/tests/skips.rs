@@ -248,11 +248,11 @@ fn an_elision_skips_to_the_end_of_an_action_and_ends_only_the_actions_that_are_o
     assert_eq!(skip.to(), 1_000 + 2 * HOUR);
     assert_eq!(skip.scenes().len(), 1);
     let mut asked = Vec::new();
-    while let Step::Generate(request) = skip.step(&engine).unwrap() {
+    while let Step::Generate(request) = skip.step(&mut engine).unwrap() {
         assert_eq!(request.purpose, Purpose::Summary);
         asked.push(request.messages[0].content.clone());
         skip.provide(
-            &engine,
+            &mut engine,
             GenerateResult::text(format!("memory {}", asked.len())),
         )
         .unwrap();
@@ -313,10 +313,10 @@ fn bad_skips_are_refused_and_change_nothing() {
     assert!(e.to_string().contains("no duration"), "{e}");
 
     // Finishing before the summaries, or after the world moved, is refused.
-    let skip = engine
+    let mut skip = engine
         .begin_time_skip(Skip::Jump { to: HOUR }, &options)
         .unwrap();
-    assert!(matches!(skip.step(&engine).unwrap(), Step::Generate(_)));
+    assert!(matches!(skip.step(&mut engine).unwrap(), Step::Generate(_)));
     assert_eq!(
         skip.clone().finish(&mut engine).unwrap_err().kind(),
         ErrorKind::Conflict
@@ -324,7 +324,7 @@ fn bad_skips_are_refused_and_change_nothing() {
     let mut empty = skip.clone();
     assert_eq!(
         empty
-            .provide(&engine, GenerateResult::text("  "))
+            .provide(&mut engine, GenerateResult::text("  "))
             .unwrap_err()
             .kind(),
         ErrorKind::Invalid
@@ -351,11 +351,14 @@ fn bad_skips_are_refused_and_change_nothing() {
     assert_eq!(engine.head(), head);
 
     // A skip begun before another commit is refused at its next call.
-    let stale = engine
+    let mut stale = engine
         .begin_time_skip(Skip::Jump { to: HOUR }, &options)
         .unwrap();
     say(&mut engine, &g, wren, "Still here?", 6_000);
-    assert_eq!(stale.step(&engine).unwrap_err().kind(), ErrorKind::Conflict);
+    assert_eq!(
+        stale.step(&mut engine).unwrap_err().kind(),
+        ErrorKind::Conflict
+    );
 }
 
 #[test]

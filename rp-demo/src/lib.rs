@@ -1,13 +1,21 @@
-//! rp-demo: the tavern demo (`examples/tavern.rs`, `cargo run --release --example tavern`)
-//! and the parts of it worth a test of their own.
+//! rp-demo: the tavern demo (`examples/tavern.rs`, `cargo run --release --example tavern`):
+//! the session it plays, and the parts of it worth a test of their own.
 //!
-//! The demo plays the tavern of `examples/tavern.toml` in the terminal, with a scripted
-//! generator by default. With the `llm` feature (on by default) and `RP_LLM_BASE_URL` set, it
-//! plays on an OpenAI-compatible model server through `rp-llm` instead, with the state-update
-//! pass on ([`model_options`]); `docs/real-model.md` runs it on a small local model.
+//! The demo plays the tavern of `examples/tavern.toml` in the terminal, with the scripted lines
+//! of `examples/tavern-lines.toml` by default. With the `llm` feature (on by default) and
+//! `RP_LLM_BASE_URL` set, it plays on an OpenAI-compatible model server through `rp-llm`
+//! instead, with the state-update pass on ([`model_options`]); `docs/real-model.md` runs it on
+//! a small local model. The example opens (or creates) the save, chooses the [`Voices`] and
+//! hands both to a [`Session`]; this library holds the rest:
 //!
-//! This library holds what the demo measures and checks:
-//!
+//! * [`Session`] plays: each line of the player is a turn of the engine, streamed as it comes;
+//!   the commands of [`HELP`] (`/why`, `/prompt`, `/state`, `/go`, `/wait`, `/rewind`,
+//!   `/branches`, `/switch`) show why the characters did what they did and move through the
+//!   story's history; [`Args`] reads the command line;
+//! * [`ScriptedLines`] are what the characters say without a model, as data, and make the
+//!   scripted generator of each turn; [`Voices`] chooses between them and a [`Model`];
+//! * [`resolve_entity`] is how a name the player types ("Tobias", "the innkeeper") resolves to
+//!   a character;
 //! * [`Observed`] wraps the generator and records each call (purpose, answer or error), so a
 //!   state-update pass that was retried can be told from one that was not;
 //! * [`UpdateTally`] counts the passes by outcome (valid the first time, valid after the
@@ -18,13 +26,27 @@
 
 #![warn(missing_docs)]
 
+mod args;
+mod commands;
+mod lines;
+mod names;
 mod observe;
+mod print;
 mod save;
+mod session;
 mod tally;
+mod voices;
 
+pub use args::{Args, USAGE};
+pub use commands::HELP;
+pub use lines::{Line, ScriptedLines};
+pub use names::resolve_entity;
 pub use observe::{Call, Observed};
+pub use print::clock;
 pub use save::{SaveCheck, check_save};
+pub use session::{LINE_MS, Session};
 pub use tally::{Reasons, Stats, UpdateTally, reason_kind};
+pub use voices::{Model, Voices};
 
 use rp_core::turn::TurnOptions;
 

@@ -9,10 +9,10 @@
 
 use std::ffi::{c_char, c_void};
 
+use rp_core::job::Job;
+use rp_core::machine::{GenerateResult, NoSink, block_on};
 use rp_core::query::{QueryInput, QueryMachine};
 use rp_core::scene::{SceneClose, SceneOptions};
-use rp_core::skip::TimeSkip;
-use rp_core::turn::{GenerateResult, Step};
 use rp_core::{ContainerId, Engine, SceneId, Skip};
 
 use crate::arg::{out_arg, str_arg};
@@ -52,45 +52,10 @@ pub struct rp_job {
     _opaque: [u8; 0],
 }
 
-/// The machine of a job.
-enum Machine {
-    SceneClose(SceneClose),
-    TimeSkip(TimeSkip),
-    Query(Box<QueryMachine>),
-}
-
-impl Machine {
-    fn step(&mut self, engine: &mut Engine) -> Result<Step, Error> {
-        Ok(match self {
-            Machine::SceneClose(close) => close.step(engine)?,
-            Machine::TimeSkip(skip) => skip.step(engine)?,
-            Machine::Query(query) => query.step(engine)?,
-        })
-    }
-
-    fn provide(&mut self, engine: &mut Engine, result: GenerateResult) -> Result<(), Error> {
-        match self {
-            Machine::SceneClose(close) => close.provide(engine, result)?,
-            Machine::TimeSkip(skip) => skip.provide(engine, result)?,
-            Machine::Query(query) => query.provide(engine, result)?,
-        }
-        Ok(())
-    }
-
-    /// Commits the job; its outcome JSON.
-    fn finish(self, engine: &mut Engine) -> Result<String, Error> {
-        Ok(match self {
-            Machine::SceneClose(close) => to_json(&close.finish(engine)?),
-            Machine::TimeSkip(skip) => to_json(&skip.finish(engine)?),
-            Machine::Query(query) => to_json(&query.finish(engine)?),
-        })
-    }
-}
-
 /// Where a job is.
 enum Stage {
     /// Waiting for the host's next call.
-    Ready(Machine),
+    Ready(Job),
     /// `rp_engine_run_job` holds the machine.
     Running,
     /// Finished (or its finish failed): only freeing is left.
@@ -146,7 +111,7 @@ fn with_job<R>(
 }
 
 /// The machine of a job that is ready.
-fn ready(stage: &mut Stage) -> Result<&mut Machine, Error> {
+fn ready(stage: &mut Stage) -> Result<&mut Job, Error> {
     match stage {
         Stage::Ready(machine) => Ok(machine),
         Stage::Running => Err(Error::new(
@@ -168,7 +133,7 @@ fn ready(stage: &mut Stage) -> Result<&mut Machine, Error> {
 unsafe fn new_job(
     engine: *mut rp_engine,
     out: std::ptr::NonNull<*mut rp_job>,
-    begin: impl FnOnce(&mut Engine) -> Result<Machine, Error>,
+    begin: impl FnOnce(&mut Engine) -> Result<Job, Error>,
 ) -> Result<(), Error> {
     let machine = with_engine(engine, begin)?;
     let number = jobs().insert(JobState {
@@ -220,11 +185,7 @@ unsafe fn scene_close_job(
         let options = unsafe { scene_options_arg(options_json, options_json_len) }?;
         let out = out_arg("out_job", out_job)?;
         // SAFETY: `out` is a non-NULL pointer the caller made writable.
-        unsafe {
-            new_job(engine, out, |e| {
-                Ok(Machine::SceneClose(begin(e, &options)?))
-            })
-        }
+        unsafe { new_job(engine, out, |e| Ok(Job::from(begin(e, &options)?))) }
     })
 }
 
@@ -392,7 +353,7 @@ pub unsafe extern "C" fn rp_engine_begin_time_skip(
         // SAFETY: `out` is a non-NULL pointer the caller made writable.
         unsafe {
             new_job(engine, out, |e| {
-                Ok(Machine::TimeSkip(e.begin_time_skip(skip, &options)?))
+                Ok(Job::from(e.begin_time_skip(skip, &options)?))
             })
         }
     })
@@ -475,7 +436,7 @@ pub unsafe extern "C" fn rp_engine_begin_query(
         // SAFETY: `out` is a non-NULL pointer the caller made writable.
         unsafe {
             new_job(engine, out, |e| {
-                Ok(Machine::Query(Box::new(QueryMachine::begin(e, input)?)))
+                Ok(Job::from(QueryMachine::begin(e, input)?))
             })
         }
     })
@@ -517,7 +478,7 @@ pub unsafe extern "C" fn rp_job_step(
 ) -> rp_result {
     ffi_result(|| {
         let out = out_arg("out_step_json", out_step_json)?;
-        let step = with_job(engine, job, |engine, stage| ready(stage)?.step(engine))?;
+        let step = with_job(engine, job, |engine, stage| Ok(ready(stage)?.step(engine)?))?;
         let json = step_c_json(&step).into_raw();
         // SAFETY: `out` is a non-NULL pointer the caller made writable.
         unsafe { out.write(json) };
@@ -560,25 +521,26 @@ pub unsafe extern "C" fn rp_job_provide(
         let json = unsafe { str_arg("result_json", result_json, result_json_len) }?;
         let result = GenerateResult::from_json(json)?;
         with_job(engine, job, |engine, stage| {
-            ready(stage)?.provide(engine, result)
+            Ok(ready(stage)?.provide(engine, result)?)
         })
     })
 }
 
-/// Ends a query job as failed (the host's model could not answer, the host
-/// gave up): its next step is `"done"`, and `rp_job_finish` records the
-/// query as failed with `reason` (`reason_len` bytes of UTF-8, borrowed for
-/// the call, cut to 2000 bytes; empty: "the host ended the query").
+/// Tells the job the host could not answer its last step (the model
+/// failed, the host gave up), with `reason` (`reason_len` bytes of UTF-8,
+/// borrowed for the call): the job's next step is `"done"`. What
+/// `rp_job_finish` then does depends on the job, as for every machine of
+/// rp-core (`rp_core::machine`): a query is recorded as failed with `reason`
+/// (cut to 2000 bytes; empty: "the host ended the query") and its outcome
+/// written; a scene close or a time skip commits nothing and returns
+/// `RP_RESULT_GENERATION` naming `reason`.
 ///
-/// Only a query can fail: a scene close or a time skip is abandoned by
-/// freeing it (nothing of it is committed).
-///
-/// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for a job that is not a
-/// query, or an `engine` that is not the one the job began on;
-/// `RP_RESULT_CONFLICT` when the query has ended already (answered or
-/// failed), the job is over or being run by `rp_engine_run_job`, or the
-/// engine changed since it began; `RP_RESULT_NULL_ARGUMENT`,
-/// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`.
+/// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for an `engine` that is not
+/// the one the job began on; `RP_RESULT_CONFLICT` when the job asks for
+/// nothing (it has ended, or is done and waits for `rp_job_finish`), is
+/// over or being run by `rp_engine_run_job`, or the engine changed since it
+/// began; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+/// `RP_RESULT_INVALID_HANDLE`.
 ///
 /// Thread: any (see `rp_job`).
 ///
@@ -596,12 +558,8 @@ pub unsafe extern "C" fn rp_job_fail(
         // SAFETY: the caller guarantees `reason` points to `reason_len`
         // bytes.
         let reason = unsafe { str_arg("reason", reason, reason_len) }?;
-        with_job(engine, job, |engine, stage| match ready(stage)? {
-            Machine::Query(query) => Ok(query.fail(engine, reason)?),
-            Machine::SceneClose(_) | Machine::TimeSkip(_) => Err(Error::new(
-                rp_result::Invalid,
-                "only a query job can fail; free a scene close or a time skip to abandon it",
-            )),
+        with_job(engine, job, |engine, stage| {
+            Ok(ready(stage)?.fail(engine, reason)?)
         })
     })
 }
@@ -667,22 +625,12 @@ pub unsafe extern "C" fn rp_job_finish(
     ffi_result(|| {
         let out = out_arg("out_outcome_json", out_outcome_json)?;
         let json = with_job(engine, job, |engine, stage| {
-            // The machines' finish consumes them even when they refuse, so
-            // ask first: only a job with nothing left to do is handed over.
-            if let Step::Generate(request) = ready(stage)?.step(engine)? {
-                return Err(Error::new(
-                    rp_result::Conflict,
-                    format_args!(
-                        "the job is not done: rp_job_step asks for a generation ({}); provide \
-                         it before rp_job_finish",
-                        to_json(&request.purpose)
-                    ),
-                ));
+            let job = ready(stage)?;
+            let outcome = job.finish(engine);
+            if job.is_over() {
+                *stage = Stage::Over;
             }
-            let Stage::Ready(machine) = std::mem::replace(stage, Stage::Over) else {
-                unreachable!("checked ready above");
-            };
-            machine.finish(engine)
+            Ok(to_json(&outcome?))
         })?;
         // SAFETY: the caller made the non-NULL `out_outcome_json` writable.
         unsafe { write_json(out, "the job outcome JSON", json) }
@@ -776,60 +724,25 @@ pub unsafe extern "C" fn rp_engine_run_job(
             }
         })?;
         let generator = CallbackGenerator::generate_only(generate, user_data);
-        let mut slot = Some(machine);
+        let mut machine = machine;
         let result = with_engine(engine, |e| {
             let _calling_out = CallingOut::new(engine);
-            drive(e, &mut slot, &generator)
+            Ok(to_json(&block_on(machine.run(e, &generator, &mut NoSink))?))
         });
-        // Back in the job: where it stopped, or over. (A job freed by the
-        // callback is gone; its run still counts.)
+        // Back in the job: where it stopped, or over. A job freed by the
+        // callback is gone (its run still counts), so not finding it is no
+        // error.
+        let stage = if machine.is_over() {
+            Stage::Over
+        } else {
+            Stage::Ready(machine)
+        };
         let _ = jobs().with("job", job.addr(), |state| {
-            state.stage = slot.take().map_or(Stage::Over, Stage::Ready);
+            state.stage = stage;
             Ok(())
         });
         let json = result?;
         // SAFETY: the caller made the non-NULL `out_outcome_json` writable.
         unsafe { write_json(out, "the job outcome JSON", json) }
     })
-}
-
-/// Runs the machine in `slot` through `generator` and finishes it, taking
-/// it out of `slot`; on failure it stays there, as it was before the failed
-/// generation (a query's is finished as failed, and taken).
-fn drive(
-    engine: &mut Engine,
-    slot: &mut Option<Machine>,
-    generator: &CallbackGenerator,
-) -> Result<String, Error> {
-    loop {
-        let machine = slot
-            .as_mut()
-            .ok_or_else(|| Error::new(rp_result::Conflict, "`job` is over"))?;
-        match machine.step(engine)? {
-            Step::Generate(request) => match generator.call(&request) {
-                Ok(result) => machine.provide(engine, result)?,
-                Err(message) => {
-                    if let Machine::Query(query) = machine {
-                        query.fail(engine, &format!("generation failed: {message}"))?;
-                        if let Some(machine) = slot.take() {
-                            machine.finish(engine)?;
-                        }
-                    }
-                    return Err(Error::from(rp_core::Error::Generation { message }));
-                }
-            },
-            Step::Done => {
-                let machine = slot
-                    .take()
-                    .ok_or_else(|| Error::new(rp_result::Conflict, "`job` is over"))?;
-                return machine.finish(engine);
-            }
-            Step::Embed(_) | Step::Act(_) => {
-                return Err(Error::new(
-                    rp_result::Conflict,
-                    "the job asks for something other than a generation",
-                ));
-            }
-        }
-    }
 }

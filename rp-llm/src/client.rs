@@ -3,7 +3,7 @@
 use crate::breaker::{Breaker, BreakerState, Clock, SystemClock};
 use crate::config::ClientConfig;
 use crate::error::Error;
-use crate::http::{self, Endpoint, Limits, Response, TlsConfig};
+use crate::http::{self, Endpoint, Limits, Response};
 use crate::sse::SseParser;
 use crate::wire::{self, ChatOptions, Format, StreamState};
 use rp_core::turn::{EmbedRequest, Generate, GenerateRequest, GenerateResult, TokenSink};
@@ -33,7 +33,7 @@ const ERROR_BODY_BYTES: usize = 64 * 1024;
 pub struct OpenAiClient {
     config: ClientConfig,
     endpoint: Endpoint,
-    tls: Option<TlsConfig>,
+    agent: ureq::Agent,
     breaker: Breaker,
     clock: Arc<dyn Clock>,
     /// How far down the JSON fallbacks the server has been found to be (`Format::level`).
@@ -57,11 +57,8 @@ impl OpenAiClient {
         config.validate()?;
         let endpoint =
             Endpoint::parse(&config.base_url).map_err(|e| Error::config("base_url", e))?;
-        let tls = if endpoint.tls {
-            Some(tls_config(&endpoint)?)
-        } else {
-            None
-        };
+        check_tls(&endpoint)?;
+        let agent = http::agent(limits(&config));
         let seed = std::collections::hash_map::RandomState::new()
             .build_hasher()
             .finish();
@@ -72,7 +69,7 @@ impl OpenAiClient {
             ),
             config,
             endpoint,
-            tls,
+            agent,
             clock: Arc::new(SystemClock),
             json_fallback: AtomicU8::new(0),
             jitter: AtomicU64::new(seed | 1),
@@ -226,15 +223,6 @@ impl OpenAiClient {
         step(prev).wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
-    fn limits(&self) -> Limits {
-        Limits {
-            connect: Duration::from_millis(self.config.connect_timeout_ms),
-            read: Duration::from_millis(self.config.read_timeout_ms),
-            total: Duration::from_millis(self.config.total_timeout_ms),
-            max_bytes: self.config.max_response_bytes,
-        }
-    }
-
     /// Sends a JSON body and returns the answer if its status is a success; an error status
     /// is read into an [`Error::Status`].
     fn post(&self, path: &str, accept: &str, body: &[u8]) -> Result<Response, Error> {
@@ -244,12 +232,12 @@ impl OpenAiClient {
             headers.push(("Authorization", auth));
         }
         let mut response = http::post(
+            &self.agent,
             &self.endpoint,
-            self.tls.as_ref(),
             path,
             &headers,
             body,
-            self.limits(),
+            limits(&self.config),
         )?;
         if (200..300).contains(&response.status) {
             return Ok(response);
@@ -335,20 +323,28 @@ impl Drop for Outcome<'_> {
     }
 }
 
-#[cfg(feature = "tls")]
-fn tls_config(_: &Endpoint) -> Result<TlsConfig, Error> {
-    http::tls_config()
+/// The bounds of one attempt under `config`.
+fn limits(config: &ClientConfig) -> Limits {
+    Limits {
+        connect: Duration::from_millis(config.connect_timeout_ms),
+        read: Duration::from_millis(config.read_timeout_ms),
+        total: Duration::from_millis(config.total_timeout_ms),
+        max_bytes: config.max_response_bytes,
+    }
 }
 
-#[cfg(not(feature = "tls"))]
-fn tls_config(endpoint: &Endpoint) -> Result<TlsConfig, Error> {
-    Err(Error::config(
-        "base_url",
-        format!(
-            "{} is https, and rp-llm was built without its `tls` feature",
-            endpoint.url("")
-        ),
-    ))
+/// An `https` base URL needs the `tls` feature.
+fn check_tls(endpoint: &Endpoint) -> Result<(), Error> {
+    if endpoint.tls && !cfg!(feature = "tls") {
+        return Err(Error::config(
+            "base_url",
+            format!(
+                "{} is https, and rp-llm was built without its `tls` feature",
+                endpoint.url("")
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Reads a stream as it arrives, up to `data: [DONE]`.

@@ -60,7 +60,8 @@ pub struct ClientConfig {
     /// Models per purpose.
     #[serde(default)]
     pub models: PurposeModels,
-    /// The longest wait for a connection to open, per address.
+    /// The longest wait for a connection to open: one budget for every address the name
+    /// resolves to, and the TLS handshake for `https`.
     #[serde(default = "d_connect")]
     pub connect_timeout_ms: u64,
     /// The longest silence from the server: waiting for its answer to start (which includes
@@ -87,8 +88,8 @@ pub struct ClientConfig {
     /// How long an open breaker fails calls fast before it lets one trial call through.
     #[serde(default = "d_breaker_cooldown")]
     pub breaker_cooldown_ms: u64,
-    /// The most bytes read for one answer (head and body); more is an error, so a hostile or
-    /// broken server cannot exhaust memory. At least 1024.
+    /// The most bytes of body read for one answer (the head is capped at 64 KiB on its own);
+    /// more is an error, so a hostile or broken server cannot exhaust memory. At least 1024.
     #[serde(default = "d_max_bytes")]
     pub max_response_bytes: u64,
     /// Ask for a stream (`stream: true`), so tokens reach the sink as they are generated.

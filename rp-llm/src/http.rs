@@ -1,19 +1,25 @@
-//! A minimal HTTP/1.1 client: one `POST` per connection (`Connection: close`), over a
-//! `std::net::TcpStream`, or rustls over it for `https` (feature `tls`).
+//! The HTTP side of the client: the base URL, and one `POST` through a ureq [`ureq::Agent`]
+//! (blocking HTTP/1.1 over `std::net`, and rustls for `https` with the `tls` feature).
 //!
-//! It does exactly what the client needs and no more: a request with a `Content-Length` body;
-//! an answer framed by `Content-Length`, `Transfer-Encoding: chunked` or the end of the
-//! connection, read incrementally so a stream reaches the caller as it arrives. Three clocks
-//! bound every attempt: the connect timeout, the read timeout (the longest silence between
-//! two reads, which is what catches a server that stalls in the middle of a stream) and the
-//! total timeout (one attempt, from connecting to the last byte). Every byte read counts
-//! against `max_bytes`. No redirects, no proxies, no compression (none is asked for), no
-//! connection reuse: a model call takes seconds, next to which a new connection is nothing.
+//! ureq parses the status line and headers, decodes `Content-Length`, chunked and
+//! close-delimited bodies, and enforces the three clocks of an attempt: the connect timeout
+//! (TCP and the TLS handshake), the read timeout (ureq's per-read timeout: the longest
+//! silence of the server, restarted by every read, which is what catches a server that
+//! stalls in the middle of a stream; the same bound holds for a write that does not
+//! progress) and the total timeout (ureq's global timeout: the whole attempt, from resolving
+//! the name to the last byte of the body). This module builds the agent with those bounds,
+//! sends the request, hands the body out piece by piece as it arrives (so a stream reaches
+//! the SSE parser, and the caller's sink, incrementally), caps the body at `max_bytes`, and
+//! turns ureq's errors into the client's own [`Error`] kinds.
+//!
+//! No redirects are followed (a `3xx` is returned as it is, and the client reports it as an
+//! error status), no proxy is taken from the environment, no compression is asked for, and
+//! no connection is kept for reuse: a model call takes seconds, next to which a new
+//! connection is nothing.
 
-use crate::error::{Error, snippet};
-use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::time::{Duration, Instant};
+use crate::error::Error;
+use std::io::{self, Read};
+use std::time::Duration;
 
 /// Where a server is: scheme, host, port and the path the API lives under.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -139,408 +145,83 @@ impl Endpoint {
 /// The bounds of one attempt.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Limits {
-    /// Opening the connection (each address tried).
+    /// Opening the connection: TCP, and the TLS handshake for `https`.
     pub connect: Duration,
     /// The longest silence between two reads (or a write that does not progress).
     pub read: Duration,
-    /// The whole attempt, from connecting to the last byte.
+    /// The whole attempt, from resolving the name to the last byte.
     pub total: Duration,
-    /// The most bytes read from the server.
+    /// The most bytes of body read from the server.
     pub max_bytes: u64,
 }
 
-/// The TLS settings shared by a client's connections.
-#[cfg(feature = "tls")]
-pub(crate) type TlsConfig = std::sync::Arc<rustls::ClientConfig>;
-
-/// Without the `tls` feature there is nothing to share.
-#[cfg(not(feature = "tls"))]
-pub(crate) type TlsConfig = ();
-
-/// The TLS settings for `https`: rustls with the ring provider and Mozilla's root
-/// certificates (webpki-roots), so the result does not depend on the machine's certificate
-/// store.
-#[cfg(feature = "tls")]
-pub(crate) fn tls_config() -> Result<TlsConfig, Error> {
-    let roots = rustls::RootCertStore {
-        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-    };
-    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .map_err(|e| Error::config("tls", e.to_string()))?
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    Ok(std::sync::Arc::new(config))
+/// The agent that sends a client's requests: its timeouts are `limits`; error statuses are
+/// answers, not errors; no redirect, no proxy, no pooled connection.
+pub(crate) fn agent(limits: Limits) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_connect(Some(limits.connect))
+        .timeout_per_read(Some(limits.read))
+        .timeout_per_write(Some(limits.read))
+        .timeout_global(Some(limits.total))
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .proxy(None)
+        .max_idle_connections(0)
+        .max_idle_connections_per_host(0)
+        .user_agent(concat!("rp-llm/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .new_agent()
 }
 
-enum Stream {
-    Plain(TcpStream),
-    #[cfg(feature = "tls")]
-    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
-}
-
-impl Stream {
-    fn tcp(&self) -> &TcpStream {
-        match self {
-            Stream::Plain(s) => s,
-            #[cfg(feature = "tls")]
-            Stream::Tls(s) => &s.sock,
-        }
-    }
-
-    fn is_tls(&self) -> bool {
-        !matches!(self, Stream::Plain(_))
-    }
-}
-
-impl Read for Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Plain(s) => s.read(buf),
-            #[cfg(feature = "tls")]
-            Stream::Tls(s) => s.read(buf),
-        }
-    }
-}
-
-impl Write for Stream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Plain(s) => s.write(buf),
-            #[cfg(feature = "tls")]
-            Stream::Tls(s) => s.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Stream::Plain(s) => s.flush(),
-            #[cfg(feature = "tls")]
-            Stream::Tls(s) => s.flush(),
-        }
-    }
-}
-
-/// The longest line of an answer's head, and the longest head.
-const MAX_LINE: usize = 16 * 1024;
-const MAX_HEAD: usize = 64 * 1024;
-
-/// A connection with its read buffer, its deadline and its byte count.
-struct Conn {
-    stream: Stream,
-    host: String,
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
-    started: Instant,
-    limits: Limits,
-    received: u64,
-    /// What is being waited for, for timeout messages.
-    phase: &'static str,
-}
-
-impl Conn {
-    /// How long the next read or write may wait: the read timeout, or what is left of the
-    /// total one when that is less.
-    fn wait(&self) -> Result<(Duration, &'static str), Error> {
-        let left = self.limits.total.saturating_sub(self.started.elapsed());
-        if left.is_zero() {
-            return Err(self.timeout("total"));
-        }
-        Ok(if left < self.limits.read {
-            (left.max(Duration::from_millis(1)), "total")
-        } else {
-            (self.limits.read.max(Duration::from_millis(1)), "read")
-        })
-    }
-
-    fn timeout(&self, which: &'static str) -> Error {
-        let (ms, message) = match which {
-            "total" => {
-                let ms = self.limits.total.as_millis() as u64;
-                (
-                    ms,
-                    format!(
-                        "the attempt took longer than {ms} ms (total_timeout_ms) while {}",
-                        self.phase
-                    ),
-                )
-            }
-            _ => {
-                let ms = self.limits.read.as_millis() as u64;
-                (
-                    ms,
-                    format!(
-                        "the server sent nothing for {ms} ms (read_timeout_ms) while {}",
-                        self.phase
-                    ),
-                )
-            }
-        };
-        Error::Timeout {
-            which,
-            after_ms: ms,
-            message,
-        }
-    }
-
-    /// An I/O error of this connection as a client error.
-    fn io_error(&self, e: io::Error, which: &'static str, doing: &str) -> Error {
-        match e.kind() {
-            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => self.timeout(which),
-            io::ErrorKind::InvalidData if self.stream.is_tls() => Error::Tls {
-                host: self.host.clone(),
-                message: e.to_string(),
-            },
-            _ => Error::dropped(format!("{doing} failed: {e}")),
-        }
-    }
-
-    /// Bounds the next reads and writes by `wait` (both: a TLS handshake reads while the
-    /// request is written).
-    fn set_timeouts(&self, wait: Duration) {
-        let tcp = self.stream.tcp();
-        let _ = tcp.set_write_timeout(Some(wait));
-        let _ = tcp.set_read_timeout(Some(wait));
-    }
-
-    fn write_all(&mut self, mut bytes: &[u8]) -> Result<(), Error> {
-        while !bytes.is_empty() {
-            let (wait, which) = self.wait()?;
-            self.set_timeouts(wait);
-            match self.stream.write(bytes) {
-                Ok(0) => {
-                    return Err(Error::dropped(
-                        "the server closed the connection while the request was being sent",
-                    ));
-                }
-                Ok(n) => bytes = &bytes[n..],
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(self.io_error(e, which, "sending the request")),
-            }
-        }
-        let (wait, which) = self.wait()?;
-        self.set_timeouts(wait);
-        self.stream
-            .flush()
-            .map_err(|e| self.io_error(e, which, "sending the request"))
-    }
-
-    /// Reads more into the buffer; `false` at the end of the connection.
-    fn fill(&mut self) -> Result<bool, Error> {
-        if self.start == self.end {
-            self.start = 0;
-            self.end = 0;
-        } else if self.end == self.buf.len() {
-            self.buf.copy_within(self.start..self.end, 0);
-            self.end -= self.start;
-            self.start = 0;
-        }
-        loop {
-            let (wait, which) = self.wait()?;
-            self.set_timeouts(wait);
-            match self.stream.read(&mut self.buf[self.end..]) {
-                Ok(0) => return Ok(false),
-                Ok(n) => {
-                    self.end += n;
-                    self.received += n as u64;
-                    if self.received > self.limits.max_bytes {
-                        return Err(Error::TooLarge {
-                            limit: self.limits.max_bytes,
-                        });
-                    }
-                    return Ok(true);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                // A TLS peer that closes without close_notify: the framing decides whether
-                // the answer was whole.
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(false),
-                Err(e) => return Err(self.io_error(e, which, "reading the answer")),
-            }
-        }
-    }
-
-    fn buffered(&self) -> usize {
-        self.end - self.start
-    }
-
-    /// A line of the head or of the chunk framing, without its `\r\n`; `None` at the end of
-    /// the connection before any byte of it.
-    fn read_line(&mut self) -> Result<Option<Vec<u8>>, Error> {
-        let mut line = Vec::new();
-        loop {
-            if let Some(i) = self.buf[self.start..self.end]
-                .iter()
-                .position(|&b| b == b'\n')
-            {
-                line.extend_from_slice(&self.buf[self.start..self.start + i]);
-                self.start += i + 1;
-                if line.last() == Some(&b'\r') {
-                    line.pop();
-                }
-                return Ok(Some(line));
-            }
-            line.extend_from_slice(&self.buf[self.start..self.end]);
-            self.start = self.end;
-            if line.len() > MAX_LINE {
-                return Err(Error::protocol(format!(
-                    "a line of the answer's framing is longer than {MAX_LINE} bytes: {}",
-                    snippet(&line, 80)
-                )));
-            }
-            if !self.fill()? {
-                return if line.is_empty() {
-                    Ok(None)
-                } else {
-                    Err(Error::dropped(format!(
-                        "the connection closed in the middle of a line while {}",
-                        self.phase
-                    )))
-                };
-            }
-        }
-    }
-
-    /// Up to `max` buffered bytes (reading when none are), appended to `out`; `false` at the
-    /// end of the connection.
-    fn take(&mut self, max: u64, out: &mut Vec<u8>) -> Result<bool, Error> {
-        if self.buffered() == 0 && !self.fill()? {
-            return Ok(false);
-        }
-        let n = (self.buffered() as u64).min(max) as usize;
-        out.extend_from_slice(&self.buf[self.start..self.start + n]);
-        self.start += n;
-        Ok(true)
-    }
-}
-
-/// How the body of an answer ends.
-#[derive(Debug)]
-enum Framing {
-    /// After this many more bytes.
-    Length { left: u64, total: u64 },
-    /// Chunked: `left` bytes remain of the current chunk; `first` until the first size line.
-    Chunked { left: u64, first: bool },
-    /// At the end of the connection.
-    Eof,
-    /// It has ended.
-    Done,
-}
+/// How much of the body one [`Response::read`] asks for at most.
+const READ_SIZE: usize = 16 * 1024;
 
 /// An answer whose head has been read; its body is read with [`Response::read`].
 pub(crate) struct Response {
     /// The status code.
     pub status: u16,
-    headers: Vec<(String, String)>,
-    conn: Conn,
-    framing: Framing,
+    headers: ureq::http::HeaderMap,
+    body: ureq::BodyReader<'static>,
+    context: Context,
+}
+
+/// What an error of the exchange is reported with.
+struct Context {
+    /// `host:port`, an IPv6 address in brackets.
+    address: String,
+    host: String,
+    tls: bool,
+    limits: Limits,
+    /// What is being waited for, for timeout messages.
+    phase: &'static str,
 }
 
 impl Response {
-    /// The first header named `name` (case-insensitive).
+    /// The first header named `name` (case-insensitive), if it is text.
     pub(crate) fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
-    /// Appends the next bytes of the body to `out`; `false` once the body has ended. A body
-    /// cut short (fewer bytes than announced, a chunked body without its last chunk) is
-    /// [`Error::Dropped`].
+    /// Appends the next bytes of the body to `out`, as soon as some have arrived; `false`
+    /// once the body has ended. A body cut short (fewer bytes than announced, a chunked body
+    /// without its last chunk) is [`Error::Dropped`]; more than `max_bytes` is
+    /// [`Error::TooLarge`].
     pub(crate) fn read(&mut self, out: &mut Vec<u8>) -> Result<bool, Error> {
+        let start = out.len();
+        out.resize(start + READ_SIZE, 0);
         loop {
-            match &mut self.framing {
-                Framing::Done => return Ok(false),
-                Framing::Eof => {
-                    if !self.conn.take(u64::MAX, out)? {
-                        self.framing = Framing::Done;
-                        return Ok(false);
-                    }
-                    return Ok(true);
+            match self.body.read(&mut out[start..]) {
+                Ok(n) => {
+                    out.truncate(start + n);
+                    return Ok(n > 0);
                 }
-                Framing::Length { left: 0, .. } => self.framing = Framing::Done,
-                Framing::Length { left, total } => {
-                    let before = out.len();
-                    let (left_now, total) = (*left, *total);
-                    if !self.conn.take(left_now, out)? {
-                        return Err(Error::dropped(format!(
-                            "the connection closed after {} of the {total} bytes announced",
-                            total - left_now
-                        )));
-                    }
-                    let got = (out.len() - before) as u64;
-                    self.framing = Framing::Length {
-                        left: left_now - got,
-                        total,
-                    };
-                    return Ok(true);
-                }
-                Framing::Chunked { left: 0, first } => {
-                    if !*first {
-                        // The CRLF after a chunk's data.
-                        match self.conn.read_line()? {
-                            Some(l) if l.is_empty() => {}
-                            Some(l) => {
-                                return Err(Error::protocol(format!(
-                                    "a chunk of the answer is longer than its size says: {}",
-                                    snippet(&l, 60)
-                                )));
-                            }
-                            None => return Err(self.chunk_cut()),
-                        }
-                    }
-                    let Some(line) = self.conn.read_line()? else {
-                        return Err(self.chunk_cut());
-                    };
-                    let size = std::str::from_utf8(&line)
-                        .ok()
-                        .map(|l| l.split(';').next().unwrap_or("").trim())
-                        .and_then(|s| u64::from_str_radix(s, 16).ok())
-                        .ok_or_else(|| {
-                            Error::protocol(format!(
-                                "a chunk size is not a hexadecimal number: {}",
-                                snippet(&line, 60)
-                            ))
-                        })?;
-                    if size == 0 {
-                        // Trailers, up to the empty line.
-                        loop {
-                            match self.conn.read_line()? {
-                                Some(l) if l.is_empty() => break,
-                                Some(_) => {}
-                                None => return Err(self.chunk_cut()),
-                            }
-                        }
-                        self.framing = Framing::Done;
-                    } else {
-                        self.framing = Framing::Chunked {
-                            left: size,
-                            first: false,
-                        };
-                    }
-                }
-                Framing::Chunked { left, .. } => {
-                    let before = out.len();
-                    let left_now = *left;
-                    if !self.conn.take(left_now, out)? {
-                        return Err(self.chunk_cut());
-                    }
-                    let got = (out.len() - before) as u64;
-                    self.framing = Framing::Chunked {
-                        left: left_now - got,
-                        first: false,
-                    };
-                    return Ok(true);
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    out.truncate(start);
+                    return Err(self.context.error(ureq::Error::from(e)));
                 }
             }
         }
-    }
-
-    fn chunk_cut(&self) -> Error {
-        Error::dropped("the connection closed before the last chunk of a chunked answer")
     }
 
     /// The whole body.
@@ -552,278 +233,201 @@ impl Response {
 
     /// Marks what the body is being read for (`reading the stream`), for timeout messages.
     pub(crate) fn set_phase(&mut self, phase: &'static str) {
-        self.conn.phase = phase;
+        self.context.phase = phase;
     }
 }
 
-/// Sends `POST {endpoint.path}{path}` with `headers` and `body`, and reads the answer's head.
+/// Sends `POST {endpoint.path}{path}` with `headers` and `body` through `agent`, and reads
+/// the answer's head.
 pub(crate) fn post(
+    agent: &ureq::Agent,
     endpoint: &Endpoint,
-    tls: Option<&TlsConfig>,
     path: &str,
     headers: &[(&str, &str)],
     body: &[u8],
     limits: Limits,
 ) -> Result<Response, Error> {
-    let started = Instant::now();
-    let tcp = connect(endpoint, limits, started)?;
-    let _ = tcp.set_nodelay(true);
-    let stream = if endpoint.tls {
-        wrap_tls(endpoint, tls, tcp)?
-    } else {
-        Stream::Plain(tcp)
-    };
-    let mut conn = Conn {
-        stream,
+    let mut context = Context {
+        address: format!("{}:{}", endpoint.bracketed_host(), endpoint.port),
         host: endpoint.host.clone(),
-        buf: vec![0; 16 * 1024],
-        start: 0,
-        end: 0,
-        started,
+        tls: endpoint.tls,
         limits,
-        received: 0,
-        phase: "sending the request",
+        phase: "waiting for the answer",
     };
-    let mut head = format!(
-        "POST {}{path} HTTP/1.1\r\nHost: {}\r\nUser-Agent: rp-llm/{}\r\nContent-Length: {}\r\nConnection: close\r\n",
-        endpoint.path,
-        endpoint.authority(),
-        env!("CARGO_PKG_VERSION"),
-        body.len()
-    );
+    let mut request = agent.post(endpoint.url(path));
     for (name, value) in headers {
-        head.push_str(name);
-        head.push_str(": ");
-        head.push_str(value);
-        head.push_str("\r\n");
+        request = request.header(*name, *value);
     }
-    head.push_str("\r\n");
-    let mut request = head.into_bytes();
-    request.extend_from_slice(body);
-    conn.write_all(&request)?;
-    conn.phase = "waiting for the answer";
-    let (status, headers) = read_head(&mut conn)?;
-    conn.phase = "reading the answer";
-    let framing = framing(&headers, limits.max_bytes)?;
-    Ok(Response {
-        status,
-        headers,
-        conn,
-        framing,
-    })
-}
-
-fn connect(endpoint: &Endpoint, limits: Limits, started: Instant) -> Result<TcpStream, Error> {
-    let address = format!("{}:{}", endpoint.bracketed_host(), endpoint.port);
-    let addrs: Vec<SocketAddr> = (endpoint.host.as_str(), endpoint.port)
-        .to_socket_addrs()
-        .map_err(|e| Error::Connect {
-            address: address.clone(),
-            message: format!("the host name does not resolve: {e}"),
-        })?
-        .collect();
-    let mut last = Error::Connect {
-        address: address.clone(),
-        message: "the host name resolves to no address".into(),
-    };
-    for addr in addrs {
-        let left = limits.total.saturating_sub(started.elapsed());
-        if left.is_zero() {
-            let ms = limits.total.as_millis() as u64;
-            return Err(Error::Timeout {
-                which: "total",
-                after_ms: ms,
-                message: format!(
-                    "connecting to {address} took longer than {ms} ms (total_timeout_ms)"
-                ),
-            });
-        }
-        let wait = limits.connect.min(left).max(Duration::from_millis(1));
-        match TcpStream::connect_timeout(&addr, wait) {
-            Ok(s) => return Ok(s),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
-                ) =>
-            {
-                let ms = wait.as_millis() as u64;
-                last = Error::Timeout {
-                    which: "connect",
-                    after_ms: ms,
-                    message: format!(
-                        "connecting to {address} took longer than {ms} ms (connect_timeout_ms)"
-                    ),
-                };
-            }
-            Err(e) => {
-                last = Error::Connect {
-                    address: address.clone(),
-                    message: e.to_string(),
-                };
-            }
-        }
-    }
-    Err(last)
-}
-
-#[cfg(feature = "tls")]
-fn wrap_tls(endpoint: &Endpoint, tls: Option<&TlsConfig>, tcp: TcpStream) -> Result<Stream, Error> {
-    let tls_error = |message: String| Error::Tls {
-        host: endpoint.host.clone(),
-        message,
-    };
-    let config = tls
-        .cloned()
-        .ok_or_else(|| tls_error("no TLS configuration".into()))?;
-    let name = rustls::pki_types::ServerName::try_from(endpoint.host.clone())
-        .map_err(|e| tls_error(format!("{:?} is not a server name: {e}", endpoint.host)))?;
-    let conn = rustls::ClientConnection::new(config, name).map_err(|e| tls_error(e.to_string()))?;
-    Ok(Stream::Tls(Box::new(rustls::StreamOwned::new(conn, tcp))))
-}
-
-#[cfg(not(feature = "tls"))]
-fn wrap_tls(endpoint: &Endpoint, _: Option<&TlsConfig>, _: TcpStream) -> Result<Stream, Error> {
-    Err(Error::config(
-        "base_url",
-        format!(
-            "{} is https, and rp-llm was built without its `tls` feature",
-            endpoint.url("")
-        ),
-    ))
-}
-
-/// Reads the status line and headers, skipping interim (1xx) answers.
-fn read_head(conn: &mut Conn) -> Result<(u16, Vec<(String, String)>), Error> {
-    let mut first = true;
-    loop {
-        let Some(line) = conn.read_line()? else {
-            return Err(Error::dropped(if first {
-                "the server closed the connection without answering"
-            } else {
-                "the connection closed after an interim answer"
-            }));
-        };
-        first = false;
-        let status = parse_status(&line)?;
-        let mut headers = Vec::new();
-        let mut size = line.len();
-        loop {
-            let Some(line) = conn.read_line()? else {
-                return Err(Error::dropped(
-                    "the connection closed in the middle of the answer's head",
-                ));
-            };
-            if line.is_empty() {
-                break;
-            }
-            size += line.len();
-            if size > MAX_HEAD {
-                return Err(Error::protocol(format!(
-                    "the answer's head is longer than {MAX_HEAD} bytes"
-                )));
-            }
-            let text = std::str::from_utf8(&line).ok();
-            let Some((name, value)) = text.and_then(|t| t.split_once(':')) else {
-                return Err(Error::protocol(format!(
-                    "a header line of the answer is not `name: value`: {}",
-                    snippet(&line, 80)
-                )));
-            };
-            if name.is_empty() || name.starts_with([' ', '\t']) {
-                return Err(Error::protocol(format!(
-                    "a header line of the answer is not `name: value`: {}",
-                    snippet(&line, 80)
-                )));
-            }
-            headers.push((name.trim().to_string(), value.trim().to_string()));
-        }
-        if (100..200).contains(&status) {
-            continue;
-        }
-        return Ok((status, headers));
-    }
-}
-
-fn parse_status(line: &[u8]) -> Result<u16, Error> {
-    let not_http = || {
-        Error::protocol(format!(
-            "the answer is not HTTP: it starts with {}",
-            snippet(line, 80)
-        ))
-    };
-    let text = std::str::from_utf8(line).map_err(|_| not_http())?;
-    let mut parts = text.splitn(3, ' ');
-    let version = parts.next().unwrap_or("");
-    if !version.starts_with("HTTP/1.") {
-        return Err(not_http());
-    }
-    let code = parts.next().unwrap_or("");
-    match code.parse::<u16>() {
-        Ok(c) if code.len() == 3 && (100..600).contains(&c) => Ok(c),
-        _ => Err(not_http()),
-    }
-}
-
-fn framing(headers: &[(String, String)], max_bytes: u64) -> Result<Framing, Error> {
-    fn all<'h>(
-        headers: &'h [(String, String)],
-        name: &'static str,
-    ) -> impl Iterator<Item = &'h str> {
-        headers
-            .iter()
-            .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-    let get = |name: &'static str| all(headers, name);
-    if let Some(enc) = get("content-encoding").find(|v| !v.eq_ignore_ascii_case("identity")) {
+    let response = request.send(body).map_err(|e| context.error(e))?;
+    context.phase = "reading the answer";
+    let (head, body) = response.into_parts();
+    // Nothing asks for a compressed answer, so the body would be bytes nobody can read.
+    if let Some(enc) = head
+        .headers
+        .get_all("content-encoding")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| !v.eq_ignore_ascii_case("identity"))
+    {
         return Err(Error::protocol(format!(
             "the answer is compressed (Content-Encoding: {enc}), which was not asked for"
         )));
     }
-    let te: Vec<&str> = get("transfer-encoding")
+    // `chunked` is the one transfer coding this client reads; any other would need decoding.
+    let te: Vec<&str> = head
+        .headers
+        .get_all("transfer-encoding")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .map(str::trim)
-        .filter(|v| !v.is_empty())
+        .filter(|t| !t.is_empty() && !t.eq_ignore_ascii_case("identity"))
         .collect();
-    if let Some(last) = te.last() {
-        if last.eq_ignore_ascii_case("chunked")
-            && te[..te.len() - 1]
-                .iter()
-                .all(|t| t.eq_ignore_ascii_case("identity"))
-        {
-            return Ok(Framing::Chunked {
-                left: 0,
-                first: true,
-            });
+    match te.as_slice() {
+        [] => {}
+        [t] if t.eq_ignore_ascii_case("chunked") => {}
+        _ => {
+            return Err(Error::protocol(format!(
+                "the answer's Transfer-Encoding is {}, which is not supported",
+                te.join(", ")
+            )));
         }
-        return Err(Error::protocol(format!(
-            "the answer's Transfer-Encoding is {}, which is not supported",
-            te.join(", ")
-        )));
     }
-    let mut length = None;
-    for v in get("content-length") {
-        let n: u64 = v.parse().map_err(|_| {
-            Error::protocol(format!("the answer's Content-Length {v:?} is not a number"))
-        })?;
-        if length.is_some_and(|l| l != n) {
-            return Err(Error::protocol(
-                "the answer has two different Content-Lengths",
-            ));
+    if body.content_length().is_some_and(|n| n > limits.max_bytes) {
+        return Err(Error::TooLarge {
+            limit: limits.max_bytes,
+        });
+    }
+    Ok(Response {
+        status: head.status.as_u16(),
+        headers: head.headers,
+        body: body.into_with_config().limit(limits.max_bytes).reader(),
+        context,
+    })
+}
+
+impl Context {
+    /// A ureq error of this exchange as a client error.
+    fn error(&self, e: ureq::Error) -> Error {
+        use ureq::Error as U;
+        let connect = |message: String| Error::Connect {
+            address: self.address.clone(),
+            message,
+        };
+        let tls = |message: String| Error::Tls {
+            host: self.host.clone(),
+            message,
+        };
+        match e {
+            U::Timeout(which) => self.timeout(which),
+            U::HostNotFound => connect("the host name does not resolve".into()),
+            U::ConnectionFailed => connect("no connection could be opened".into()),
+            U::Io(e) => match e.kind() {
+                io::ErrorKind::ConnectionRefused
+                | io::ErrorKind::HostUnreachable
+                | io::ErrorKind::NetworkUnreachable
+                | io::ErrorKind::NetworkDown
+                | io::ErrorKind::AddrNotAvailable => connect(e.to_string()),
+                io::ErrorKind::InvalidData if self.tls => tls(e.to_string()),
+                io::ErrorKind::UnexpectedEof => Error::dropped(format!(
+                    "the server closed the connection while {}",
+                    self.phase
+                )),
+                _ => Error::dropped(format!("{} failed: {e}", self.phase)),
+            },
+            U::Protocol(e) => Error::protocol(protocol_message(&e)),
+            U::LargeResponseHeader(_, max) => {
+                Error::protocol(format!("the answer's head is longer than {max} bytes"))
+            }
+            U::BodyExceedsLimit(_) => Error::TooLarge {
+                limit: self.limits.max_bytes,
+            },
+            U::Tls(m) => tls(m.to_string()),
+            U::TlsRequired => tls("the connection is not secured".into()),
+            #[cfg(feature = "tls")]
+            U::Rustls(e) => tls(e.to_string()),
+            #[cfg(feature = "tls")]
+            U::Pem(e) => tls(format!("{e:?}")),
+            U::BadUri(m) => Error::config("base_url", m),
+            U::Http(e) => Error::config("request", e.to_string()),
+            e => Error::dropped(format!("{} failed: {e}", self.phase)),
         }
-        length = Some(n);
     }
-    match length {
-        Some(n) if n > max_bytes => Err(Error::TooLarge { limit: max_bytes }),
-        Some(n) => Ok(Framing::Length { left: n, total: n }),
-        None => Ok(Framing::Eof),
+
+    fn timeout(&self, which: ureq::Timeout) -> Error {
+        let ms = |d: Duration| d.as_millis() as u64;
+        let (which, after_ms, message) = match which {
+            ureq::Timeout::Connect => {
+                let after = ms(self.limits.connect);
+                (
+                    "connect",
+                    after,
+                    format!(
+                        "connecting to {} took longer than {after} ms (connect_timeout_ms)",
+                        self.address
+                    ),
+                )
+            }
+            ureq::Timeout::PerRead => {
+                let after = ms(self.limits.read);
+                (
+                    "read",
+                    after,
+                    format!(
+                        "the server sent nothing for {after} ms (read_timeout_ms) while {}",
+                        self.phase
+                    ),
+                )
+            }
+            ureq::Timeout::PerWrite => {
+                let after = ms(self.limits.read);
+                (
+                    "read",
+                    after,
+                    format!(
+                        "the server took no more of the request for {after} ms (read_timeout_ms) while sending it"
+                    ),
+                )
+            }
+            _ => {
+                let after = ms(self.limits.total);
+                (
+                    "total",
+                    after,
+                    format!(
+                        "the attempt took longer than {after} ms (total_timeout_ms) while {}",
+                        self.phase
+                    ),
+                )
+            }
+        };
+        Error::Timeout {
+            which,
+            after_ms,
+            message,
+        }
+    }
+}
+
+/// What a framing error of the answer (ureq's HTTP/1.1 parser's) means, in the client's words.
+fn protocol_message(e: &dyn std::fmt::Display) -> String {
+    let what = e.to_string();
+    if what.contains("version") || what.contains("invalid status") {
+        format!("the answer is not HTTP ({what})")
+    } else if ["invalid header", "invalid token", "new line"]
+        .iter()
+        .any(|w| what.contains(w))
+    {
+        format!("a header line of the answer is not `name: value` ({what})")
+    } else {
+        format!("the answer's HTTP framing is malformed ({what})")
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
     use std::net::TcpListener;
 
     #[test]
@@ -904,7 +508,7 @@ mod tests {
 
     fn fetch(bytes: &[u8], piece: usize) -> Result<(u16, Vec<u8>), Error> {
         let e = serve(bytes.to_vec(), piece);
-        let mut r = post(&e, None, "/x", &[], b"", limits())?;
+        let mut r = post(&agent(limits()), &e, "/x", &[], b"", limits())?;
         Ok((r.status, r.read_to_end()?))
     }
 

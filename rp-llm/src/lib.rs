@@ -73,22 +73,24 @@
 //! blocking one: its `async fn`s do their I/O on the calling thread and are ready at the
 //! first poll. Inside an async runtime, run the engine in a blocking task.
 //!
-//! # Why its own HTTP/1.1
+//! # HTTP: ureq
 //!
-//! The client needs one `POST` at a time, an answer read incrementally, and three precise
-//! bounds: connect, total, and above all a *read* timeout that restarts with every byte,
-//! which is what tells a slow stream (fine) from a stalled one. Blocking clients such as
-//! ureq 3 bound each phase with a deadline (the whole body must arrive within one limit)
-//! rather than bounding silence, and bring proxy handling from the environment, redirects,
-//! compression and a connection pool, none of which a model call needs. So `http` is a
-//! small HTTP/1.1 client over `std::net::TcpStream` (one connection per call,
-//! `Connection: close`; a model call takes seconds, next to which a new connection is
-//! nothing), framed by `Content-Length`, chunked encoding or the end of the connection, and
-//! tested against real sockets. For `https` the `tls` feature (on by default) adds rustls
-//! with the ring provider and Mozilla's roots (webpki-roots): no system OpenSSL, no cmake,
-//! and the same trust everywhere. Without the feature the crate has no dependency beyond
-//! rp-core's own (serde, async-trait, thiserror), for hosts that only talk to a server on
-//! their own machine or network.
+//! The HTTP/1.1 underneath is [ureq](https://docs.rs/ureq) 3, a maintained blocking client:
+//! it parses the answer's head, decodes `Content-Length`, chunked and close-delimited
+//! bodies, and bounds every attempt with three clocks, which the client sets from its
+//! configuration: the connect timeout (TCP and the TLS handshake), ureq's per-read timeout
+//! as the read timeout (it restarts with every read, which is what tells a slow stream,
+//! fine, from a stalled one; writes get the same bound), and ureq's global timeout as the
+//! total one. The body is handed to the SSE parser piece by piece as it arrives and is cut
+//! off at `max_response_bytes`. The agent follows no redirect (a `3xx` is an error status),
+//! takes no proxy from the environment, asks for no compression and keeps no connection for
+//! reuse (a model call takes seconds, next to which a new connection is nothing). What stays
+//! in `http` is the base URL's validation, the request, and the mapping of ureq's errors
+//! onto this crate's [`Error`] kinds. For `https` the `tls` feature (on by default) turns on
+//! ureq's rustls, with the ring provider and Mozilla's roots (webpki-roots): no system
+//! OpenSSL, no cmake, and the same trust everywhere. Without the feature ureq is built
+//! without TLS, and an `https` base URL is refused with a [`Error::Config`], for hosts that
+//! only talk to a server on their own machine or network.
 #![warn(missing_docs)]
 
 mod breaker;

@@ -17,10 +17,10 @@ use std::sync::{Mutex, PoisonError};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use rp_core::query::{QueryConfig, QueryInput, QueryMachine, QueryOutcome};
-use rp_core::scene::{SceneClose, SceneCloseOutcome, SceneOptions};
-use rp_core::skip::{SkipOutcome, TimeSkip};
-use rp_core::turn::{GenerateRequest, GenerateResult, Step};
+use rp_core::job::{Job as CoreJob, JobOutcome};
+use rp_core::query::{QueryConfig, QueryInput, QueryMachine};
+use rp_core::scene::SceneOptions;
+use rp_core::turn::{GenerateRequest, Step};
 use rp_core::{Engine, SceneId, Skip};
 
 use crate::json;
@@ -32,101 +32,6 @@ use crate::world::World;
 /// errors that refuse them.
 const ASYNC_FORM: &str = "the poll form (World.begin_scene_close, begin_time_skip or \
                           begin_query return a Job whose requests you may await)";
-
-/// One of the machines a `Job` drives.
-enum Machine {
-    SceneClose(SceneClose),
-    TimeSkip(TimeSkip),
-    Query(Box<QueryMachine>),
-}
-
-/// What a finished machine committed.
-enum Outcome {
-    SceneClose(SceneCloseOutcome),
-    TimeSkip(SkipOutcome),
-    Query(Box<QueryOutcome>),
-}
-
-impl Machine {
-    /// The job's kind, as `Job.kind` names it.
-    fn kind(&self) -> &'static str {
-        match self {
-            Machine::SceneClose(_) => "scene_close",
-            Machine::TimeSkip(_) => "time_skip",
-            Machine::Query(_) => "query",
-        }
-    }
-
-    fn step(&mut self, engine: &mut Engine) -> Result<Step, rp_core::Error> {
-        match self {
-            Machine::SceneClose(close) => close.step(engine),
-            Machine::TimeSkip(skip) => skip.step(engine),
-            Machine::Query(query) => query.step(engine),
-        }
-    }
-
-    fn provide(
-        &mut self,
-        engine: &mut Engine,
-        result: GenerateResult,
-    ) -> Result<(), rp_core::Error> {
-        match self {
-            Machine::SceneClose(close) => close.provide(engine, result),
-            Machine::TimeSkip(skip) => skip.provide(engine, result),
-            Machine::Query(query) => query.provide(engine, result),
-        }
-    }
-
-    fn finish(self, engine: &mut Engine) -> Result<Outcome, rp_core::Error> {
-        Ok(match self {
-            Machine::SceneClose(close) => Outcome::SceneClose(close.finish(engine)?),
-            Machine::TimeSkip(skip) => Outcome::TimeSkip(skip.finish(engine)?),
-            Machine::Query(query) => Outcome::Query(Box::new(query.finish(engine)?)),
-        })
-    }
-
-    /// Where the machine stands, as `Job.progress` gives it.
-    fn progress(&mut self, engine: &mut Engine) -> Result<serde_json::Value, rp_core::Error> {
-        let done = matches!(self.step(engine)?, Step::Done);
-        let encode = |value: serde_json::Result<serde_json::Value>| {
-            value.map_err(|error| rp_core::Error::Invalid {
-                what: "job progress",
-                reason: error.to_string(),
-            })
-        };
-        Ok(match self {
-            Machine::SceneClose(close) => serde_json::json!({
-                "kind": "scene_close",
-                "scene": close.scene().0,
-                "witnesses": close.witnesses().iter().map(|w| w.0).collect::<Vec<_>>(),
-                "done": done,
-            }),
-            Machine::TimeSkip(skip) => serde_json::json!({
-                "kind": "time_skip",
-                "to": skip.to(),
-                "scenes": skip.scenes().iter().map(|s| s.0).collect::<Vec<_>>(),
-                "done": done,
-            }),
-            Machine::Query(query) => serde_json::json!({
-                "kind": "query",
-                "query": encode(serde_json::to_value(query.query()))?,
-                "context": encode(serde_json::to_value(query.context()))?,
-                "capabilities": encode(serde_json::to_value(query.capabilities()))?,
-                "done": done,
-            }),
-        })
-    }
-}
-
-impl Outcome {
-    fn into_py(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-        match self {
-            Outcome::SceneClose(outcome) => json::serialize(py, &outcome),
-            Outcome::TimeSkip(outcome) => json::serialize(py, &outcome),
-            Outcome::Query(outcome) => json::serialize(py, &outcome),
-        }
-    }
-}
 
 /// A job in progress: a scene closing (one summary per witness), a time
 /// skip (the summaries of the scenes it closes) or a world query (the
@@ -148,7 +53,7 @@ pub(crate) struct Job {
     world: Py<World>,
     kind: &'static str,
     /// `None` once finished or abandoned.
-    machine: Mutex<Option<Machine>>,
+    machine: Mutex<Option<CoreJob>>,
 }
 
 /// The error of a call on a job that is over.
@@ -163,12 +68,12 @@ impl Job {
     /// released.
     fn begin(
         world: &Bound<'_, World>,
-        begin: impl FnOnce(&mut Engine) -> Result<Machine, rp_core::Error> + Send,
+        begin: impl FnOnce(&mut Engine) -> Result<CoreJob, rp_core::Error> + Send,
     ) -> PyResult<Job> {
         let machine = world.get().with_engine(world.py(), begin)?;
         Ok(Job {
             world: world.clone().unbind(),
-            kind: machine.kind(),
+            kind: machine.kind().name(),
             machine: Mutex::new(Some(machine)),
         })
     }
@@ -178,7 +83,7 @@ impl Job {
     fn with_machine<T: Send>(
         &self,
         py: Python<'_>,
-        body: impl FnOnce(&mut Machine, &mut Engine) -> Result<T, rp_core::Error> + Send,
+        body: impl FnOnce(&mut CoreJob, &mut Engine) -> Result<T, rp_core::Error> + Send,
     ) -> PyResult<T> {
         self.world.get().with_machine(py, &self.machine, over, body)
     }
@@ -226,23 +131,16 @@ impl Job {
         self.with_machine(py, |machine, engine| machine.provide(engine, result))
     }
 
-    /// Ends a query as failed, with ``reason`` (the host's model could not
-    /// answer, the host gave up): ``finish()`` then records it as failed.
+    /// The host's model could not answer the last step (or the host gave
+    /// up), with ``reason``: ``step()`` returns ``{"step": "done"}`` from
+    /// then on. ``finish()`` then records a query as failed, or raises
+    /// ``GenerationError`` naming ``reason`` for a scene close or a time
+    /// skip, committing nothing (as every machine of rp-core does).
     ///
-    /// Raises ``Conflict`` when the query has already ended or the job is
-    /// over, ``InvalidInput`` for a job that is not a query (abandon a scene
-    /// close or a time skip instead).
+    /// Raises ``Conflict`` when the job asks for nothing (it has ended, or
+    /// waits for ``finish()``), is over, or its world changed.
     fn fail(&self, py: Python<'_>, reason: &str) -> PyResult<()> {
-        self.with_machine(py, |machine, engine| match machine {
-            Machine::Query(query) => query.fail(engine, reason),
-            other => Err(rp_core::Error::Invalid {
-                what: "job",
-                reason: format!(
-                    "only a query can fail, not a {}; abandon() it instead",
-                    other.kind()
-                ),
-            }),
-        })
+        self.with_machine(py, |machine, engine| machine.fail(engine, reason))
     }
 
     /// Commits the job in one transaction and returns what it did, as a
@@ -268,21 +166,14 @@ impl Job {
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let outcome = self.world.get().with_engine(py, |engine| {
             let mut slot = self.machine.lock().unwrap_or_else(PoisonError::into_inner);
-            let machine = slot.as_mut().ok_or_else(over)?;
-            // Finishing consumes the machine: ask first, so a job finished
-            // too early can go on.
-            if let Step::Generate(_) | Step::Embed(_) | Step::Act(_) = machine.step(engine)? {
-                return Err(rp_core::Error::Conflict {
-                    reason: format!(
-                        "the {} still needs a generation (see step()); provide it before \
-                         finishing",
-                        machine.kind().replace('_', " ")
-                    ),
-                });
+            let job = slot.as_mut().ok_or_else(over)?;
+            let outcome = job.finish(engine);
+            if job.is_over() {
+                *slot = None;
             }
-            slot.take().ok_or_else(over)?.finish(engine)
+            outcome
         })?;
-        outcome.into_py(py)
+        outcome_to_py(py, &outcome)
     }
 
     /// Drops the job without committing anything. Does nothing on a job
@@ -358,11 +249,11 @@ fn scene_close(
     scene: u64,
     now: i64,
     options: SceneOptions,
-) -> impl FnOnce(&mut Engine) -> Result<Machine, rp_core::Error> + Send {
+) -> impl FnOnce(&mut Engine) -> Result<CoreJob, rp_core::Error> + Send {
     move |engine| {
         engine
             .begin_scene_close(SceneId(scene), now, &options)
-            .map(Machine::SceneClose)
+            .map(CoreJob::from)
     }
 }
 
@@ -371,12 +262,12 @@ fn current_scene_close(
     container: Named,
     now: i64,
     options: SceneOptions,
-) -> impl FnOnce(&mut Engine) -> Result<Machine, rp_core::Error> + Send {
+) -> impl FnOnce(&mut Engine) -> Result<CoreJob, rp_core::Error> + Send {
     move |engine| {
         let container = container_id(engine.world(), &container)?;
         engine
             .begin_close_current_scene(container, now, &options)
-            .map(Machine::SceneClose)
+            .map(CoreJob::from)
     }
 }
 
@@ -385,7 +276,7 @@ fn time_skip(
     to: Option<i64>,
     elide: Option<Named>,
     options: SceneOptions,
-) -> impl FnOnce(&mut Engine) -> Result<Machine, rp_core::Error> + Send {
+) -> impl FnOnce(&mut Engine) -> Result<CoreJob, rp_core::Error> + Send {
     move |engine| {
         let skip = match (to, elide) {
             (Some(to), None) => Skip::Jump { to },
@@ -399,9 +290,7 @@ fn time_skip(
                 });
             }
         };
-        engine
-            .begin_time_skip(skip, &options)
-            .map(Machine::TimeSkip)
+        engine.begin_time_skip(skip, &options).map(CoreJob::from)
     }
 }
 
@@ -411,7 +300,7 @@ fn query(
     now: i64,
     as_entity: Option<Named>,
     config: QueryConfig,
-) -> impl FnOnce(&mut Engine) -> Result<Machine, rp_core::Error> + Send {
+) -> impl FnOnce(&mut Engine) -> Result<CoreJob, rp_core::Error> + Send {
     move |engine| {
         let asked_as = as_entity
             .map(|entity| entity_id(engine.world(), &entity))
@@ -422,7 +311,7 @@ fn query(
             now,
             config,
         };
-        QueryMachine::begin(engine, input).map(|m| Machine::Query(Box::new(m)))
+        QueryMachine::begin(engine, input).map(CoreJob::from)
     }
 }
 
@@ -543,17 +432,16 @@ pub(crate) fn ask<'py>(
 /// Where a job driven in one call stands after a call on its machine.
 enum Progress {
     /// It needs a generation.
-    Next(Box<Machine>, GenerateRequest),
+    Next(Box<CoreJob>, GenerateRequest),
     /// It is committed.
-    Done(Outcome),
+    Done(JobOutcome),
 }
 
-/// Asks `machine` for its next step, and finishes the job when there is
-/// none left.
-fn advance(engine: &mut Engine, mut machine: Box<Machine>) -> Result<Progress, rp_core::Error> {
-    match machine.step(engine)? {
-        Step::Generate(request) => Ok(Progress::Next(machine, request)),
-        Step::Done => Ok(Progress::Done(machine.finish(engine)?)),
+/// Asks `job` for its next step, and finishes it when there is none left.
+fn advance(engine: &mut Engine, mut job: Box<CoreJob>) -> Result<Progress, rp_core::Error> {
+    match job.step(engine)? {
+        Step::Generate(request) => Ok(Progress::Next(job, request)),
+        Step::Done => Ok(Progress::Done(job.finish(engine)?)),
         Step::Embed(_) | Step::Act(_) => Err(rp_core::Error::Conflict {
             reason: "a job asks only for generations".into(),
         }),
@@ -563,30 +451,48 @@ fn advance(engine: &mut Engine, mut machine: Box<Machine>) -> Result<Progress, r
 /// Begins a job with `begin`, answers each of its requests with `generate`
 /// and finishes it; returns the outcome dict. Each call on the machine takes
 /// the World's lock with the GIL released; `generate` runs between them,
-/// without the lock. Returning early (`generate` raised, or its answer was
-/// refused) drops the machine: nothing is committed.
+/// without the lock. When `generate` raises, the job is failed and finished
+/// as rp-core's `machine::run` does (a query is recorded as failed; a scene
+/// close or a time skip commits nothing), and the exception is raised.
 fn run<'py>(
     world: &Bound<'py, World>,
     generate: Bound<'py, PyAny>,
-    begin: impl FnOnce(&mut Engine) -> Result<Machine, rp_core::Error> + Send,
+    begin: impl FnOnce(&mut Engine) -> Result<CoreJob, rp_core::Error> + Send,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = world.py();
     let host = Host::generator(generate, ASYNC_FORM);
     let world = world.get();
     let mut progress = world.with_engine(py, |engine| {
-        let machine = Box::new(begin(engine)?);
-        advance(engine, machine)
+        let job = Box::new(begin(engine)?);
+        advance(engine, job)
     })?;
     loop {
         match progress {
-            Progress::Done(outcome) => return outcome.into_py(py),
-            Progress::Next(mut machine, request) => {
-                let result = host.generation(py, &request)?;
-                progress = world.with_engine(py, move |engine| {
-                    machine.provide(engine, result)?;
-                    advance(engine, machine)
-                })?;
-            }
+            Progress::Done(outcome) => return outcome_to_py(py, &outcome),
+            Progress::Next(mut job, request) => match host.generation(py, &request) {
+                Ok(result) => {
+                    progress = world.with_engine(py, move |engine| {
+                        job.provide(engine, result)?;
+                        advance(engine, job)
+                    })?;
+                }
+                Err(error) => {
+                    let reason = format!("generation failed: {error}");
+                    world.with_engine(py, move |engine| {
+                        job.fail(engine, &reason)?;
+                        match job.finish(engine) {
+                            Err(e) if e.kind() != rp_core::ErrorKind::Generation => Err(e),
+                            _ => Ok(()),
+                        }
+                    })?;
+                    return Err(error);
+                }
+            },
         }
     }
+}
+
+/// A job's outcome as the dict its machine's outcome makes.
+fn outcome_to_py<'py>(py: Python<'py>, outcome: &JobOutcome) -> PyResult<Bound<'py, PyAny>> {
+    json::serialize(py, outcome)
 }

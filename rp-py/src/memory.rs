@@ -1,5 +1,5 @@
 //! Memories from Python: `World.add_memory`, `recall` and friends (the
-//! methods are in `world.rs`; this module holds their types and
+//! methods are in `world/memories.rs`; this module holds their types and
 //! conversions).
 
 use pyo3::prelude::*;

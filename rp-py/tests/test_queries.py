@@ -220,7 +220,9 @@ def test_bad_queries_are_refused_and_record_nothing(harbour: World) -> None:
     assert harbour.head == head and harbour.recent_queries() == []
 
 
-def test_an_exception_in_the_generator_records_nothing(harbour: World) -> None:
+def test_an_exception_in_the_generator_records_the_query_as_failed(harbour: World) -> None:
+    # As from Rust (run_query) and C (rp_engine_run_job): the question was asked, the model
+    # failed, and the record says so.
     head = harbour.head
 
     def broken(request: dict[str, Any]) -> str:
@@ -229,7 +231,9 @@ def test_an_exception_in_the_generator_records_nothing(harbour: World) -> None:
     with pytest.raises(GenerationError, match="RuntimeError: no model") as raised:
         harbour.ask("Who runs the Crooked Lantern?", now=10, generate=broken)
     assert isinstance(raised.value.__cause__, RuntimeError)
-    assert harbour.head == head and harbour.recent_queries() == []
+    assert harbour.head == head + 2
+    [failed] = harbour.recent_queries()
+    assert failed["status"] == "failed" and "no model" in failed["error"]
 
     # A job whose world moves on refuses to record a stale query.
     job = harbour.begin_query("Who runs the Crooked Lantern?", now=10)
@@ -237,7 +241,7 @@ def test_an_exception_in_the_generator_records_nothing(harbour: World) -> None:
     with pytest.raises(Conflict, match="changed since"):
         job.provide(answer("Mira.", [harbour.entity_id("Mira")]))
     job.abandon()
-    assert harbour.recent_queries() == []
+    assert harbour.recent_queries() == [failed]
 
 
 def test_relationship_queries(harbour: World) -> None:

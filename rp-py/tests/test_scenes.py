@@ -335,8 +335,12 @@ def test_a_job_finished_twice_or_too_early_or_abandoned(inn: World) -> None:
     assert witness_of(job.step()) == "Wren", "a refused summary changes nothing"
     with pytest.raises(TypeError, match="str"):
         job.provide(42)  # type: ignore[arg-type]
-    with pytest.raises(InvalidInput, match="only a query can fail"):
-        job.fail("no model")
+    # The host's model failed: the job asks for nothing more, and finishing commits nothing.
+    job.fail("no model")
+    assert job.step() == {"step": "done"}
+    with pytest.raises(GenerationError, match="no model"):
+        job.finish()
+    assert not job.active and inn.head == head
     job.abandon()
     assert not job.active and inn.head == head
     assert repr(job) == "<Job scene_close, over>"

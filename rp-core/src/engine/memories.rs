@@ -203,10 +203,10 @@ impl Engine {
     }
 
     /// The entity kinds of the world (built when first needed, kept until an entity changes).
-    pub(crate) fn definition_index(&mut self) -> std::sync::Arc<crate::query::DefinitionIndex> {
+    pub(crate) fn definition_index(&mut self) -> std::sync::Arc<crate::lore::DefinitionIndex> {
         self.definition_index
             .get_or_insert_with(|| {
-                std::sync::Arc::new(crate::query::DefinitionIndex::build(self.world.entities()))
+                std::sync::Arc::new(crate::lore::DefinitionIndex::build(self.world.entities()))
             })
             .clone()
     }
@@ -220,9 +220,9 @@ impl Engine {
 
     /// The lore keys of the world's entities (built when first needed, kept until an entity
     /// changes).
-    pub(crate) fn lore_index(&mut self) -> std::sync::Arc<crate::turn::LoreIndex> {
+    pub(crate) fn lore_index(&mut self) -> std::sync::Arc<crate::lore::LoreIndex> {
         self.lore_index
-            .get_or_insert_with(|| std::sync::Arc::new(crate::turn::LoreIndex::build(&self.world)))
+            .get_or_insert_with(|| std::sync::Arc::new(crate::lore::LoreIndex::build(&self.world)))
             .clone()
     }
 }

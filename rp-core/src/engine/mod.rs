@@ -6,7 +6,6 @@ mod branches;
 mod catalog;
 mod commit;
 mod memories;
-mod story;
 mod writer;
 
 pub use branches::{BranchInfo, RewindPreview};
@@ -85,11 +84,11 @@ pub struct Engine {
     /// The entity index of the current world, once a search needed it.
     entity_index: Option<crate::memory::EntityIndex>,
     /// The lore keys of the current world's entities, once a prompt needed them.
-    lore_index: Option<std::sync::Arc<crate::turn::LoreIndex>>,
+    lore_index: Option<std::sync::Arc<crate::lore::LoreIndex>>,
     /// The relationship graph of the current world, once a query needed it.
     relationship_graph: Option<std::sync::Arc<crate::graph::RelationshipGraph>>,
     /// The entity kinds of the current world, once a query needed them.
-    definition_index: Option<std::sync::Arc<crate::query::DefinitionIndex>>,
+    definition_index: Option<std::sync::Arc<crate::lore::DefinitionIndex>>,
     /// The thread that writes durable commits while the engine works on (started when first
     /// needed).
     writer: Option<writer::Writer>,
@@ -280,9 +279,7 @@ impl Engine {
         let seed = self.world.meta().map_or(0, |m| m.settings.seed);
         let mut draws = SeededDraws::new(seed, self.world.draws_taken());
         let decision = self.world.decide(entity, message, &mut draws)?;
-        self.append(vec![crate::turn::machine::decision_event(
-            entity, &decision,
-        )])?;
+        self.append(vec![crate::log::decision_event(entity, &decision)])?;
         Ok(decision)
     }
 

@@ -9,8 +9,7 @@ use std::borrow::Cow;
 
 /// Longest name (entity, container, slot, branch), in characters.
 pub const MAX_NAME_CHARS: usize = 256;
-/// Longest text field (a fact line, an utterance, a summary), in bytes.
-pub const MAX_TEXT_BYTES: usize = 64 * 1024;
+pub use crate::model::MAX_TEXT_BYTES;
 /// Longest world file kept as a patch base, in bytes.
 pub const MAX_WORLD_FILE_BYTES: usize = 16 * 1024 * 1024;
 
@@ -643,7 +642,7 @@ impl World {
                 if let Some(e) = asked_as {
                     self.get_entity(*e)?;
                 }
-                let mut query = crate::query::WorldQuery::new(
+                let mut query = crate::model::WorldQuery::new(
                     *id,
                     text.clone(),
                     *asked_as,
@@ -774,7 +773,7 @@ impl World {
         check_text("memory", &memory.text)?;
         check_unit("memory", "significance", memory.significance, 0.0)?;
         if let Some(v) = &memory.embedding {
-            crate::memory::check_embedding(v).map_err(|m| Error::invalid("memory", m))?;
+            crate::model::check_embedding(v).map_err(|m| Error::invalid("memory", m))?;
         }
         if let Some(scene) = memory.scene
             && self.scenes.get(&scene).is_none()
@@ -814,9 +813,9 @@ impl World {
         &self,
         id: QueryId,
         info_requests: u32,
-        rounds: &[crate::query::QueryRound],
+        rounds: &[crate::model::QueryRound],
         at: Millis,
-    ) -> Result<crate::query::WorldQuery> {
+    ) -> Result<crate::model::WorldQuery> {
         let query = self
             .queries
             .get(&id)
@@ -836,10 +835,10 @@ impl World {
                 ),
             ));
         }
-        if rounds.len() > crate::query::MAX_ROUNDS {
+        if rounds.len() > crate::model::MAX_ROUNDS {
             return Err(Error::invalid(
                 "query",
-                format!("more than {} rounds", crate::query::MAX_ROUNDS),
+                format!("more than {} rounds", crate::model::MAX_ROUNDS),
             ));
         }
         for r in rounds {

@@ -244,9 +244,9 @@ pub enum Event {
     /// changes nothing for it.
     Generated {
         /// Why it was asked.
-        purpose: crate::turn::Purpose,
+        purpose: crate::model::Purpose,
         /// What came back.
-        result: crate::turn::GenerateResult,
+        result: crate::model::GenerateResult,
     },
     /// A thread opened: an unresolved tension, sticky in its participants' prompts.
     ThreadOpened {
@@ -305,7 +305,7 @@ pub enum Event {
         /// Whose reply called them.
         speaker: EntityId,
         /// The calls, in order.
-        calls: Vec<crate::turn::ToolRun>,
+        calls: Vec<crate::model::ToolRun>,
     },
     /// A system line injected for the next generation to process.
     SystemLineInjected {
@@ -341,7 +341,7 @@ pub enum Event {
         /// The file's text.
         text: String,
     },
-    /// A question was asked about the world (a [`crate::query::WorldQuery`] starts
+    /// A question was asked about the world (a [`crate::model::WorldQuery`] starts
     /// processing). Always committed with the `QueryAnswered` or `QueryFailed` that ends it.
     QueryAsked {
         /// The new query's id.
@@ -352,7 +352,7 @@ pub enum Event {
         #[serde(default)]
         asked_as: Option<EntityId>,
         /// How it ran.
-        config: crate::query::QueryConfig,
+        config: crate::model::QueryConfig,
         /// The host clock.
         at: Millis,
     },
@@ -364,11 +364,11 @@ pub enum Event {
         /// NeedsMoreInfo rounds fulfilled.
         info_requests: u32,
         /// Every generation, in order.
-        rounds: Vec<crate::query::QueryRound>,
+        rounds: Vec<crate::model::QueryRound>,
         /// The entities of the final context; every source is one of them.
         context: Vec<EntityId>,
         /// The answer.
-        answer: crate::query::Answer,
+        answer: crate::model::Answer,
         /// The host clock.
         at: Millis,
     },
@@ -379,7 +379,7 @@ pub enum Event {
         /// NeedsMoreInfo rounds fulfilled.
         info_requests: u32,
         /// Every generation, in order.
-        rounds: Vec<crate::query::QueryRound>,
+        rounds: Vec<crate::model::QueryRound>,
         /// Why.
         error: String,
         /// The host clock.

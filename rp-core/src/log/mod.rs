@@ -17,5 +17,6 @@ pub use apply_story::transition_error;
 pub use codec::FORMAT_VERSION;
 pub use event::{Event, JudgedReport, Touched, WorldSettings};
 pub use hearing::Speech;
+pub(crate) use respond::decision_event;
 pub use respond::{Message, hour_of};
 pub use world::{World, WorldFileBase, WorldMeta};

@@ -1,9 +1,9 @@
 //! Response control against the world: building a sheet's context from the world (who is
 //! present, whether the message mentions the entity, the hour) and deciding.
 
-use super::World;
+use super::{Event, World};
 use crate::error::{Error, Result};
-use crate::facts::{Context, Decision, Draws};
+use crate::facts::{Context, Decision, Draws, TraceEvent};
 use crate::model::{EntityId, Millis};
 
 /// A message a character might respond to, with what the host knows about timing.
@@ -124,6 +124,24 @@ impl World {
             hour: message.hour.unwrap_or_else(|| hour_of(self.now)),
         };
         Ok(sheet.decide(&ctx, draws))
+    }
+}
+
+/// The event recording `decision` of `entity`.
+pub(crate) fn decision_event(entity: EntityId, decision: &Decision) -> Event {
+    let mut fired: Vec<u32> = decision
+        .trace
+        .iter()
+        .filter(|t| matches!(t.event, TraceEvent::Fired { .. }))
+        .map(|t| u32::try_from(t.line).unwrap_or(u32::MAX))
+        .collect();
+    fired.dedup();
+    Event::ResponseDecided {
+        entity,
+        respond: decision.respond,
+        retry_ms: decision.retry_ms,
+        fired,
+        draws: decision.draws.clone(),
     }
 }
 

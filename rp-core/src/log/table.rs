@@ -127,4 +127,4 @@ keyed!(Memory, MemoryId, |v| v.id);
 keyed!(ScopedEvent, ScopedEventId, |v| v.id);
 keyed!(Thread, ThreadId, |v| v.id);
 keyed!(Scene, SceneId, |v| v.id);
-keyed!(crate::query::WorldQuery, QueryId, |v| v.id);
+keyed!(crate::model::WorldQuery, QueryId, |v| v.id);

@@ -63,7 +63,7 @@ pub struct World {
     pub(super) system_lines: Vector<SystemLine>,
     /// The world queries asked on this branch.
     #[serde(default)]
-    pub(super) queries: Table<crate::query::WorldQuery>,
+    pub(super) queries: Table<crate::model::WorldQuery>,
     #[serde(skip)]
     pub(super) index: Index,
     #[serde(skip)]
@@ -361,12 +361,12 @@ impl World {
     }
 
     /// The query with that id.
-    pub fn query(&self, id: QueryId) -> Option<&crate::query::WorldQuery> {
+    pub fn query(&self, id: QueryId) -> Option<&crate::model::WorldQuery> {
         self.queries.get(&id)
     }
 
     /// Every query, oldest first.
-    pub fn queries(&self) -> impl DoubleEndedIterator<Item = &crate::query::WorldQuery> + '_ {
+    pub fn queries(&self) -> impl DoubleEndedIterator<Item = &crate::model::WorldQuery> + '_ {
         self.queries.iter()
     }
 
@@ -374,7 +374,7 @@ impl World {
     pub fn recent_queries(
         &self,
         limit: usize,
-    ) -> impl Iterator<Item = &crate::query::WorldQuery> + '_ {
+    ) -> impl Iterator<Item = &crate::model::WorldQuery> + '_ {
         self.queries.iter().rev().take(limit)
     }
 

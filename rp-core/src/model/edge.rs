@@ -46,3 +46,6 @@ impl Edge {
         }
     }
 }
+
+/// The most facts an edge keeps; the oldest go first.
+pub const MAX_KNOWLEDGE: usize = 64;

@@ -114,3 +114,23 @@ pub struct Memory {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scene: Option<SceneId>,
 }
+
+/// The longest vector accepted.
+pub const MAX_EMBEDDING_DIMENSIONS: usize = 4096;
+
+/// Refuses a vector that is empty, too long, not finite or all zeros.
+pub fn check_embedding(v: &[f32]) -> Result<(), String> {
+    if v.is_empty() || v.len() > MAX_EMBEDDING_DIMENSIONS {
+        return Err(format!(
+            "an embedding has 1 to {MAX_EMBEDDING_DIMENSIONS} dimensions, not {}",
+            v.len()
+        ));
+    }
+    if let Some(x) = v.iter().find(|x| !x.is_finite()) {
+        return Err(format!("an embedding holds numbers only, not {x}"));
+    }
+    if v.iter().all(|x| *x == 0.0) {
+        return Err("an embedding of zeros has no direction".into());
+    }
+    Ok(())
+}

@@ -8,25 +8,39 @@ mod edge;
 mod effect;
 mod entity;
 mod facts;
+mod generation;
 mod group;
 mod ids;
 mod memory;
+mod query;
 mod story;
 mod utterance;
 
 pub use activity::{Action, Activity, Position};
 pub use container::{Container, ContainerProperties, Slot};
-pub use edge::Edge;
+pub use edge::{Edge, MAX_KNOWLEDGE};
 pub use effect::{
     Effect, GistPromotion, ItemPromotion, KnowledgePromotion, Promotion, SummaryPromotion,
 };
 pub use entity::{Entity, EntityState};
 pub use facts::FactSheet;
+pub use generation::{GenerateResult, Purpose, ToolCall, ToolRun};
 pub use group::{Group, MIN_GROUP_SIZE};
 pub use ids::{
     ContainerId, EntityId, GroupId, MemoryId, Millis, QueryId, SceneId, ScopedEventId, Seq,
     ThreadId, UtteranceId,
 };
-pub use memory::{DecayStage, Memory, MemoryKind, WitnessSet};
+pub use memory::{
+    DecayStage, MAX_EMBEDDING_DIMENSIONS, Memory, MemoryKind, WitnessSet, check_embedding,
+};
+pub use query::{
+    Answer, AnswerSource, Confidence, InfoRequest, MAX_ANSWER_CHARS, MAX_FOLLOW_UPS,
+    MAX_INFO_REQUESTS, MAX_INITIAL_ENTITIES, MAX_NOTE_CHARS, MAX_QUERY_CHARS, MAX_REQUESTS,
+    MAX_RESULT_LIMIT, MAX_ROUNDS, MAX_SOURCES, QueryConfig, QueryRound, QueryStatus, RequestRun,
+    WorldQuery, check_query_text,
+};
 pub use story::{EventStatus, Scene, ScopedEvent, Skip, SystemLine, Thread, ThreadStatus};
 pub use utterance::Utterance;
+
+/// Longest text field (a fact line, an utterance, a summary), in bytes.
+pub const MAX_TEXT_BYTES: usize = 64 * 1024;

@@ -32,14 +32,14 @@ use super::context::QueryContext;
 use super::prompt;
 use super::response::{QueryResponse, parse_response};
 use super::scope::Scope;
-use super::world_query::{
-    QueryConfig, QueryRound, QueryStatus, RequestRun, WorldQuery, check_query_text,
-};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::log::{Event, World};
+use crate::machine::{Generate, GenerateRequest, GenerateResult, Step, TokenSink, block_on};
 use crate::model::{EntityId, Millis, QueryId, Seq};
-use crate::turn::{Generate, GenerateRequest, GenerateResult, Step, TokenSink, block_on};
+use crate::model::{
+    QueryConfig, QueryRound, QueryStatus, RequestRun, WorldQuery, check_query_text,
+};
 use crate::update::cut_at;
 use serde::{Deserialize, Serialize};
 
@@ -85,7 +85,7 @@ impl QueryInput {
 
     /// Reads an input from a JSON object (unknown fields refused).
     pub fn from_json(json: &str) -> Result<QueryInput> {
-        crate::turn::json_object("query input", json)
+        crate::json::json_object("query input", json)
     }
 }
 
@@ -462,6 +462,26 @@ impl Query<'_> {
     }
 }
 
+impl crate::machine::Machine for QueryMachine {
+    type Outcome = QueryOutcome;
+
+    fn step(&mut self, engine: &mut Engine) -> Result<Step> {
+        QueryMachine::step(self, engine)
+    }
+
+    fn provide(&mut self, engine: &mut Engine, result: GenerateResult) -> Result<()> {
+        QueryMachine::provide(self, engine, result)
+    }
+
+    fn fail(&mut self, engine: &mut Engine, reason: &str) -> Result<()> {
+        QueryMachine::fail(self, engine, reason)
+    }
+
+    fn finish(self, engine: &mut Engine) -> Result<QueryOutcome> {
+        QueryMachine::finish(self, engine)
+    }
+}
+
 impl Engine {
     /// Starts a query: see [`QueryMachine::begin`].
     pub fn begin_query(&mut self, input: QueryInput) -> Result<Query<'_>> {
@@ -480,23 +500,8 @@ impl Engine {
         generator: &dyn Generate,
         sink: &mut dyn TokenSink,
     ) -> Result<QueryOutcome> {
-        let mut query = self.begin_query(input)?;
-        loop {
-            match query.step()? {
-                Step::Generate(request) => match generator.generate(&request, sink).await {
-                    Ok(result) => query.provide(result)?,
-                    Err(message) => {
-                        query.fail(&format!("generation failed: {message}"))?;
-                        query.finish()?;
-                        return Err(Error::Generation { message });
-                    }
-                },
-                Step::Done => return query.finish(),
-                Step::Embed(_) | Step::Act(_) => {
-                    return Err(Error::conflict("a query asks only for generations"));
-                }
-            }
-        }
+        let machine = QueryMachine::begin(self, input)?;
+        crate::machine::run(self, machine, generator, sink).await
     }
 
     /// [`Engine::run_query`] on the calling thread, without an async runtime.

@@ -13,13 +13,12 @@
 
 mod capability;
 mod context;
-mod definitions;
 mod machine;
 mod prompt;
 mod response;
 mod scope;
-mod world_query;
 
+pub use crate::lore::{DefinitionIndex, definitions_of};
 pub use capability::{
     CapabilityId, CapabilityParameter, InfoCapability, MAX_RELATIONSHIP_HOPS, ParameterConstraints,
     ParameterType, build_capabilities, format_capabilities_for_prompt, response_schema,
@@ -29,14 +28,14 @@ pub use context::{
     ContextEntity, ContextMemory, ContextStats, DefinitionSummary, EntitySummary, QueryContext,
     RelationshipSummary,
 };
-pub use definitions::{DefinitionIndex, definitions_of};
 pub use machine::{Query, QueryInput, QueryMachine, QueryOutcome};
 pub use response::{
     Answer, AnswerSource, Confidence, InfoRequest, MAX_ANSWER_CHARS, MAX_FOLLOW_UPS,
     MAX_NOTE_CHARS, MAX_OUTPUT_BYTES, MAX_REQUESTS, MAX_SOURCES, NeedsMoreInfo, QueryResponse,
     answer_schema, parse_response,
 };
-pub use world_query::{
+// The records of a query, where its host finds them (they live in `crate::model`).
+pub use crate::model::{
     MAX_INFO_REQUESTS, MAX_INITIAL_ENTITIES, MAX_QUERY_CHARS, MAX_RESULT_LIMIT, MAX_ROUNDS,
     QueryConfig, QueryRound, QueryStatus, RequestRun, WorldQuery, check_query_text,
 };

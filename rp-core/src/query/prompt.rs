@@ -3,7 +3,7 @@
 
 use super::capability::{InfoCapability, format_capabilities_for_prompt, response_schema};
 use super::context::QueryContext;
-use super::world_query::WorldQuery;
+use crate::model::WorldQuery;
 use crate::turn::{ChatMessage, GenerateRequest, Purpose, Role, Sampling};
 
 /// The request of a query round. With `forced`, no capability is offered and only an answer

@@ -13,141 +13,16 @@
 
 use super::context::QueryContext;
 use crate::model::EntityId;
+pub use crate::model::{
+    Answer, AnswerSource, Confidence, InfoRequest, MAX_ANSWER_CHARS, MAX_FOLLOW_UPS,
+    MAX_NOTE_CHARS, MAX_REQUESTS, MAX_SOURCES,
+};
 use crate::update::schema_check;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-/// The longest answer, in characters.
-pub const MAX_ANSWER_CHARS: usize = 8_000;
-/// The longest short text of a response (a reason, a contribution, a follow-up), in characters.
-pub const MAX_NOTE_CHARS: usize = 500;
-/// The most sources of an answer.
-pub const MAX_SOURCES: usize = 50;
-/// The most suggested follow-ups of an answer.
-pub const MAX_FOLLOW_UPS: usize = 5;
-/// The most info requests of one NeedsMoreInfo.
-pub const MAX_REQUESTS: usize = 8;
 /// The longest model output read, in bytes.
 pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
-
-/// How sure an answer is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Confidence {
-    /// Well supported by the context.
-    High,
-    /// Partly supported.
-    Medium,
-    /// Little support (every forced answer).
-    Low,
-}
-
-/// An entity an answer drew on.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AnswerSource {
-    /// The entity (one of the context's).
-    pub entity_id: EntityId,
-    /// How it contributed.
-    pub contribution: String,
-    /// How much it mattered, 0–1.
-    pub relevance: f64,
-}
-
-/// The answer to a query.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Answer {
-    /// The answer in prose.
-    pub content: String,
-    /// How sure it is.
-    pub confidence: Confidence,
-    /// The entities it drew on.
-    #[serde(default)]
-    pub sources: Vec<AnswerSource>,
-    /// Questions worth asking next.
-    #[serde(default)]
-    pub suggested_follow_ups: Vec<String>,
-    /// Set by the engine when the answer was forced (the info-request limit, or a request
-    /// that broke the constraints): why. A forced answer always has low confidence.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub forced: Option<String>,
-}
-
-impl Answer {
-    /// Marks the answer forced for `reason`: low confidence, whatever the model said.
-    pub fn force(&mut self, reason: impl Into<String>) {
-        self.confidence = Confidence::Low;
-        self.forced = Some(reason.into());
-    }
-
-    /// Checks the answer against the context's entity ids: content present and bounded,
-    /// every source in `context_ids`, relevances in [0, 1].
-    pub fn check(&self, has_entity: &dyn Fn(EntityId) -> bool) -> Result<(), String> {
-        if self.content.trim().is_empty() {
-            return Err("the answer's content is empty".into());
-        }
-        if self.content.chars().count() > MAX_ANSWER_CHARS {
-            return Err(format!(
-                "the answer is longer than {MAX_ANSWER_CHARS} characters"
-            ));
-        }
-        if self.sources.len() > MAX_SOURCES {
-            return Err(format!("an answer has at most {MAX_SOURCES} sources"));
-        }
-        for (i, s) in self.sources.iter().enumerate() {
-            if !has_entity(s.entity_id) {
-                return Err(format!(
-                    "sources[{i}].entity_id {} is not an entity of the context",
-                    s.entity_id.0
-                ));
-            }
-            if !(s.relevance.is_finite() && (0.0..=1.0).contains(&s.relevance)) {
-                return Err(format!("sources[{i}].relevance must be 0 to 1"));
-            }
-            if s.contribution.chars().count() > MAX_NOTE_CHARS {
-                return Err(format!("sources[{i}].contribution is too long"));
-            }
-        }
-        if self.suggested_follow_ups.len() > MAX_FOLLOW_UPS {
-            return Err(format!("an answer has at most {MAX_FOLLOW_UPS} follow-ups"));
-        }
-        if self
-            .suggested_follow_ups
-            .iter()
-            .any(|f| f.chars().count() > MAX_NOTE_CHARS)
-        {
-            return Err("a follow-up is too long".into());
-        }
-        if let Some(r) = &self.forced {
-            if r.len() > crate::log::MAX_TEXT_BYTES {
-                return Err("the forced reason is too long".into());
-            }
-            if self.confidence != Confidence::Low {
-                return Err("a forced answer has low confidence".into());
-            }
-        }
-        Ok(())
-    }
-}
-
-/// One piece of information the model asks for: a capability and its parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct InfoRequest {
-    /// The capability (`"EXPAND_ENTITY"`, ...), as the model wrote it.
-    pub capability_id: String,
-    /// Its parameters (a JSON object).
-    #[serde(default = "empty_object")]
-    pub params: Value,
-    /// Why it asks.
-    #[serde(default)]
-    pub reason: String,
-}
-
-fn empty_object() -> Value {
-    Value::Object(Default::default())
-}
 
 /// The model asks for more before it answers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

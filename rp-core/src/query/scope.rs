@@ -12,13 +12,13 @@ use super::context::{
     ContextEntity, ContextMemory, DefinitionSummary, EntitySummary, QueryContext,
     RelationshipSummary,
 };
-use super::world_query::QueryConfig;
-use super::{DefinitionIndex, definitions_of};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::graph::{Direction, MAX_RESULTS, RelationshipGraph, Relationships};
 use crate::log::World;
+use crate::lore::{DefinitionIndex, definitions_of};
 use crate::memory::RecallOptions;
+use crate::model::QueryConfig;
 use crate::model::{Edge, EntityId, Millis};
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -13,9 +13,9 @@
 //! # engine.append(vec![Event::AssistantTurn { utterance: rp_core::Utterance { id: rp_core::UtteranceId(engine.world().next_id()),
 //! #     speaker: mira, text: "Quiet tonight.".into(), at: 0, witnesses: [mira].into_iter().collect(), model: None, scene: Some(scene) } }])?;
 //! let mut close = engine.begin_scene_close(scene, 1_000, &SceneOptions::default())?;
-//! while let Step::Generate(request) = close.step(&engine)? {
+//! while let Step::Generate(request) = close.step(&mut engine)? {
 //!     // one request per witness, each from its own point of view
-//!     close.provide(&engine, GenerateResult::text("I kept the bar; nobody came."))?;
+//!     close.provide(&mut engine, GenerateResult::text("I kept the bar; nobody came."))?;
 //! }
 //! let outcome = close.finish(&mut engine)?; // SceneClosed and the summaries, in one commit
 //! assert_eq!(outcome.summaries.len(), 1);
@@ -26,10 +26,10 @@ use super::SceneOptions;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::log::{Event, World};
+use crate::machine::{ChatMessage, GenerateRequest, GenerateResult, Purpose, Role, Step};
 use crate::model::{
     EntityId, Group, GroupId, MIN_GROUP_SIZE, Memory, MemoryId, MemoryKind, Millis, SceneId, Seq,
 };
-use crate::turn::{ChatMessage, GenerateRequest, GenerateResult, Purpose, Role, Step};
 use serde::{Deserialize, Serialize};
 
 /// A scene being closed. It borrows nothing: every call takes the engine, which must not change
@@ -49,6 +49,8 @@ pub struct SceneClose {
     results: Vec<GenerateResult>,
     /// The head and epoch of the engine when it began (standalone use only).
     base: Option<(Seq, u64)>,
+    /// Why the host could not answer, once it said so ([`SceneClose::fail`]).
+    failed: Option<String>,
 }
 
 /// What closing a scene committed.
@@ -118,6 +120,7 @@ impl SceneClose {
             requests,
             results: Vec::new(),
             base: None,
+            failed: None,
         })
     }
 
@@ -138,8 +141,11 @@ impl SceneClose {
 
     /// What closing needs next: the next witness's summary, or [`Step::Done`]. Calling it
     /// again without providing returns the same request.
-    pub fn step(&self, engine: &Engine) -> Result<Step> {
+    pub fn step(&mut self, engine: &mut Engine) -> Result<Step> {
         self.check_engine(engine)?;
+        if self.failed.is_some() {
+            return Ok(Step::Done);
+        }
         Ok(self
             .next_request()
             .map_or(Step::Done, |r| Step::Generate(r.clone())))
@@ -148,9 +154,29 @@ impl SceneClose {
     /// Feeds the summary asked for by the last [`SceneClose::step`]. Its text (trimmed) is the
     /// witness's memory of the scene; an empty or oversized text is refused and changes
     /// nothing (provide again).
-    pub fn provide(&mut self, engine: &Engine, result: GenerateResult) -> Result<()> {
+    pub fn provide(&mut self, engine: &mut Engine, result: GenerateResult) -> Result<()> {
         self.check_engine(engine)?;
+        if self.failed.is_some() {
+            return Err(Error::conflict(
+                "the scene close failed; it asks for nothing more",
+            ));
+        }
         self.accept(result)
+    }
+
+    /// The host could not produce the summary asked for (its model failed): the close ends.
+    /// [`SceneClose::step`] returns [`Step::Done`] from now on, and [`SceneClose::finish`]
+    /// commits nothing and returns an [`crate::ErrorKind::Generation`] error naming `reason`;
+    /// the scene stays open. Refused when nothing is asked for.
+    pub fn fail(&mut self, engine: &mut Engine, reason: &str) -> Result<()> {
+        self.check_engine(engine)?;
+        if self.failed.is_some() || self.next_request().is_none() {
+            return Err(Error::conflict(
+                "the scene close asks for nothing to fail; finish it",
+            ));
+        }
+        self.failed = Some(reason.to_owned());
+        Ok(())
     }
 
     /// Commits the close: the generations, [`Event::SceneClosed`], one summary memory per
@@ -158,6 +184,9 @@ impl SceneClose {
     /// Refused while a summary is still needed.
     pub fn finish(self, engine: &mut Engine) -> Result<SceneCloseOutcome> {
         self.check_engine(engine)?;
+        if let Some(reason) = self.failed {
+            return Err(Error::Generation { message: reason });
+        }
         let mut scratch = engine.world().clone();
         let mut events = Vec::new();
         if self.at > scratch.now() {
@@ -379,5 +408,25 @@ fn summary_request(
         params: options.sampling.clone(),
         json_schema: None,
         tools: Vec::new(),
+    }
+}
+
+impl crate::machine::Machine for SceneClose {
+    type Outcome = SceneCloseOutcome;
+
+    fn step(&mut self, engine: &mut Engine) -> Result<Step> {
+        SceneClose::step(self, engine)
+    }
+
+    fn provide(&mut self, engine: &mut Engine, result: GenerateResult) -> Result<()> {
+        SceneClose::provide(self, engine, result)
+    }
+
+    fn fail(&mut self, engine: &mut Engine, reason: &str) -> Result<()> {
+        SceneClose::fail(self, engine, reason)
+    }
+
+    fn finish(self, engine: &mut Engine) -> Result<SceneCloseOutcome> {
+        SceneClose::finish(self, engine)
     }
 }

@@ -41,8 +41,8 @@ pub use close::{SceneClose, SceneCloseOutcome};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::log::{Event, World};
+use crate::machine::Sampling;
 use crate::model::{ContainerId, EntityId, Millis, Scene, SceneId, WitnessSet};
-use crate::turn::Sampling;
 use serde::{Deserialize, Serialize};
 
 /// When scenes close and how their summaries are asked for. Reads from JSON with these field
@@ -86,7 +86,7 @@ impl Default for SceneOptions {
 impl SceneOptions {
     /// Reads options from a JSON object (every field optional, unknown fields refused).
     pub fn from_json(json: &str) -> Result<SceneOptions> {
-        crate::turn::json_object("scene options", json)
+        crate::json::json_object("scene options", json)
     }
 
     /// Checks ranges: a clear error instead of a surprising close.
@@ -301,17 +301,10 @@ impl Engine {
         scene: SceneId,
         now: Millis,
         options: &SceneOptions,
-        generator: &dyn crate::turn::Generate,
+        generator: &dyn crate::machine::Generate,
     ) -> Result<SceneCloseOutcome> {
-        let mut close = self.begin_scene_close(scene, now, options)?;
-        while let crate::turn::Step::Generate(request) = close.step(self)? {
-            let result = generator
-                .generate(&request, &mut crate::turn::NoSink)
-                .await
-                .map_err(|message| Error::Generation { message })?;
-            close.provide(self, result)?;
-        }
-        close.finish(self)
+        let close = self.begin_scene_close(scene, now, options)?;
+        crate::machine::run(self, close, generator, &mut crate::machine::NoSink).await
     }
 }
 

@@ -25,11 +25,13 @@
 //! inventories, facts onto edges, new edge summaries, one gist memory per witness
 //! ([`crate::model::Promotion`]). The props stay in the closed record, which no prompt shows.
 
+mod engine;
+
 use crate::error::{Error, Result};
 use crate::facts::{Condition, Context, Draws, RegexCache, SeededDraws};
 use crate::log::{Event, World, hour_of};
+use crate::model::MAX_KNOWLEDGE;
 use crate::model::*;
-use crate::update::MAX_KNOWLEDGE;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

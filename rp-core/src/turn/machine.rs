@@ -28,17 +28,19 @@
 use super::prompt::{
     self, CharsPerToken, Gathered, MemoryPick, Prompt, PromptOptions, TokenCounter,
 };
-use super::{ChatMessage, EmbedRequest, GenerateRequest, GenerateResult, Purpose, Role, Sampling};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::facts::{Decision, SeededDraws, TraceEvent};
-use crate::log::{Event, JudgedReport, Message, World};
+use crate::facts::{Decision, SeededDraws};
+use crate::log::{Event, JudgedReport, Message, World, decision_event};
+use crate::machine::{
+    ChatMessage, EmbedRequest, GenerateRequest, GenerateResult, Purpose, Role, Sampling, Step,
+};
 use crate::model::{
     EntityId, Memory, MemoryId, MemoryKind, Millis, SceneId, Seq, Utterance, UtteranceId,
     WitnessSet,
 };
 use crate::scene::{self, SceneClose, SceneOptions};
-use crate::update::{self, ActionCall, UpdateOptions, cut_at};
+use crate::update::{self, UpdateOptions, cut_at};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -79,7 +81,7 @@ impl TurnInput {
 
     /// Reads an input from a JSON object (unknown fields refused).
     pub fn from_json(json: &str) -> Result<TurnInput> {
-        super::json_object("turn input", json)
+        crate::json::json_object("turn input", json)
     }
 }
 
@@ -132,7 +134,7 @@ impl Default for TurnOptions {
 impl TurnOptions {
     /// Reads options from a JSON object (every field optional, unknown fields refused).
     pub fn from_json(json: &str) -> Result<TurnOptions> {
-        super::json_object("turn options", json)
+        crate::json::json_object("turn options", json)
     }
 
     fn check(&self) -> Result<()> {
@@ -154,21 +156,6 @@ impl TurnOptions {
         }
         Ok(())
     }
-}
-
-/// What the turn needs next.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "step")]
-pub enum Step {
-    /// A generation: call the model and [`TurnMachine::provide`] the result.
-    Generate(GenerateRequest),
-    /// Vectors: [`TurnMachine::provide_embeddings`], one per text.
-    Embed(EmbedRequest),
-    /// A host action the state-update pass reported (one of `updates.actions`): carry it out
-    /// and [`TurnMachine::provide_action`] the answer.
-    Act(ActionCall),
-    /// Nothing more: [`TurnMachine::finish`].
-    Done,
 }
 
 /// A state-update pass judged, waiting for the host's answers to its actions.
@@ -271,6 +258,8 @@ enum Phase {
     LineVectors(EmbedRequest),
     /// Ready to commit.
     Done,
+    /// The host could not answer (see [`TurnMachine::fail`]): finishing commits nothing more.
+    Failed(String),
 }
 
 /// A turn in progress. It borrows nothing: every call takes the engine, so a binding can keep
@@ -734,6 +723,7 @@ impl TurnMachine {
         self.check_engine(engine)?;
         loop {
             match &self.phase {
+                Phase::Failed(_) => return Ok(Step::Done),
                 Phase::Summarizing => {
                     if let Some(request) = self.closing.iter().find_map(SceneClose::next_request) {
                         return Ok(Step::Generate(request.clone()));
@@ -1161,10 +1151,31 @@ impl TurnMachine {
         Ok(())
     }
 
+    /// The host could not answer the step just returned (its model failed): the turn ends.
+    /// [`TurnMachine::step`] returns [`Step::Done`] from now on and [`TurnMachine::finish`]
+    /// commits nothing more (the input stays committed) and returns an
+    /// [`crate::ErrorKind::Generation`] error naming `reason`. Refused when the turn asks for
+    /// nothing.
+    pub fn fail(&mut self, engine: &mut Engine, reason: &str) -> Result<()> {
+        self.check_engine(engine)?;
+        if matches!(self.phase, Phase::Done | Phase::Failed(_)) {
+            return Err(Error::conflict(
+                "the turn asks for nothing to fail; finish it",
+            ));
+        }
+        self.phase = Phase::Failed(reason.to_owned());
+        Ok(())
+    }
+
     /// Commits the turn's decisions, replies, generations, memories and recalls in one
     /// transaction. Refused while generations are still needed.
     pub fn finish(mut self, engine: &mut Engine) -> Result<TurnOutcome> {
         self.check_engine(engine)?;
+        if let Phase::Failed(reason) = &self.phase {
+            return Err(Error::Generation {
+                message: reason.clone(),
+            });
+        }
         if self.phase == Phase::NextResponder {
             // Nothing is pending if no responder is left; settle the phase.
             if self.next >= self.responders.len() {
@@ -1292,21 +1303,35 @@ impl TurnMachine {
     }
 }
 
-/// The event recording `decision` of `entity`.
-pub(crate) fn decision_event(entity: EntityId, decision: &Decision) -> Event {
-    let mut fired: Vec<u32> = decision
-        .trace
-        .iter()
-        .filter(|t| matches!(t.event, TraceEvent::Fired { .. }))
-        .map(|t| u32::try_from(t.line).unwrap_or(u32::MAX))
-        .collect();
-    fired.dedup();
-    Event::ResponseDecided {
-        entity,
-        respond: decision.respond,
-        retry_ms: decision.retry_ms,
-        fired,
-        draws: decision.draws.clone(),
+impl crate::machine::Machine for TurnMachine {
+    type Outcome = TurnOutcome;
+
+    fn step(&mut self, engine: &mut Engine) -> Result<Step> {
+        TurnMachine::step(self, engine)
+    }
+
+    fn provide(&mut self, engine: &mut Engine, result: GenerateResult) -> Result<()> {
+        TurnMachine::provide(self, engine, result)
+    }
+
+    fn provide_embeddings(&mut self, engine: &mut Engine, vectors: Vec<Vec<f32>>) -> Result<()> {
+        TurnMachine::provide_embeddings(self, engine, vectors)
+    }
+
+    fn provide_action(
+        &mut self,
+        engine: &mut Engine,
+        answer: std::result::Result<serde_json::Value, String>,
+    ) -> Result<()> {
+        TurnMachine::provide_action(self, engine, answer)
+    }
+
+    fn fail(&mut self, engine: &mut Engine, reason: &str) -> Result<()> {
+        TurnMachine::fail(self, engine, reason)
+    }
+
+    fn finish(self, engine: &mut Engine) -> Result<TurnOutcome> {
+        TurnMachine::finish(self, engine)
     }
 }
 

@@ -21,8 +21,8 @@
 //! Identity, edges, group, world, scene and activity are never dropped; a prompt that still
 //! does not fit is returned with `tokens > budget_tokens`.
 
-use super::lore::{LoreIndex, cut};
 use crate::log::World;
+use crate::lore::{LoreIndex, cut};
 use crate::memory::RecallOptions;
 use crate::model::{EntityId, EventStatus, MemoryId, Millis, ThreadStatus, Utterance};
 
@@ -224,7 +224,7 @@ impl Default for PromptOptions {
 impl PromptOptions {
     /// Reads options from a JSON object (every field optional, unknown fields refused).
     pub fn from_json(json: &str) -> crate::Result<PromptOptions> {
-        super::json_object("prompt options", json)
+        crate::json::json_object("prompt options", json)
     }
 
     /// Checks ranges: a clear error instead of a surprising prompt.

@@ -2,9 +2,9 @@
 //! roll dice; it asks, and the engine rolls with the world's seeded generator. Every roll is
 //! recorded with its draws, so replay reads the results and never rolls again.
 
-use super::{ToolCall, ToolDef};
 use crate::facts::{Draws, SeededDraws};
-use serde::{Deserialize, Serialize};
+use crate::machine::{ToolCall, ToolDef};
+pub use crate::model::ToolRun;
 use serde_json::{Value, json};
 
 /// Rolls dice in notation (`d20`, `2d6+1`, `4d6kh3`).
@@ -15,22 +15,6 @@ pub const ROLL_EFFECTS: &str = "roll_effects";
 pub const MAX_EFFECTS: usize = 32;
 /// The most rounds of tool calls one reply may take before it must answer.
 pub const MAX_TOOL_ROUNDS: usize = 3;
-
-/// One tool call as run: its arguments and result (JSON) and the draws it took.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ToolRun {
-    /// The call's id.
-    pub id: String,
-    /// The tool.
-    pub name: String,
-    /// Its arguments, as the model gave them (JSON).
-    pub arguments: String,
-    /// What the tool answered (JSON); an `{"error": …}` for a bad call.
-    pub result: String,
-    /// The uniform draws it took from the world's generator, in order.
-    #[serde(default)]
-    pub draws: Vec<f64>,
-}
 
 /// The tools a reply is offered.
 pub fn definitions() -> Vec<ToolDef> {

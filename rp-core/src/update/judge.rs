@@ -5,6 +5,7 @@
 
 use super::report::{Direction, Report};
 use crate::log::{Event, World};
+use crate::model::MAX_KNOWLEDGE;
 use crate::model::{
     Action, ContainerId, Edge, EntityId, EventStatus, GistPromotion, Millis, Position, Promotion,
     ScopedEventId, Thread, ThreadId, ThreadStatus, WitnessSet,
@@ -14,9 +15,6 @@ use std::collections::BTreeMap;
 
 /// The longest fact, summary or thread text a report may carry (characters).
 pub const MAX_REPORT_TEXT: usize = 1000;
-/// The most facts an edge keeps; the oldest go first.
-pub const MAX_KNOWLEDGE: usize = 64;
-
 /// What a pass judges against.
 pub(super) struct Judge<'a> {
     /// The world as the turn left it; accepted reports are applied to it.

@@ -13,14 +13,16 @@ mod judge;
 pub mod report;
 pub mod schema_check;
 
-pub use judge::{MAX_KNOWLEDGE, MAX_REPORT_TEXT};
+pub use crate::model::MAX_KNOWLEDGE;
+pub use judge::MAX_REPORT_TEXT;
 pub use report::{Direction, MAX_ANSWER_BYTES, MAX_REPORTS, Parsed, Raw, Report, parse};
 
 use judge::Judge;
 
 use crate::log::{Event, JudgedReport, World};
+pub use crate::machine::ActionCall;
+use crate::machine::{ChatMessage, GenerateRequest, Purpose, Role, Sampling};
 use crate::model::{EntityId, EventStatus, Millis, ThreadStatus, WitnessSet};
-use crate::turn::{ChatMessage, GenerateRequest, Purpose, Role, Sampling};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -58,19 +60,6 @@ pub struct ActionType {
 
 fn empty_object() -> Value {
     json!({"type": "object", "properties": {}})
-}
-
-/// A valid host action of a pass, for the host to carry out.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ActionCall {
-    /// The action's name.
-    pub name: String,
-    /// Who does it: a present entity.
-    pub who: EntityId,
-    /// Its fields besides `type` and `who`.
-    pub arguments: Value,
-    /// Its position among the pass's reports.
-    pub report: usize,
 }
 
 const BUILTIN_TYPES: &[&str] = &[

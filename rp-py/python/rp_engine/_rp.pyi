@@ -261,7 +261,9 @@ class Job:
     def provide(self, result: Union[str, dict[str, Any]]) -> None:
         """Answers the last ``"generate"`` step with the text or a result dict."""
     def fail(self, reason: str) -> None:
-        """Ends a query as failed; ``finish()`` then records it so."""
+        """The host's model could not answer: the job asks for nothing more; ``finish()`` then
+        records a query as failed, or raises ``GenerationError`` for a scene close or a time
+        skip, committing nothing."""
     def finish(self) -> dict[str, Any]:
         """Commits the job in one transaction and returns what it did (with ``"seq"``)."""
     def abandon(self) -> None:

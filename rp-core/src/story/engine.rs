@@ -3,12 +3,12 @@
 //! Every call takes the host clock `now`; the world's clock advances to it first (in the same
 //! commit) and never goes back.
 
-use super::Engine;
+use super::{Batch, DueOutcome, EventPlan};
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::model::{
     EntityId, EventStatus, Millis, Promotion, ScopedEventId, Seq, Thread, ThreadId, ThreadStatus,
 };
-use crate::story::{self, Batch, DueOutcome, EventPlan};
 
 impl Engine {
     /// Plans a scoped event (status planned); returns its id. Refused, with nothing changed:
@@ -30,7 +30,7 @@ impl Engine {
     /// prompts. Starting an event that is not planned is a [`crate::ErrorKind::Conflict`].
     pub fn start_event(&mut self, id: ScopedEventId, now: Millis) -> Result<Seq> {
         let mut batch = self.batch_at(now, "event start")?;
-        story::start(&mut batch, id, now, false)?;
+        super::start(&mut batch, id, now, false)?;
         self.append(batch.events)
     }
 
@@ -64,7 +64,7 @@ impl Engine {
         now: Millis,
     ) -> Result<Seq> {
         let mut batch = self.batch_at(now, "event close")?;
-        story::close(&mut batch, id, status, now, promotion)?;
+        super::close(&mut batch, id, status, now, promotion)?;
         self.append(batch.events)
     }
 
@@ -74,7 +74,7 @@ impl Engine {
     pub fn run_due(&mut self, now: Millis) -> Result<DueOutcome> {
         let from = self.world().now();
         let mut batch = self.batch_at(now, "due events")?;
-        let out = story::run_due(&mut batch, from, now);
+        let out = super::run_due(&mut batch, from, now);
         if !batch.events.is_empty() {
             self.append(batch.events)?;
         }

@@ -1,50 +1,12 @@
-//! What the turn machine asks of the host's model, and what the host gives back. Every type
-//! here reads and writes JSON with these field names, which is how C and Python hosts see
-//! them.
+//! What a generation leaves in the log: why it was asked ([`Purpose`]), what the host's model
+//! answered ([`GenerateResult`], with the [`ToolCall`]s it made) and each tool call as the
+//! engine ran it ([`ToolRun`]). These are records, so they sit with the rest of the model: the
+//! machines that ask for generations ([`crate::machine`]) and the log that records them both
+//! build on them. Every type reads and writes JSON with these field names, which is how C and
+//! Python hosts see them.
 
 use crate::model::EntityId;
 use serde::{Deserialize, Serialize};
-
-/// Who a chat message is from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// Instructions and the world as the speaker knows it.
-    System,
-    /// The other side of the conversation (for a reply: the scene's transcript).
-    User,
-    /// The model's own earlier output.
-    Assistant,
-    /// The result of a tool call.
-    Tool,
-}
-
-/// One chat message.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChatMessage {
-    /// Who it is from.
-    pub role: Role,
-    /// Its text.
-    pub content: String,
-    /// For a [`Role::Tool`] message: the id of the call it answers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_call_id: Option<String>,
-    /// For a [`Role::Assistant`] message: the tool calls it made.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tool_calls: Vec<ToolCall>,
-}
-
-impl ChatMessage {
-    /// A message with no tool call id.
-    pub fn new(role: Role, content: impl Into<String>) -> ChatMessage {
-        ChatMessage {
-            role,
-            content: content.into(),
-            tool_call_id: None,
-            tool_calls: Vec::new(),
-        }
-    }
-}
 
 /// Why a request is made, so a host can send cheap work to a fast model and the rest to a
 /// smart one.
@@ -74,65 +36,15 @@ impl Purpose {
     }
 }
 
-/// Sampling parameters. `None` leaves the choice to the host's model.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Sampling {
-    /// Temperature.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub temperature: Option<f64>,
-    /// Nucleus sampling.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub top_p: Option<f64>,
-    /// The most tokens to generate.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_tokens: Option<u32>,
-    /// Texts that end the generation.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub stop: Vec<String>,
-    /// A seed, for backends that sample reproducibly.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub seed: Option<u64>,
-}
-
-/// A tool the model may call.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ToolDef {
-    /// Its name.
-    pub name: String,
-    /// What it does.
-    pub description: String,
-    /// Its arguments, as a JSON Schema.
-    pub parameters: serde_json::Value,
-}
-
 /// A tool call made by the model.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCall {
-    /// The call's id (answered by a [`Role::Tool`] message with the same id).
+    /// The call's id (answered by a `tool` message (`crate::machine::Role::Tool`) with the same id).
     pub id: String,
     /// The tool.
     pub name: String,
     /// Its arguments (JSON).
     pub arguments: serde_json::Value,
-}
-
-/// One generation the engine needs.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GenerateRequest {
-    /// Why it is asked.
-    pub purpose: Purpose,
-    /// The prompt.
-    pub messages: Vec<ChatMessage>,
-    /// Sampling parameters.
-    #[serde(default)]
-    pub params: Sampling,
-    /// When the answer must be JSON: its schema, so a backend can constrain decoding.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub json_schema: Option<serde_json::Value>,
-    /// Tools the model may call.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<ToolDef>,
 }
 
 /// What the host's model produced. Recorded in the log as it is given.
@@ -167,7 +79,7 @@ impl GenerateResult {
             "completion_tokens",
             "model",
         ];
-        let value = super::json_value("generation result", json)?;
+        let value = crate::json::json_value("generation result", json)?;
         if let Some(k) = value
             .as_object()
             .and_then(|o| o.keys().find(|k| !FIELDS.contains(&k.as_str())))
@@ -190,12 +102,20 @@ impl GenerateResult {
     }
 }
 
-/// Texts the engine needs vectors for (semantic recall): the host answers with one vector
-/// per text, in order, all of the same length.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EmbedRequest {
-    /// The texts.
-    pub texts: Vec<String>,
+/// One tool call as run: its arguments and result (JSON) and the draws it took.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolRun {
+    /// The call's id.
+    pub id: String,
+    /// The tool.
+    pub name: String,
+    /// Its arguments, as the model gave them (JSON).
+    pub arguments: String,
+    /// What the tool answered (JSON); an `{"error": …}` for a bad call.
+    pub result: String,
+    /// The uniform draws it took from the world's generator, in order.
+    #[serde(default)]
+    pub draws: Vec<f64>,
 }
 
 #[cfg(test)]
