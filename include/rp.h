@@ -1472,7 +1472,8 @@ enum rp_result rp_engine_remove_memory(struct rp_engine *engine, uint64_t memory
 // Only the speaker's own memories (what it witnessed) can come back. The
 // score is `relevance` (BM25 of the query, divided by the best among the
 // candidates) + `recency` (halving every half-life since the memory was last
-// recalled or formed) + `significance`, each weighted. `query` is text, never
+// recalled or formed; a memory's half-life is `half_life_ms` times
+// 1 + log2(1 + the times it was recalled)) + `significance`, each weighted. `query` is text, never
 // query syntax: quotes, colons, `AND` and the like are only characters. An
 // empty query ranks by recency and significance alone.
 //
@@ -2858,7 +2859,7 @@ enum rp_result rp_engine_containers(const struct rp_engine *engine, char **out_j
 //  "slots": [{"name": "bench", "capacity": 2},   // capacity null: no limit
 //            {"name": "window seat", "capacity": 1}],
 //  "properties": {"moving": false,    // it moves (a car, a ship)
-//                 "public": false,    // strangers see and hear in it
+//                 "public": false,    // open to the place around it
 //                 "audible_range": 0}}  // steps through the container
 //                                       // tree an utterance carries
 // ```

@@ -1,4 +1,4 @@
-//! Time skips (DESIGN §3, seed 003): `elision` skips the boring middle of an action in
+//! Time skips (docs/architecture.md): `elision` skips the boring middle of an action in
 //! progress, `jump` goes to a time ("the next morning"). A skip is one atomic step, one commit:
 //!
 //! 1. every open scene closes at the moment the skip begins, each witness with its own summary

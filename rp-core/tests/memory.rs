@@ -172,6 +172,59 @@ fn recency_and_significance_weigh_in() {
 }
 
 #[test]
+fn an_often_recalled_memory_fades_more_slowly() {
+    let mut t = tavern();
+    let e = &mut t.engine;
+    let hour = 3_600_000;
+    let memory = |e: &mut Engine, text: &str| {
+        e.add_memory(NewMemory {
+            created: Some(0),
+            significance: 0.5,
+            ..NewMemory::new(t.mira, text)
+        })
+        .expect("memory")
+    };
+    // Two memories alike in all but how often they were recalled; the one added first has
+    // the lower id, so it would win a tie.
+    let once = memory(e, "the bard sang of the sea");
+    let often = memory(e, "the bard sang of the hills");
+    e.mark_recalled(&[once, often], 10 * hour).expect("mark");
+    for at in [4, 6, 8] {
+        e.mark_recalled(&[often], at * hour).expect("mark");
+    }
+    e.mark_recalled(&[once, often], 10 * hour).expect("mark");
+    let (a, b) = (
+        e.world().memory(once).unwrap(),
+        e.world().memory(often).unwrap(),
+    );
+    assert_eq!((a.last_accessed, a.access_count), (Some(10 * hour), 2));
+    assert_eq!((b.last_accessed, b.access_count), (Some(10 * hour), 5));
+
+    let now = 300 * hour;
+    let found = e
+        .recall(t.mira, "bard sang", now, &RecallOptions::default())
+        .expect("recall");
+    assert_eq!(ids(&found), vec![often, once]);
+    let r = |id| found.iter().find(|r| r.id == id).expect("found");
+    assert_eq!(r(once).relevance, r(often).relevance);
+    assert_eq!(r(once).significance, r(often).significance);
+    // 290 hours at a half-life of 1 + log2(1 + n) default half-lives.
+    let half_life = RecallOptions::default().half_life_ms;
+    let expected =
+        |n: f64| 0.5f64.powf(290.0 * hour as f64 / (half_life * (1.0 + (1.0 + n).log2())));
+    assert!(
+        (r(once).recency - expected(2.0)).abs() < 1e-12,
+        "{:?}",
+        r(once)
+    );
+    assert!(
+        (r(often).recency - expected(5.0)).abs() < 1e-12,
+        "{:?}",
+        r(often)
+    );
+}
+
+#[test]
 fn a_new_memory_is_found_at_once_and_a_removed_one_is_gone() {
     let mut t = tavern();
     let e = &mut t.engine;

@@ -798,3 +798,207 @@ fn event_reports_start_and_complete_listed_events_with_their_rules() {
     assert!(!p.text().contains("paper lantern"));
     assert_eq!(replayed(&engine).to_bytes(), engine.world().to_bytes());
 }
+
+/// Every value a report's field is tried with (the valid and the invalid alike); `None` leaves
+/// the field out.
+fn samples(field: &str) -> Vec<Option<serde_json::Value>> {
+    use serde_json::json;
+    let long = "x".repeat(1001);
+    let mut out: Vec<Option<serde_json::Value>> = match field {
+        "who" => vec![
+            json!("Mira Holt"),
+            json!("a mug"),
+            json!("Ana"),
+            json!("Nobody"),
+        ],
+        "toward" | "about" => vec![json!("Wren"), json!("Mira Holt"), json!("Nobody")],
+        "affinity" => vec![json!("warmer"), json!("colder"), json!("more")],
+        "trust" => vec![json!("more"), json!("less"), json!("warmer")],
+        "fact" | "summary" | "text" | "gist" => vec![json!("Likes ale."), json!(""), json!(long)],
+        "action" => vec![json!("pouring ale"), json!("")],
+        "mood" | "status" => vec![json!("calm"), json!(""), json!("y".repeat(101))],
+        "posture" => vec![json!("sitting"), json!("")],
+        "slot" => vec![json!("hearth"), json!("")],
+        "goals" => vec![
+            json!([]),
+            json!(["leave early"]),
+            json!([""]),
+            json!(vec!["g"; 9]),
+        ],
+        "stop_action" => vec![json!(true), json!(false)],
+        "move_to" => vec![json!("the cellar"), json!("Nowhere")],
+        "pick_up" | "put_down" => vec![json!("a mug"), json!("the letter"), json!("Wren")],
+        "participants" => vec![json!([]), json!(["Mira Holt", "Tobias"]), json!(["Ana"])],
+        "thread" | "event" => vec![json!(0), json!(7), json!(-1), json!(1u64 << 53)],
+        "line" => vec![json!(1), json!(0), json!(2)],
+        "significance" => vec![json!(0.5), json!(1.5)],
+        other => panic!("no samples for {other}"),
+    }
+    .into_iter()
+    .map(Some)
+    .collect();
+    out.push(None);
+    out
+}
+
+/// The built-in report types and their fields.
+const TYPES: &[(&str, &[&str])] = &[
+    ("feeling", &["who", "toward", "affinity", "trust"]),
+    ("learned", &["who", "about", "fact"]),
+    ("relationship", &["who", "toward", "summary"]),
+    ("state", &["who", "mood", "goals", "status"]),
+    (
+        "activity",
+        &[
+            "who",
+            "move_to",
+            "slot",
+            "posture",
+            "action",
+            "stop_action",
+            "pick_up",
+            "put_down",
+        ],
+    ),
+    ("thread_opened", &["text", "participants"]),
+    ("thread_resolved", &["thread"]),
+    ("thread_dropped", &["thread"]),
+    ("event_started", &["event"]),
+    ("event_completed", &["event", "gist"]),
+    ("significance", &["who", "line", "significance"]),
+];
+
+/// Why the judge may still refuse a report the schema takes: the state of the world (what is
+/// known, carried, within reach, open, listed), or a field naming `who` itself, which a
+/// schema of the subset cannot forbid.
+const WORLD_STATE: &[&str] = &[
+    "already known",
+    "is not within reach",
+    "is already carried",
+    "is not carried",
+    "is carried by",
+    "has no slot",
+    "there is no open thread",
+    "there is no planned event",
+    "there is no active event",
+    "did not hear line",
+    "a report about oneself",
+    "nothing picks itself up",
+];
+
+#[test]
+fn every_report_the_schema_takes_is_judged_on_the_world_alone() {
+    use rp_core::update::{Pass, judge_answer, schema, schema_check};
+    let engine = engine();
+    let world = engine.world();
+    let wren = id(&engine, "Wren");
+    let present = world.hearers(wren);
+    let lines = vec![(wren, present.clone())];
+    let pass = Pass {
+        present: &present,
+        lines: &lines,
+        remembered: true,
+        step: 0.1,
+        now: world.now() + 1000,
+    };
+    let schema = schema(world, &present, lines.len(), &[]);
+    schema_check::check_schema(&schema, "answer").expect("the schema is of the subset");
+    let form = &schema["properties"]["reports"]["items"];
+
+    for (kind, fields) in TYPES {
+        let choices: Vec<Vec<Option<serde_json::Value>>> =
+            fields.iter().map(|f| samples(f)).collect();
+        let (mut taken, mut refused, mut applied) = (0, 0, 0);
+        let mut pick = vec![0usize; fields.len()];
+        loop {
+            let mut report = serde_json::json!({"type": kind});
+            for (i, f) in fields.iter().enumerate() {
+                if let Some(v) = &choices[i][pick[i]] {
+                    report[*f] = v.clone();
+                }
+            }
+            if schema_check::validate(&report, form, "report").is_err() {
+                refused += 1;
+            } else {
+                taken += 1;
+                let answer = serde_json::json!({ "reports": [report] }).to_string();
+                let mut judged = world.clone();
+                let verdict = judge_answer(&mut judged, &pass, &[], &answer);
+                match &verdict.reports[0].rejected {
+                    None => applied += 1,
+                    Some(why) => assert!(
+                        WORLD_STATE.iter().any(|w| why.contains(w)),
+                        "the schema takes {report} but the judge refuses it: {why}"
+                    ),
+                }
+            }
+            // The next combination.
+            let mut i = 0;
+            while i < pick.len() {
+                pick[i] += 1;
+                if pick[i] < choices[i].len() {
+                    break;
+                }
+                pick[i] = 0;
+                i += 1;
+            }
+            if i == pick.len() {
+                break;
+            }
+        }
+        assert!(refused > 0, "{kind}: the schema refused nothing");
+        // Threads and events: the world has none, so every report of them is refused for it.
+        if ![
+            "thread_resolved",
+            "thread_dropped",
+            "event_started",
+            "event_completed",
+        ]
+        .contains(kind)
+        {
+            assert!(applied > 0, "{kind}: nothing the schema took was applied");
+        }
+        assert!(taken > 0, "{kind}: the schema took nothing");
+    }
+}
+
+#[test]
+fn the_schema_refuses_reports_that_change_nothing_and_people_as_items() {
+    use rp_core::update::{schema, schema_check};
+    use serde_json::json;
+    let engine = engine();
+    let world = engine.world();
+    let wren = id(&engine, "Wren");
+    let present = world.hearers(wren);
+    let schema = schema(world, &present, 1, &[]);
+    let form = &schema["properties"]["reports"]["items"];
+    let check = |r: serde_json::Value| schema_check::validate(&r, form, "report");
+    for empty in [
+        json!({"type": "state", "who": "Mira Holt"}),
+        json!({"type": "feeling", "who": "Mira Holt", "toward": "Wren"}),
+        json!({"type": "activity", "who": "Mira Holt"}),
+        json!({"type": "activity", "who": "Mira Holt", "stop_action": false}),
+        json!({"type": "activity", "who": "Mira Holt", "pick_up": "Wren"}),
+    ] {
+        assert!(check(empty.clone()).is_err(), "the schema takes {empty}");
+    }
+    check(json!({"type": "state", "who": "Mira Holt", "mood": "calm"})).unwrap();
+    check(json!({"type": "activity", "who": "Mira Holt", "stop_action": true})).unwrap();
+    check(json!({"type": "activity", "who": "Mira Holt", "pick_up": "a mug"})).unwrap();
+
+    // The judge agrees: a person the host speaks for is not picked up.
+    let lines = vec![(wren, present.clone())];
+    let pass = rp_core::update::Pass {
+        present: &present,
+        lines: &lines,
+        remembered: true,
+        step: 0.1,
+        now: world.now() + 1000,
+    };
+    let answer = r#"{"reports": [{"type": "activity", "who": "Mira Holt", "pick_up": "Wren"}]}"#;
+    let verdict = rp_core::update::judge_answer(&mut world.clone(), &pass, &[], answer);
+    assert_eq!(
+        verdict.reports[0].rejected.as_deref(),
+        Some("Wren is a person, not an item")
+    );
+}

@@ -1,4 +1,4 @@
-//! Jobs from C (DESIGN.md §5): the sans-IO machines other than the turn,
+//! Jobs from C (docs/architecture.md): the sans-IO machines other than the turn,
 //! as calls on an `rp_job`: closing a scene (rp-core's `SceneClose`), a
 //! time skip (`TimeSkip`) and a world query (`QueryMachine`). One handle
 //! type serves the three, since they share the loop: step, provide the

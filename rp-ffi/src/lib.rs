@@ -1,4 +1,4 @@
-//! The C ABI of rp: `librp` and `include/rp.h` (DESIGN.md §9).
+//! The C ABI of rp: `librp` and `include/rp.h` (docs/architecture.md).
 //!
 //! This crate is a thin layer over `rp-core`: it converts arguments, calls
 //! the core and converts the answer back. cbindgen turns the `///` comments

@@ -98,7 +98,8 @@ pub unsafe extern "C" fn rp_engine_remove_memory(
 /// Only the speaker's own memories (what it witnessed) can come back. The
 /// score is `relevance` (BM25 of the query, divided by the best among the
 /// candidates) + `recency` (halving every half-life since the memory was last
-/// recalled or formed) + `significance`, each weighted. `query` is text, never
+/// recalled or formed; a memory's half-life is `half_life_ms` times
+/// 1 + log2(1 + the times it was recalled)) + `significance`, each weighted. `query` is text, never
 /// query syntax: quotes, colons, `AND` and the like are only characters. An
 /// empty query ranks by recency and significance alone.
 ///

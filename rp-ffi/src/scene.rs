@@ -1,4 +1,4 @@
-//! Scenes from C (DESIGN.md §3 "Scene"): opening one (rp-core's
+//! Scenes from C (docs/architecture.md): opening one (rp-core's
 //! `Engine::open_scene`), reading them (`World::scenes`, `World::scene`,
 //! `World::current_scene`, `World::scene_of`) and asking which are due to
 //! close (`Engine::due_scenes`). Closing a scene is a job: see

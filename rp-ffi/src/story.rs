@@ -1,7 +1,7 @@
 //! Scoped events and threads from C (rp-core's `Engine::plan_event`,
 //! `start_event`, `complete_event`, `cancel_event`, `expire_event`,
 //! `run_due`, `open_thread`, `resolve_thread`, `drop_thread`, and
-//! `World::scoped_events`, `World::threads`; DESIGN.md §3).
+//! `World::scoped_events`, `World::threads`; docs/story.md).
 //!
 //! A scoped event is something with a beginning and an end (a picnic, a
 //! duel) whose props are in its participants' prompts only while it is

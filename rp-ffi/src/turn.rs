@@ -1,4 +1,4 @@
-//! The turn from C (DESIGN.md §5): the sans-IO loop as calls on an `rp_turn`
+//! The turn from C (docs/turn.md): the sans-IO loop as calls on an `rp_turn`
 //! (the poll form), and the prompt a character would be given
 //! (`rp_engine_inspect_prompt`). The callback form is in
 //! [`crate::run_turn`].

@@ -1,4 +1,4 @@
-//! The world model from C (DESIGN.md §3): reading entities, containers,
+//! The world model from C (docs/architecture.md): reading entities, containers,
 //! edges and the whole world as JSON, looking things up by id, key or name,
 //! and changing the world with events (rp-core's `World` accessors and
 //! `Engine::append`, `Engine::events`).
@@ -310,7 +310,7 @@ pub unsafe extern "C" fn rp_engine_containers(
 ///  "slots": [{"name": "bench", "capacity": 2},   // capacity null: no limit
 ///            {"name": "window seat", "capacity": 1}],
 ///  "properties": {"moving": false,    // it moves (a car, a ship)
-///                 "public": false,    // strangers see and hear in it
+///                 "public": false,    // open to the place around it
 ///                 "audible_range": 0}}  // steps through the container
 ///                                       // tree an utterance carries
 /// ```

@@ -1,7 +1,7 @@
 //! rp-llm: an OpenAI-compatible model client for rp. [`OpenAiClient`] implements
 //! [`rp_core::turn::Generate`] over `POST /chat/completions` and `POST /embeddings`, the API
 //! that llama.cpp's server, Ollama, vLLM, LM Studio, OpenRouter and OpenAI all speak
-//! (DESIGN.md §5). It lives beside rp-core so the engine itself stays free of network code;
+//! (docs/architecture.md). It lives beside rp-core so the engine itself stays free of network code;
 //! hosts opt in by depending on this crate (the demo and the bindings through a cargo
 //! feature).
 //!

@@ -1,4 +1,4 @@
-//! Jobs from Python (DESIGN.md §5): the sans-IO machines that need the
+//! Jobs from Python (docs/architecture.md): the sans-IO machines that need the
 //! host's model but are not turns, in one poll form. `Job` is a scene close
 //! (rp-core's `SceneClose`: one summary per witness), a time skip
 //! (`TimeSkip`: the summaries of the scenes it closes) or a world query

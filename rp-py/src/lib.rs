@@ -1,4 +1,4 @@
-//! The native half of the `rp_engine` Python package (DESIGN.md §9).
+//! The native half of the `rp_engine` Python package (docs/architecture.md).
 //!
 //! Built by maturin as `rp_engine._rp`; the pure-Python package in
 //! `python/rp_engine/` re-exports what users import. Like `rp-ffi`, this

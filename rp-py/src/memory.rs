@@ -11,7 +11,9 @@ use rp_core::memory::{RecallOptions, RecallWeights};
 ///
 /// ``score`` is ``relevance`` (BM25 of the query, divided by the best among
 /// the candidates) + ``recency`` (halving every half-life since the memory
-/// was last recalled or formed) + ``significance``, each weighted.
+/// was last recalled or formed; a memory's half-life is ``half_life_ms``
+/// times 1 + log2(1 + the times it was recalled)) + ``significance``, each
+/// weighted.
 #[pyclass(frozen, eq, module = "rp_engine")]
 #[derive(Clone, PartialEq)]
 pub(crate) struct Recalled {

@@ -1,4 +1,4 @@
-//! The world model as typed Python objects (DESIGN.md §2): `Entity`,
+//! The world model as typed Python objects (docs/architecture.md): `Entity`,
 //! `Container` (with its `Slot`s), `Edge`, `Memory` and `Group`, read from
 //! `World.entities()`, `World.containers()`, `World.edges()` and friends.
 //!
@@ -313,12 +313,13 @@ impl Container {
     fn slots(&self) -> Vec<Slot> {
         self.slots.clone()
     }
-    /// Whether strangers can see and hear what happens in it.
+    /// Whether it is open to the place around it (a market stall): lines said
+    /// in it are heard there, and lines said there are heard in it.
     #[getter]
     fn public(&self) -> bool {
         self.container.properties.public
     }
-    /// Whether it moves (a car, a ship).
+    /// Whether it moves (a car, a ship); the prompts of those inside say so.
     #[getter]
     fn moving(&self) -> bool {
         self.container.properties.moving

@@ -1,4 +1,4 @@
-//! Scenes from Python (DESIGN.md §3 "Scene"): the typed snapshot `Scene`,
+//! Scenes from Python (docs/architecture.md): the typed snapshot `Scene`,
 //! the scene options as a dict, and the reads and edits behind
 //! `World.open_scene`, `scenes`, `scene`, `current_scene`, `scene_of` and
 //! `due_scenes` (rp-core's `Engine::open_scene`, `due_scenes`, and

@@ -1,4 +1,4 @@
-//! Scoped events and threads from Python (DESIGN.md §3): the typed
+//! Scoped events and threads from Python (docs/story.md): the typed
 //! snapshots `ScopedEvent` and `Thread`, and the conversions behind
 //! `World.plan_event`, `complete_event`, `open_thread` and friends (rp-core's
 //! `Engine::plan_event`, ..., `World::scoped_events`, `World::threads`).

@@ -1,4 +1,4 @@
-//! The turn from Python (DESIGN.md §5): `Turn`, the sans-IO machine of
+//! The turn from Python (docs/turn.md): `Turn`, the sans-IO machine of
 //! `rp_core::turn` in its poll form, and `ScriptedGenerator`, a model
 //! stand-in for trying turns without one.
 //!

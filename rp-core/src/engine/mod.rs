@@ -510,3 +510,33 @@ fn load_world_costed(
     })?;
     Ok((world, cost))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Engine;
+
+    #[test]
+    fn a_failed_directory_sync_fails_the_creation() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("save.rp");
+        crate::store::redb::tests::FAIL_DIR_SYNC.with(|f| f.set(true));
+        let result = Engine::create(&path, "Inn", 0);
+        crate::store::redb::tests::FAIL_DIR_SYNC.with(|f| f.set(false));
+        let e = result.expect_err("created although the directory sync failed");
+        assert_eq!(e.kind(), crate::ErrorKind::Storage, "{e}");
+        assert!(e.to_string().contains("could not be synced"), "{e}");
+        assert!(
+            !path.exists(),
+            "a save whose creation failed is left behind"
+        );
+
+        // Without the fault, the same path makes a save that opens.
+        drop(Engine::create(&path, "Inn", 0).expect("create"));
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("read_dir")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(left, [std::ffi::OsString::from("save.rp")]);
+        Engine::open(&path).expect("open");
+    }
+}

@@ -1,4 +1,4 @@
-//! The fact language (DESIGN §4, seed 000): fact sheets with prose facts, `key: value` facts,
+//! The fact language (docs/facts.md): fact sheets with prose facts, `key: value` facts,
 //! `$if` conditions in a restricted JavaScript subset with JavaScript's semantics, `$respond`,
 //! `$retry` and `$#` comments; and response control, the decision whether a character speaks,
 //! with a trace of why.

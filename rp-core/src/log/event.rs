@@ -200,7 +200,8 @@ pub enum Event {
         id: MemoryId,
     },
     /// Memories were recalled (retrieved into a prompt) at `at`: each one's last-accessed time
-    /// becomes `at` and its access count goes up by one (reinforcement, seed 004).
+    /// becomes `at` and its access count goes up by one (reinforcement: docs/architecture.md,
+    /// "Memory").
     MemoriesRecalled {
         /// Which memories, each once.
         ids: Vec<MemoryId>,

@@ -28,8 +28,10 @@ impl World {
 
     /// Who hears `speaker` speak now: the speaker, every entity in its container, and every
     /// entity in a container at most the speaker's container's `audible_range` steps away in
-    /// the container tree (one step: to the parent or to a child). An entity with no position
-    /// hears only itself.
+    /// the container tree (one step: to the parent or to a child). A public container is open
+    /// to the container around it: the step between it and its parent costs nothing, so what
+    /// is said in it is heard in its parent, and within range in its parent's other children,
+    /// and what is said around it is heard in it. An entity with no position hears only itself.
     pub fn hearers(&self, speaker: EntityId) -> WitnessSet {
         let mut out = BTreeSet::from([speaker]);
         let Some(here) = self
@@ -53,31 +55,45 @@ impl World {
         WitnessSet(out)
     }
 
-    /// `from` and every container at most `range` steps from it in the container tree.
+    /// `from` and every container at most `range` steps from it in the container tree, a step
+    /// between a public container and its parent costing nothing.
     fn containers_within(&self, from: ContainerId, range: u32) -> BTreeSet<ContainerId> {
+        let any_public = self.containers().any(|c| c.properties.public);
+        if range == 0 && !any_public {
+            return BTreeSet::from([from]);
+        }
         let mut children: BTreeMap<ContainerId, Vec<ContainerId>> = BTreeMap::new();
-        if range > 0 {
-            for c in self.containers() {
-                if let Some(p) = c.parent {
-                    children.entry(p).or_default().push(c.id);
-                }
+        for c in self.containers() {
+            if let Some(p) = c.parent {
+                children.entry(p).or_default().push(c.id);
             }
         }
-        let mut seen = BTreeSet::from([from]);
+        let public = |c: ContainerId| self.container(c).is_some_and(|x| x.properties.public);
+        // Shortest distances, free steps first (0-1 breadth-first search).
+        let mut best: BTreeMap<ContainerId, u32> = BTreeMap::from([(from, 0)]);
         let mut queue = VecDeque::from([(from, 0u32)]);
         while let Some((c, d)) = queue.pop_front() {
-            if d == range {
+            if best.get(&c).is_some_and(|b| *b < d) {
                 continue;
             }
             let parent = self.container(c).and_then(|x| x.parent);
+            let up = parent.map(|p| (p, public(c)));
             let kids = children.get(&c).map_or(&[][..], Vec::as_slice);
-            for n in parent.into_iter().chain(kids.iter().copied()) {
-                if seen.insert(n) {
-                    queue.push_back((n, d + 1));
+            let down = kids.iter().map(|k| (*k, public(*k)));
+            for (n, free) in up.into_iter().chain(down) {
+                let nd = if free { d } else { d + 1 };
+                if nd > range || best.get(&n).is_some_and(|b| *b <= nd) {
+                    continue;
+                }
+                best.insert(n, nd);
+                if free {
+                    queue.push_front((n, nd));
+                } else {
+                    queue.push_back((n, nd));
                 }
             }
         }
-        seen
+        best.into_keys().collect()
     }
 
     /// Updates conversation timing for an utterance just applied.

@@ -224,7 +224,7 @@ impl World {
         self.memories.iter()
     }
 
-    /// The memories `owner` holds and witnessed (the witness filter of DESIGN §2.7).
+    /// The memories `owner` holds and witnessed (the witness filter: docs/architecture.md).
     pub fn memories_of(&self, owner: EntityId) -> impl Iterator<Item = &Memory> + '_ {
         self.index
             .memories_by_owner

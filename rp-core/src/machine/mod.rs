@@ -1,6 +1,6 @@
-//! The contract every sans-IO machine of rp keeps (DESIGN.md §5): the turn
-//! ([`crate::turn::TurnMachine`]), a scene close ([`crate::scene::SceneClose`]), a time skip
-//! ([`crate::skip::TimeSkip`]) and a world query ([`crate::query::QueryMachine`]) all have the
+//! The contract every sans-IO machine of rp keeps (docs/architecture.md, "The machines' contract"):
+//! the turn ([`crate::turn::TurnMachine`]), a scene close ([`crate::scene::SceneClose`]), a time
+//! skip ([`crate::skip::TimeSkip`]) and a world query ([`crate::query::QueryMachine`]) all have the
 //! shape of [`Machine`], and [`crate::job::Job`] holds any of them behind one type.
 //!
 //! # Driving a machine

@@ -1,5 +1,5 @@
-//! Retrieval (DESIGN §7): a full-text index of memories, derived from the world, and recall
-//! scored by relevance (BM25), recency (exponential decay on the host clock) and
+//! Retrieval (docs/architecture.md): a full-text index of memories, derived from the world, and
+//! recall scored by relevance (BM25), recency (exponential decay on the host clock) and
 //! significance, with the speaker's witness filter inside the query; and an index of entities
 //! (names, aliases, facts) for finding one by what a player calls it.
 //!

@@ -1,5 +1,5 @@
 //! Retrieval: the memories a speaker recalls for a query, scored by relevance, recency and
-//! significance (DESIGN §7, seed 003).
+//! significance (docs/architecture.md).
 
 use super::index::MemoryIndex;
 use crate::error::{Error, Result};
@@ -15,7 +15,9 @@ const HOUR_MS: f64 = 3_600_000.0;
 pub struct RecallWeights {
     /// Relevance: BM25 of the query, divided by the best BM25 among the candidates (0–1).
     pub relevance: f64,
-    /// Recency: 0.5 per half-life since the memory was last recalled (or formed) (0–1).
+    /// Recency: 0.5 per half-life since the memory was last recalled (or formed), a
+    /// memory's half-life growing with how often it was recalled (0–1; see
+    /// [`RecallOptions::half_life_ms`]).
     pub recency: f64,
     /// Significance: the memory's own, 0–1.
     pub significance: f64,
@@ -42,8 +44,11 @@ pub struct RecallOptions {
     pub candidates: usize,
     /// The weights of the score.
     pub weights: RecallWeights,
-    /// The half-life of recency, in ms of the host clock. The default, about 138 game hours,
-    /// is Generative Agents' decay of 0.995 per hour.
+    /// The half-life of recency, in ms of the host clock, for a memory never recalled. The
+    /// default, about 138 game hours, is Generative Agents' decay of 0.995 per hour. Each
+    /// recall reinforces a memory (spaced repetition): one recalled `n` times
+    /// ([`Memory::access_count`]) fades with a half-life of `half_life_ms × (1 + log2(1 + n))`,
+    /// twice as long after one recall, three times after three, four times after seven.
     pub half_life_ms: f64,
     /// The host's vector for the query (semantic recall): memories with a vector are then
     /// also found by cosine similarity, so "beer" finds the memory about "ale".
@@ -133,17 +138,22 @@ pub struct Recalled {
     /// Relevance, 0–1: BM25 divided by the best among the candidates (0 for an empty
     /// query), blended with cosine similarity when the query has a vector.
     pub relevance: f64,
-    /// Recency, 0–1.
+    /// Recency, 0–1: how little the memory faded since it was last recalled (or formed),
+    /// more slowly the more often it was recalled.
     pub recency: f64,
     /// Significance, 0–1.
     pub significance: f64,
 }
 
-/// Recency of `m` at `now`: 1 when just recalled or formed, halving every `half_life_ms`.
+/// Recency of `m` at `now`: 1 when just recalled or formed, halving every `half_life_ms`
+/// stretched by how often it was recalled (`× (1 + log2(1 + access_count))`).
 fn recency(m: &Memory, now: Millis, half_life_ms: f64) -> f64 {
     let last = m.last_accessed.unwrap_or(m.created).max(m.created);
     let age = (now.saturating_sub(last)).max(0) as f64;
-    0.5f64.powf(age / half_life_ms).clamp(0.0, 1.0)
+    let reinforced = 1.0 + (1.0 + f64::from(m.access_count)).log2();
+    0.5f64
+        .powf(age / (half_life_ms * reinforced))
+        .clamp(0.0, 1.0)
 }
 
 /// The top `options.k` memories `speaker` recalls for `query` at `now`, best first (ties by

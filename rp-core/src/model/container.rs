@@ -48,10 +48,13 @@ pub struct Slot {
 /// Properties of a container.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContainerProperties {
-    /// It moves (a car, a ship).
+    /// It moves (a carriage, a ship): the prompts of those inside it say so.
     #[serde(default)]
     pub moving: bool,
-    /// Strangers can see and hear what happens in it.
+    /// It is open to the container around it (a market stall on a square, a tavern's common
+    /// room): for who hears a line, the step between it and its parent costs nothing, so
+    /// lines said in it are heard around it and lines said around it are heard in it (see
+    /// [`crate::World::hearers`]). The prompts of those inside it say that it is public.
     #[serde(default)]
     pub public: bool,
     /// How many steps through the container tree (parent, child) an utterance made here carries:

@@ -74,7 +74,7 @@ pub enum Effect {
     },
 }
 
-/// What survives a scoped event when it closes: exactly the four categories of DESIGN §2.8.
+/// What survives a scoped event when it closes: exactly the four categories of docs/story.md.
 /// Everything else of the event (its props above all) stays in the closed record and reaches
 /// no prompt again.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

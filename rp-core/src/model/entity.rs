@@ -18,7 +18,7 @@ pub struct Entity {
     /// Other names the entity answers to.
     #[serde(default)]
     pub aliases: Vec<String>,
-    /// The fact sheet, one fact per line (seed-000 format, `$if` lines included).
+    /// The fact sheet, one fact per line (the format of docs/facts.md, `$if` lines included).
     #[serde(default)]
     pub facts: FactSheet,
     /// True for entities the host speaks for (the player).

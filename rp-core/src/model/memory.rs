@@ -51,7 +51,7 @@ pub enum MemoryKind {
     Reflection,
 }
 
-/// How far a memory has faded (seed 004): full → summary → residue → forgotten.
+/// How far a memory has faded (docs/architecture.md): full → summary → residue → forgotten.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DecayStage {
@@ -94,7 +94,8 @@ pub struct Memory {
     /// When it was last recalled.
     #[serde(default)]
     pub last_accessed: Option<Millis>,
-    /// How often it was recalled.
+    /// How often it was recalled: each recall lengthens the half-life of its recency (see
+    /// [`crate::memory::RecallOptions::half_life_ms`]).
     #[serde(default)]
     pub access_count: u32,
     /// How far it has faded.

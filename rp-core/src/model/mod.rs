@@ -1,6 +1,6 @@
-//! The world model (DESIGN §3): ids, entities, containers, activities, directed edges, group
-//! nodes, memories, scoped events, threads, scenes and utterances. Plain serialisable data; the
-//! rules that change them live in [`crate::log`].
+//! The world model (docs/architecture.md): ids, entities, containers, activities, directed edges,
+//! group nodes, memories, scoped events, threads, scenes and utterances. Plain serialisable data;
+//! the rules that change them live in [`crate::log`].
 
 mod activity;
 mod container;

@@ -54,7 +54,7 @@ pub struct ScopedEvent {
     /// Where it stands in its lifecycle.
     pub status: EventStatus,
     /// Props: the blanket, the basket. In the prompts of its participants while it is active,
-    /// in no prompt before or after (DESIGN §2.8); the closed record keeps them for the host.
+    /// in no prompt before or after (docs/story.md); the closed record keeps them for the host.
     #[serde(default)]
     pub props: BTreeMap<String, String>,
     /// Who takes part (at least one): only their prompts show it.
@@ -158,7 +158,7 @@ impl Scene {
     }
 }
 
-/// A line injected for the next generation to process (seed 002, pattern 4): the host or a
+/// A line injected for the next generation to process (docs/turn.md §5c): the host or a
 /// rule says `[SYSTEM: …]` and the characters' next prompts carry it until a turn has shown it
 /// to a responder.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -181,7 +181,7 @@ impl SystemLine {
     }
 }
 
-/// A time skip (seed 003): how the story moves past time nobody wants to play.
+/// A time skip (docs/architecture.md): how the story moves past time nobody wants to play.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind", deny_unknown_fields)]
 pub enum Skip {

@@ -1,15 +1,15 @@
-//! The world query (seed 001): natural-language questions over the world, answered by the
-//! host's model in an iterative loop. The model sees a [`QueryContext`] (entities in full or in
+//! The world query (docs/architecture.md): natural-language questions over the world, answered by
+//! the host's model in an iterative loop. The model sees a [`QueryContext`] (entities in full or in
 //! brief, relationships, kinds, and for a query asked as an entity its own memories) and either
 //! answers ([`Answer`]: content, confidence, sources, follow-ups) or asks for more
-//! ([`NeedsMoreInfo`]) through the [`InfoCapability`]s built from the context, whose
-//! constraints keep it from naming what is not there. The loop is a sans-IO machine
-//! ([`QueryMachine`], DESIGN §5); every query is recorded in the log (`QueryAsked`,
-//! `QueryAnswered` / `QueryFailed`), so [`crate::World::query`] and
-//! [`crate::World::recent_queries`] read it after a restart, and replay never calls the model.
+//! ([`NeedsMoreInfo`]) through the [`InfoCapability`]s built from the context, whose constraints
+//! keep it from naming what is not there. The loop is a sans-IO machine ([`QueryMachine`],
+//! docs/architecture.md); every query is recorded in the log (`QueryAsked`, `QueryAnswered` /
+//! `QueryFailed`), so [`crate::World::query`] and [`crate::World::recent_queries`] read it after a
+//! restart, and replay never calls the model.
 //!
-//! A query asked as an entity sees only what that entity could know (DESIGN §2.7): see
-//! `scope.rs` for the rules.
+//! A query asked as an entity sees only what that entity could know (docs/architecture.md, "What an
+//! entity may know"): see `scope.rs` for the rules.
 
 mod capability;
 mod context;

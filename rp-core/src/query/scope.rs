@@ -1,11 +1,11 @@
 //! What a query may see, and the fulfilment of its info requests.
 //!
-//! A query asked by the host sees the whole world: every entity's facts, every edge. A query
-//! asked as an entity sees only what that entity could know (DESIGN §2.7): itself, the
-//! entities it has met (those it has an edge to, those that witnessed one of its memories,
-//! those it can hear now, what it carries), its own edges (never what others feel about it),
-//! and its own memories. Of another entity it knows the name, the aliases, the kinds, and
-//! what its own edge says (summary, knowledge), never that entity's fact sheet.
+//! A query asked by the host sees the whole world: every entity's facts, every edge. A query asked
+//! as an entity sees only what that entity could know (docs/architecture.md, "What an entity may
+//! know"): itself, the entities it has met (those it has an edge to, those that witnessed one of
+//! its memories, those it can hear now, what it carries), its own edges (never what others feel
+//! about it), and its own memories. Of another entity it knows the name, the aliases, the kinds,
+//! and what its own edge says (summary, knowledge), never that entity's fact sheet.
 
 use super::capability::Checked;
 use super::context::{

@@ -1,4 +1,4 @@
-//! Scenes (DESIGN §3 "Scene"): a stretch of story in one container, the compression boundary
+//! Scenes (docs/architecture.md): a stretch of story in one container, the compression boundary
 //! of the dialogue.
 //!
 //! **Opening.** A turn opens a scene in the speaker's container when that container has no

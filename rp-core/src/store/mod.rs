@@ -6,7 +6,7 @@
 //! [`RedbStore`] is the save game: one redb file. [`MemoryStore`] keeps everything in RAM.
 
 mod memory;
-mod redb;
+pub(crate) mod redb;
 
 pub use self::memory::MemoryStore;
 pub use self::redb::{BackendFactory, RedbStore};

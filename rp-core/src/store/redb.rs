@@ -91,7 +91,9 @@ impl RedbStore {
     ///
     /// The file is built under a temporary name beside `path` and takes its real name with
     /// the first successful commit, so a crash while creating never leaves a half-made save
-    /// under `path` (at worst a `.<name>.creating` file, which may be deleted).
+    /// under `path` (at worst a `.<name>.creating` file, which may be deleted). Giving it that
+    /// name includes syncing the directory: if that fails, the commit fails with a storage
+    /// error and no file is left under `path`.
     pub fn create(path: impl AsRef<Path>) -> Result<RedbStore> {
         let path = path.as_ref();
         let name = path.display().to_string();
@@ -122,19 +124,35 @@ impl RedbStore {
         let (Some(target), Source::Path(tmp)) = (&self.creating, &self.source) else {
             return Ok(());
         };
-        if let Err(e) = std::fs::hard_link(tmp, target) {
-            if e.kind() == std::io::ErrorKind::AlreadyExists || target.exists() {
+        let linked = match std::fs::hard_link(tmp, target) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists || target.exists() => {
                 return Err(Error::conflict(format!("{} already exists", self.name)));
             }
-            std::fs::rename(tmp, target).map_err(|e| storage(&self.name, e))?;
-        } else {
-            let _ = std::fs::remove_file(tmp);
-        }
-        if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty()) {
-            // Make the new name durable too.
-            if let Ok(d) = std::fs::File::open(dir) {
-                let _ = d.sync_all();
+            Err(_) => {
+                std::fs::rename(tmp, target).map_err(|e| storage(&self.name, e))?;
+                false
             }
+        };
+        // The new name must be durable too: a save whose creation reported success must not
+        // vanish with a crash. If the directory cannot be synced, the save is not created.
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        if let Err(e) = sync_dir(dir) {
+            if linked {
+                let _ = std::fs::remove_file(target);
+            } else {
+                let _ = std::fs::rename(target, tmp);
+            }
+            return Err(storage(
+                &self.name,
+                format!("the directory {} could not be synced: {e}", dir.display()),
+            ));
+        }
+        if linked {
+            let _ = std::fs::remove_file(tmp);
         }
         self.source = Source::Path(target.clone());
         self.creating = None;
@@ -326,6 +344,10 @@ impl Drop for RedbStore {
             drop(state.db.take());
             Ok(())
         });
+        // A file that never got its real name holds no save: nothing may reopen it.
+        if let (Some(_), Source::Path(tmp)) = (&self.creating, &self.source) {
+            let _ = std::fs::remove_file(tmp);
+        }
     }
 }
 
@@ -473,11 +495,52 @@ impl StorageBackend for BoxedBackend {
     }
 }
 
+/// Syncs a directory, so that a name just made in it survives a crash.
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(test)]
+    if tests::FAIL_DIR_SYNC.with(std::cell::Cell::get) {
+        return Err(std::io::Error::other("injected directory sync failure"));
+    }
+    std::fs::File::open(dir)?.sync_all()
+}
+
+thread_local! {
+    /// How many [`contain`] calls this thread is inside.
+    static CONTAINED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Installs, once per process, a panic hook that says nothing about a panic [`contain`] is
+/// about to turn into an error, and hands every other panic to the hook that was installed
+/// before (the default one, or the host's own).
+fn quiet_contained_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if CONTAINED.with(std::cell::Cell::get) == 0 {
+                previous(info);
+            }
+        }));
+    });
+}
+
 /// Runs `f`, turning a panic inside the storage engine into an error. redb trusts some of
 /// the bytes it reads (a damaged allocator table, say, can make it panic), and a damaged
-/// save must give the caller an error, never unwind through the engine or across FFI.
+/// save must give the caller an error, never unwind through the engine or across FFI, and
+/// never print to the host's terminal (the error says it all).
 fn contain<R>(name: &str, f: impl FnOnce() -> Result<R>) -> Result<R> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+    quiet_contained_panics();
+    struct Inside;
+    impl Drop for Inside {
+        fn drop(&mut self) {
+            CONTAINED.with(|c| c.set(c.get() - 1));
+        }
+    }
+    CONTAINED.with(|c| c.set(c.get() + 1));
+    let inside = Inside;
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    drop(inside);
+    caught.unwrap_or_else(|payload| {
         let why = payload
             .downcast_ref::<&str>()
             .map(|s| (*s).to_owned())
@@ -782,5 +845,15 @@ impl Store for RedbStore {
                 }
             }
         })
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Makes this thread's directory syncs fail.
+        pub(crate) static FAIL_DIR_SYNC: Cell<bool> = const { Cell::new(false) };
     }
 }

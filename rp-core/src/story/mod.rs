@@ -1,10 +1,10 @@
-//! Scoped events and threads (DESIGN §3, seed 003): the rules that start and close events,
+//! Scoped events and threads (docs/story.md): the rules that start and close events,
 //! run their hooks, promote what survives them, and find the transitions that are due.
 //!
 //! Every rule here turns a decision into events on a scratch copy of the world
 //! (`Batch`); the engine appends them in one commit. What a rule decided (conditions that
 //! held, draws they took, the outcome of each effect) is in those events, so replay applies
-//! outcomes and never evaluates a condition or a hook again (DESIGN §2.2).
+//! outcomes and never evaluates a condition or a hook again (docs/architecture.md).
 //!
 //! **Conditions** (preconditions and `start_when`) are `$if` expressions evaluated as the
 //! event's first participant would evaluate a line of its sheet: `self` and `has_fact` read
@@ -21,7 +21,7 @@
 //! see the result), and whenever the host calls [`crate::Engine::run_due`]. Transitions due in
 //! the same check run in time order (`due_between`), each on the world the earlier ones left.
 //!
-//! **Promotion** (DESIGN §2.8). Closing an event keeps exactly four things: items into
+//! **Promotion** (docs/story.md). Closing an event keeps exactly four things: items into
 //! inventories, facts onto edges, new edge summaries, one gist memory per witness
 //! ([`crate::model::Promotion`]). The props stay in the closed record, which no prompt shows.
 

@@ -312,7 +312,7 @@ impl std::fmt::Debug for dyn TokenCounter {
 }
 
 impl Engine {
-    /// Injects a system line (seed 002, pattern 4): the next prompts of `audience` (every
+    /// Injects a system line (docs/turn.md §5c): the next prompts of `audience` (every
     /// character when `None`) carry `[SYSTEM: text]` after their newest line, never trimmed,
     /// until a turn has shown it to a responder. Recorded as an event; returns its id.
     pub fn inject_system_line(

@@ -1,5 +1,5 @@
-//! A speaker's prompt, in the order of seed 003, built only from what that speaker knows: its
-//! own edges, the dialogue it witnessed, its own memories.
+//! A speaker's prompt, in the order of docs/turn.md §4, built only from what that speaker knows:
+//! its own edges, the dialogue it witnessed, its own memories.
 //!
 //! Sections, in order: `identity` (name, active facts, state), `edges` (the speaker's edge to
 //! each present entity), `group` (a group node of the present, when three or more are),
@@ -507,16 +507,29 @@ pub(crate) fn build(
     let (day, hour, minute) = clock(now);
     let mut here = format!("Day {day}, {hour:02}:{minute:02}.");
     if let Some(c) = place {
-        let mut chain = vec![c.name.clone()];
+        let mut chain = vec![c];
         let mut up = c.parent;
         while let Some(p) = up.and_then(|p| world.container(p)) {
-            chain.push(p.name.clone());
+            chain.push(p);
             up = p.parent;
             if chain.len() > 32 {
                 break;
             }
         }
-        here.push_str(&format!(" You are in {}.", chain.join(", in ")));
+        let names: Vec<&str> = chain.iter().map(|c| c.name.as_str()).collect();
+        here.push_str(&format!(" You are in {}.", names.join(", in ")));
+        // What the places are like: on the move (a carriage, a ship), open to passers-by.
+        for c in &chain {
+            if c.properties.moving {
+                here.push_str(&format!(" {} is moving.", capitalized(&c.name)));
+            }
+        }
+        if c.properties.public {
+            here.push_str(&format!(
+                " {} is public: people around it see and hear what happens there.",
+                capitalized(&c.name)
+            ));
+        }
     }
     let mut pieces_world = vec![(
         Section::World,
@@ -676,7 +689,7 @@ pub(crate) fn build(
     }
 
     // Active scoped events the speaker takes part in, with their props. Planned and closed
-    // events show nowhere: props live and die with their event (DESIGN §2.8).
+    // events show nowhere: props live and die with their event (docs/story.md).
     for ev in world.scoped_events() {
         if ev.status == EventStatus::Active && ev.participants.contains(&speaker) {
             let mut t = ev.name.clone();
@@ -862,6 +875,15 @@ pub(crate) fn render(
         messages.push(ChatMessage::new(Role::User, fill(&template.user)));
     }
     messages
+}
+
+/// `text` with its first letter in upper case ("the carriage" → "The carriage").
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
 }
 
 fn collapse_blank_lines(text: &str) -> String {

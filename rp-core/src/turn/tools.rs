@@ -1,6 +1,6 @@
-//! Tools offered to a reply generation (seed 000: randomness through tools). A model cannot
-//! roll dice; it asks, and the engine rolls with the world's seeded generator. Every roll is
-//! recorded with its draws, so replay reads the results and never rolls again.
+//! Tools offered to a reply generation (randomness through tools: docs/turn.md §5a). A model
+//! cannot roll dice; it asks, and the engine rolls with the world's seeded generator. Every roll
+//! is recorded with its draws, so replay reads the results and never rolls again.
 
 use crate::facts::{Draws, SeededDraws};
 use crate::machine::{ToolCall, ToolDef};

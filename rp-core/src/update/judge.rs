@@ -344,6 +344,9 @@ impl Judge<'_> {
             if item == who {
                 return Err("nothing picks itself up".into());
             }
+            if self.entity(item).host_controlled {
+                return Err(format!("{name} is a person, not an item"));
+            }
             if inventory.contains(&item) {
                 return Err(format!("{name} is already carried by its owner"));
             }

@@ -1,4 +1,4 @@
-//! Guided state updates (seeds 002 and 003): after the replies of a turn, the model reads the
+//! Guided state updates (docs/turn.md §5b): after the replies of a turn, the model reads the
 //! turn's lines and reports what changed, as pure JSON against a published schema. It reports;
 //! the engine computes. Names are resolved against what exists and is present, values are
 //! checked against their ranges, affinity and trust move by a bounded step the engine sets, and
@@ -250,6 +250,9 @@ pub(crate) fn cut_at(s: &str, max: usize) -> &str {
 /// How many names the schema lists as `toward`/`about` choices at most.
 const MAX_NAMED: usize = 200;
 
+/// The largest integer every JSON reader keeps exact (2^53 − 1).
+const MAX_EXACT_INTEGER: u64 = (1 << 53) - 1;
+
 /// The request of a pass over `lines` (speaker, text as shown, witnesses) heard by `present`.
 pub(crate) fn request(
     world: &World,
@@ -417,77 +420,129 @@ pub fn schema(world: &World, present: &WitnessSet, lines: usize, actions: &[Acti
         .take(MAX_NAMED)
         .map(|c| c.name.as_str())
         .collect();
+    // What `pick_up` and `put_down` name: things, not people. The model has no kind of entity,
+    // so a thing is any entity no host speaks for that stands where someone present is, or
+    // that someone present carries (it may be put down, then picked up, in one answer).
+    let here: std::collections::BTreeSet<_> = present
+        .iter()
+        .filter_map(|id| world.entity(id)?.activity.position.as_ref())
+        .map(|p| p.container)
+        .collect();
+    let items: Vec<&str> = world
+        .entities()
+        .filter(|e| !e.host_controlled)
+        .filter(|e| {
+            let at_hand = e
+                .activity
+                .position
+                .as_ref()
+                .is_some_and(|p| here.contains(&p.container));
+            at_hand || world.carrier_of(e.id).is_some_and(|c| present.contains(c))
+        })
+        .take(MAX_NAMED)
+        .map(|e| e.name.as_str())
+        .collect();
+    let mut slots: Vec<&str> = world
+        .containers()
+        .flat_map(|c| c.slots.iter().map(|s| s.name.as_str()))
+        .collect();
+    slots.sort_unstable();
+    slots.dedup();
+    slots.truncate(MAX_NAMED);
     let who = json!({"type": "string", "enum": present_names});
     let anyone = json!({"type": "string", "enum": all_names});
+    let item = json!({"type": "string", "enum": items});
     let text = json!({"type": "string", "minLength": 1, "maxLength": MAX_REPORT_TEXT});
     let short = json!({"type": "string", "maxLength": 100});
-    let report = |kind: &str, required: &[&str], props: Value| {
-        let mut properties = props;
+    // Thread and event numbers are ids: below 2^53, so every JSON reader keeps them exact.
+    let number = json!({"type": "integer", "minimum": 0, "maximum": MAX_EXACT_INTEGER});
+    let report = |kind: &str, required: &[&str], props: &Value| {
+        let mut properties = props.clone();
         properties["type"] = json!({"const": kind});
         let mut req = vec!["type"];
         req.extend_from_slice(required);
         json!({"type": "object", "additionalProperties": false, "required": req, "properties": properties})
     };
+    // A report that must carry at least one of `changes`: one form per change, each
+    // requiring it (with `props` overridden by the form's own schema of it, if any).
+    let at_least_one = |kind: &str, required: &[&str], props: &Value, changes: &[(&str, Value)]| {
+        let forms: Vec<Value> = changes
+            .iter()
+            .map(|(field, form)| {
+                let mut props = props.clone();
+                if !form.is_null() {
+                    props[*field] = form.clone();
+                }
+                let mut req = required.to_vec();
+                req.push(field);
+                report(kind, &req, &props)
+            })
+            .collect();
+        json!({"anyOf": forms})
+    };
     let mut reports = vec![
-        report(
+        at_least_one(
             "feeling",
             &["who", "toward"],
-            json!({"who": who, "toward": anyone,
+            &json!({"who": who, "toward": anyone,
             "affinity": {"enum": ["warmer", "colder"]}, "trust": {"enum": ["more", "less"]}}),
+            &[("affinity", Value::Null), ("trust", Value::Null)],
         ),
         report(
             "learned",
             &["who", "about", "fact"],
-            json!({"who": who, "about": anyone, "fact": text}),
+            &json!({"who": who, "about": anyone, "fact": text}),
         ),
         report(
             "relationship",
             &["who", "toward", "summary"],
-            json!({"who": who, "toward": anyone, "summary": text}),
+            &json!({"who": who, "toward": anyone, "summary": text}),
         ),
-        report(
+        at_least_one(
             "state",
             &["who"],
-            json!({"who": who, "mood": short, "status": short,
+            &json!({"who": who, "mood": short, "status": short,
             "goals": {"type": "array", "maxItems": 8, "items": text}}),
+            &[
+                ("mood", Value::Null),
+                ("goals", Value::Null),
+                ("status", Value::Null),
+            ],
         ),
-        report(
+        at_least_one(
             "activity",
             &["who"],
-            json!({"who": who, "move_to": {"type": "string", "enum": places},
-            "slot": short, "posture": short, "action": text, "stop_action": {"type": "boolean"},
-            "pick_up": anyone, "put_down": anyone}),
+            &json!({"who": who, "move_to": {"type": "string", "enum": places},
+            "slot": {"type": "string", "enum": slots}, "posture": short, "action": text, "stop_action": {"type": "boolean"},
+            "pick_up": item, "put_down": item}),
+            &[
+                ("move_to", Value::Null),
+                ("slot", Value::Null),
+                ("posture", Value::Null),
+                ("action", Value::Null),
+                ("stop_action", json!({"const": true})),
+                ("pick_up", Value::Null),
+                ("put_down", Value::Null),
+            ],
         ),
         report(
             "thread_opened",
             &["text", "participants"],
-            json!({"text": text,
+            &json!({"text": text,
             "participants": {"type": "array", "minItems": 1, "items": who}}),
         ),
-        report(
-            "thread_resolved",
-            &["thread"],
-            json!({"thread": {"type": "integer", "minimum": 0}}),
-        ),
-        report(
-            "thread_dropped",
-            &["thread"],
-            json!({"thread": {"type": "integer", "minimum": 0}}),
-        ),
-        report(
-            "event_started",
-            &["event"],
-            json!({"event": {"type": "integer", "minimum": 0}}),
-        ),
+        report("thread_resolved", &["thread"], &json!({"thread": number})),
+        report("thread_dropped", &["thread"], &json!({"thread": number})),
+        report("event_started", &["event"], &json!({"event": number})),
         report(
             "event_completed",
             &["event"],
-            json!({"event": {"type": "integer", "minimum": 0}, "gist": text}),
+            &json!({"event": number, "gist": text}),
         ),
         report(
             "significance",
             &["who", "line", "significance"],
-            json!({"who": who,
+            &json!({"who": who,
             "line": {"type": "integer", "minimum": 1, "maximum": lines.max(1)},
             "significance": {"type": "number", "minimum": 0, "maximum": 1}}),
         ),
@@ -509,7 +564,7 @@ pub fn schema(world: &World, present: &WitnessSet, lines: usize, actions: &[Acti
                 .filter_map(|r| r.as_str().map(str::to_owned)),
         );
         let required: Vec<&str> = required.iter().map(String::as_str).collect();
-        reports.push(report(&a.name, &required, props));
+        reports.push(report(&a.name, &required, &props));
     }
     json!({
         "type": "object",

@@ -1,7 +1,8 @@
 //! The JSON Schema subset host actions declare their arguments in, and the check of a value
 //! against it. Keywords: `type` (object, string, number, integer, boolean, array), `properties`,
 //! `required`, `additionalProperties` (a boolean), `enum`, `const`, `minimum`, `maximum`,
-//! `minLength`, `maxLength`, `items`, `minItems`, `maxItems`, `description`, `title`. Any other
+//! `minLength`, `maxLength`, `items`, `minItems`, `maxItems`, `anyOf` (a non-empty array of
+//! schemas, at least one of which the value must match), `description`, `title`. Any other
 //! keyword is refused when the action is declared, so a schema never means less than it says.
 
 use serde_json::Value;
@@ -20,6 +21,7 @@ const KEYWORDS: &[&str] = &[
     "items",
     "minItems",
     "maxItems",
+    "anyOf",
     "description",
     "title",
 ];
@@ -46,6 +48,15 @@ pub fn check_schema(schema: &Value, at: &str) -> Result<(), String> {
                 }
             }
             "items" => check_schema(v, &format!("{at}[]"))?,
+            "anyOf" => {
+                let branches = v
+                    .as_array()
+                    .filter(|b| !b.is_empty())
+                    .ok_or_else(|| format!("{at}: anyOf is a non-empty array of schemas"))?;
+                for (i, b) in branches.iter().enumerate() {
+                    check_schema(b, &format!("{at}.anyOf[{i}]"))?;
+                }
+            }
             "additionalProperties" if !v.is_boolean() => {
                 return Err(format!("{at}: additionalProperties is true or false"));
             }
@@ -70,6 +81,25 @@ pub fn validate(value: &Value, schema: &Value, at: &str) -> Result<(), String> {
     let Some(s) = schema.as_object() else {
         return Ok(());
     };
+    if let Some(branches) = s.get("anyOf").and_then(Value::as_array) {
+        let mut why = Vec::new();
+        for b in branches {
+            match validate(value, b, at) {
+                Ok(()) => {
+                    why.clear();
+                    break;
+                }
+                Err(e) => why.push(e),
+            }
+        }
+        if !why.is_empty() {
+            return Err(format!(
+                "{at} matches none of its {} forms ({})",
+                why.len(),
+                why.join("; ")
+            ));
+        }
+    }
     if let Some(t) = s.get("type").and_then(Value::as_str) {
         let ok = match t {
             "object" => value.is_object(),
@@ -179,6 +209,12 @@ mod tests {
                            "force": {"type": "integer", "minimum": 0, "maximum": 10}}});
         check_schema(&schema, "open_door").unwrap();
         assert!(
+            check_schema(&json!({"anyOf": []}), "x")
+                .unwrap_err()
+                .contains("non-empty")
+        );
+        assert!(check_schema(&json!({"anyOf": [{"pattern": "x"}]}), "x").is_err());
+        assert!(
             check_schema(&json!({"oneOf": []}), "x")
                 .unwrap_err()
                 .contains("not supported")
@@ -208,5 +244,24 @@ mod tests {
                 .unwrap_err()
                 .contains("not a known field")
         );
+    }
+
+    #[test]
+    fn any_of_takes_a_value_that_one_form_takes() {
+        // A light: on with a brightness, or off without one.
+        let schema = json!({"anyOf": [
+            {"type": "object", "additionalProperties": false, "required": ["on", "level"],
+             "properties": {"on": {"const": true}, "level": {"type": "integer", "minimum": 1}}},
+            {"type": "object", "additionalProperties": false, "required": ["on"],
+             "properties": {"on": {"const": false}}}]});
+        check_schema(&schema, "light").unwrap();
+        let ok = |v: Value| validate(&v, &schema, "light");
+        ok(json!({"on": true, "level": 3})).unwrap();
+        ok(json!({"on": false})).unwrap();
+        let e = ok(json!({"on": true})).unwrap_err();
+        assert!(e.contains("none of its 2 forms"), "{e}");
+        assert!(e.contains("light.level is missing"), "{e}");
+        assert!(ok(json!({"on": false, "level": 3})).is_err());
+        assert!(ok(json!("on")).is_err());
     }
 }

@@ -61,10 +61,10 @@ pub struct ContainerDoc {
     /// Slots.
     #[serde(default)]
     pub slots: Vec<SlotDoc>,
-    /// It moves.
+    /// It moves (a carriage, a ship).
     #[serde(default)]
     pub moving: bool,
-    /// Strangers can see and hear.
+    /// It is open to the container around it (hearing; see `ContainerProperties`).
     #[serde(default)]
     pub public: bool,
     /// Container-tree steps an utterance carries.
