@@ -463,8 +463,15 @@ fn breakdown(engine: &mut Engine, wren: EntityId, mut now: Millis) {
         requests.clear();
         let mut spent = [Duration::ZERO; 4];
         let sw = Stopwatch::start();
+        // The prompts stay in the outcome, so writing it can be timed with them too.
         let mut turn = engine
-            .begin_turn_with(input, TurnOptions::default())
+            .begin_turn_with(
+                input,
+                TurnOptions {
+                    outcome_prompts: true,
+                    ..TurnOptions::default()
+                },
+            )
             .expect("turn");
         spent[0] += sw.stop().cpu;
         loop {
@@ -537,13 +544,13 @@ fn breakdown(engine: &mut Engine, wren: EntityId, mut now: Millis) {
     // By default the C outcome leaves the prompts out ("outcome_prompts": false).
     let mut without_prompts = outcome.clone();
     without_prompts.prompts.clear();
-    let write = |prompts: bool| {
+    let write = |outcome: &rp_core::turn::TurnOutcome| {
         time(&|| {
-            black_box(rp::bench::outcome_c_json(black_box(&outcome), prompts));
+            black_box(rp::bench::outcome_c_json(black_box(outcome)));
         })
     };
-    let write_outcome = write(false);
-    let write_with_prompts = write(true);
+    let write_outcome = write(&without_prompts);
+    let write_with_prompts = write(&outcome);
     let request_bytes: usize = requests
         .iter()
         .map(|r| serde_json::to_string(r).expect("request JSON").len())

@@ -166,7 +166,10 @@ fn main() {
         let outcome = engine
             .run_turn_blocking(
                 TurnInput::say(wren, &text, now),
-                TurnOptions::default(),
+                TurnOptions {
+                    outcome_prompts: true,
+                    ..TurnOptions::default()
+                },
                 &generator,
                 &mut NoSink,
             )

@@ -904,7 +904,11 @@ fn main() {
     build_index(&mut immediate, ids[1], memories, &v);
     build_index(&mut twin, ids[1], twin_memories, &v);
     let lore = LoreIndex::build(eventual.world());
-    let options = TurnOptions::default();
+    // The prompts stay in the outcome: the bench reports their size.
+    let options = TurnOptions {
+        outcome_prompts: true,
+        ..TurnOptions::default()
+    };
 
     // Warm-up: fills the dialogue window (64 lines) so prompts have their full size.
     let mut ignored = TurnSamples::default();

@@ -17,6 +17,22 @@ pub(crate) fn json_object<T: serde::de::DeserializeOwned>(
     what: &'static str,
     json: &str,
 ) -> crate::Result<T> {
-    serde_json::from_value(json_value(what, json)?)
-        .map_err(|e| crate::Error::invalid(what, e.to_string()))
+    from_json_value(what, json_value(what, json)?)
+}
+
+/// A `T` read from a JSON value; an error names the path of the field it is about
+/// (`updates.sampling.temperature: invalid type: …`), so a host can find its typo.
+pub(crate) fn from_json_value<T: serde::de::DeserializeOwned>(
+    what: &'static str,
+    value: serde_json::Value,
+) -> crate::Result<T> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." {
+            crate::Error::invalid(what, inner.to_string())
+        } else {
+            crate::Error::invalid(what, format!("{path}: {inner}"))
+        }
+    })
 }

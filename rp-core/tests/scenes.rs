@@ -97,6 +97,7 @@ fn move_to(engine: &mut Engine, who: EntityId, room: ContainerId) {
 fn options() -> TurnOptions {
     TurnOptions {
         remember_dialogue: false,
+        outcome_prompts: true,
         ..TurnOptions::default()
     }
 }

@@ -564,7 +564,10 @@ fn time_and_condition_triggers_run_when_a_turn_begins() {
         engine
             .run_turn_blocking(
                 TurnInput::say(t.wren, text, when),
-                TurnOptions::default(),
+                TurnOptions {
+                    outcome_prompts: true,
+                    ..TurnOptions::default()
+                },
                 &g,
                 &mut rp_core::turn::NoSink,
             )
@@ -663,7 +666,10 @@ fn threads_stay_in_their_participants_prompts_until_closed() {
             .engine
             .run_turn_blocking(
                 TurnInput::say(t.wren, format!("Line {i}."), now + i),
-                TurnOptions::default(),
+                TurnOptions {
+                    outcome_prompts: true,
+                    ..TurnOptions::default()
+                },
                 &g,
                 &mut rp_core::turn::NoSink,
             )
@@ -711,7 +717,10 @@ fn the_picnic() {
         engine
             .run_turn_blocking(
                 TurnInput::say(t.wren, text, clock.get()),
-                TurnOptions::default(),
+                TurnOptions {
+                    outcome_prompts: true,
+                    ..TurnOptions::default()
+                },
                 &g,
                 &mut rp_core::turn::NoSink,
             )

@@ -74,10 +74,9 @@ pub mod bench {
         crate::request_json::request_c_json(request)
     }
 
-    /// An outcome's JSON as `rp_engine_run_turn` hands it out (with the
-    /// prompts only if `prompts`).
-    pub fn outcome_c_json(outcome: &TurnOutcome, prompts: bool) -> CString {
-        crate::outcome_json::outcome_c_json(outcome, prompts)
+    /// An outcome's JSON as `rp_engine_run_turn` hands it out.
+    pub fn outcome_c_json(outcome: &TurnOutcome) -> CString {
+        crate::outcome_json::outcome_c_json(outcome)
     }
 
     /// Runs `body` on the engine behind the handle `engine`, as a call of

@@ -15,17 +15,16 @@ use rp_core::turn::{Reply, TurnDecision, TurnOutcome};
 
 use crate::request_json::{c_string, escape_into, serde_into};
 
-/// An outcome's JSON as a C string; without `prompts`, with `"prompts": []`.
-pub(crate) fn outcome_c_json(outcome: &TurnOutcome, prompts: bool) -> CString {
+/// An outcome's JSON as a C string.
+pub(crate) fn outcome_c_json(outcome: &TurnOutcome) -> CString {
     let texts: usize = outcome.replies.iter().map(|r| r.text.len()).sum();
     let mut bytes = Vec::with_capacity(texts + 1024);
-    write_outcome(&mut bytes, outcome, prompts);
+    write_outcome(&mut bytes, outcome);
     c_string(bytes)
 }
 
-/// Writes `outcome` as rp-core's serialisation of it would (with its prompts
-/// only if `prompts`, else `"prompts":[]`), into `out`.
-pub(crate) fn write_outcome(out: &mut Vec<u8>, outcome: &TurnOutcome, prompts: bool) {
+/// Writes `outcome` as rp-core's serialisation of it would, into `out`.
+pub(crate) fn write_outcome(out: &mut Vec<u8>, outcome: &TurnOutcome) {
     // Destructured, so a field added to the outcome cannot be missed here.
     let TurnOutcome {
         seq,
@@ -34,7 +33,7 @@ pub(crate) fn write_outcome(out: &mut Vec<u8>, outcome: &TurnOutcome, prompts: b
         replies,
         silent,
         wake,
-        prompts: outcome_prompts,
+        prompts,
         reports,
         closed_scenes,
     } = outcome;
@@ -67,11 +66,7 @@ pub(crate) fn write_outcome(out: &mut Vec<u8>, outcome: &TurnOutcome, prompts: b
     out.extend_from_slice(br#","wake":"#);
     list_into(out, wake);
     out.extend_from_slice(br#","prompts":"#);
-    if prompts {
-        list_into(out, outcome_prompts);
-    } else {
-        out.extend_from_slice(b"[]");
-    }
+    list_into(out, prompts);
     out.extend_from_slice(br#","reports":"#);
     list_into(out, reports);
     out.extend_from_slice(br#","closed_scenes":"#);
@@ -175,13 +170,21 @@ mod tests {
         let input = TurnInput::say(wren, "Tobias, Mira, what news tonight?", 60_000);
         let generator = ScriptedGenerator::new("Lights on the marsh again.");
         engine
-            .run_turn_blocking(input, TurnOptions::default(), &generator, &mut NoSink)
+            .run_turn_blocking(
+                input,
+                TurnOptions {
+                    outcome_prompts: true,
+                    ..TurnOptions::default()
+                },
+                &generator,
+                &mut NoSink,
+            )
             .expect("turn")
     }
 
-    fn written(outcome: &TurnOutcome, prompts: bool) -> String {
+    fn written(outcome: &TurnOutcome) -> String {
         let mut out = Vec::new();
-        write_outcome(&mut out, outcome, prompts);
+        write_outcome(&mut out, outcome);
         String::from_utf8(out).expect("UTF-8")
     }
 
@@ -193,10 +196,10 @@ mod tests {
     fn outcomes_are_written_exactly_as_rp_core_writes_them() {
         let real = tavern_outcome();
         assert!(!real.prompts.is_empty() && !real.decisions.is_empty());
-        assert_eq!(written(&real, true), serde(&real));
+        assert_eq!(written(&real), serde(&real));
         let mut without = real.clone();
         without.prompts.clear();
-        assert_eq!(written(&real, false), serde(&without));
+        assert_eq!(written(&without), serde(&without));
 
         // Every part filled, and texts that need escaping.
         let mut full = real.clone();
@@ -221,7 +224,7 @@ mod tests {
             },
         }];
         full.decisions[0].mentioned = !full.decisions[0].mentioned;
-        assert_eq!(written(&full, true), serde(&full));
+        assert_eq!(written(&full), serde(&full));
 
         // Nothing at all.
         let empty = TurnOutcome {
@@ -235,13 +238,10 @@ mod tests {
             reports: Vec::new(),
             closed_scenes: Vec::new(),
         };
-        assert_eq!(written(&empty, true), serde(&empty));
+        assert_eq!(written(&empty), serde(&empty));
         assert_eq!(
-            outcome_c_json(&full, false).to_str().expect("UTF-8"),
-            serde(&TurnOutcome {
-                prompts: Vec::new(),
-                ..full.clone()
-            })
+            outcome_c_json(&full).to_str().expect("UTF-8"),
+            serde(&TurnOutcome { ..full.clone() })
         );
     }
 }

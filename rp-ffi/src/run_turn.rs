@@ -564,7 +564,7 @@ unsafe fn run_turn(
             generate.ok_or_else(|| Error::new(rp_result::NullArgument, "`generate` is NULL"))?;
         let out = out_arg("out_outcome_json", out_outcome_json)?;
         let input = TurnInput::from_json(input)?;
-        if options.turn.semantic {
+        if options.semantic {
             return Err(Error::from(rp_core::Error::Invalid {
                 what: "turn options",
                 reason: "rp_engine_run_turn does not ask for vectors: set \"semantic\" to \
@@ -580,9 +580,9 @@ unsafe fn run_turn(
         };
         let outcome: TurnOutcome = with_engine(engine, |e| {
             let _calling_out = CallingOut::new(engine);
-            Ok(e.run_turn_blocking(input, options.turn, &generator, &mut NoSink)?)
+            Ok(e.run_turn_blocking(input, options, &generator, &mut NoSink)?)
         })?;
-        let json = outcome_json(outcome, options.outcome_prompts);
+        let json = outcome_json(outcome);
         // SAFETY: `out` is a non-NULL pointer the caller made writable.
         unsafe { out.write(json) };
         Ok(())

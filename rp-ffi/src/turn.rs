@@ -49,8 +49,6 @@ struct TurnState {
     /// names that engine for good).
     engine: usize,
     machine: Option<TurnMachine>,
-    /// The options' `"outcome_prompts"`.
-    outcome_prompts: bool,
 }
 
 impl Publish for TurnState {}
@@ -116,63 +114,24 @@ pub(crate) fn to_c_json(value: &impl serde::Serialize) -> CString {
     crate::request_json::c_string(bytes)
 }
 
-/// The options of a turn from C: rp-core's, and what the outcome JSON
-/// carries.
-#[derive(Default)]
-pub(crate) struct Options {
-    /// rp-core's options (every field but the ones below).
-    pub(crate) turn: TurnOptions,
-    /// `"outcome_prompts"`: the outcome carries each responder's prompt.
-    pub(crate) outcome_prompts: bool,
-}
-
 /// Reads turn options: `NULL` with length 0 means the defaults.
 ///
 /// # Safety
 ///
 /// `json` is `NULL` or points to `len` readable bytes.
-pub(crate) unsafe fn options_arg(json: *const c_char, len: usize) -> Result<Options, Error> {
-    /// The option of the outcome's prompts, read here rather than by rp-core.
-    const OUTCOME_PROMPTS: &str = "outcome_prompts";
+pub(crate) unsafe fn options_arg(json: *const c_char, len: usize) -> Result<TurnOptions, Error> {
     if json.is_null() && len == 0 {
-        return Ok(Options::default());
+        return Ok(TurnOptions::default());
     }
     // SAFETY: the caller guarantees `json` points to `len` bytes.
     let json = unsafe { str_arg("options_json", json, len) }?;
-    let Ok(serde_json::Value::Object(mut fields)) = serde_json::from_str(json) else {
-        // Not a JSON object: rp-core's reading says what is wrong.
-        return Ok(Options {
-            turn: TurnOptions::from_json(json)?,
-            outcome_prompts: false,
-        });
-    };
-    let invalid = |reason: String| {
-        Error::from(rp_core::Error::Invalid {
-            what: "turn options",
-            reason,
-        })
-    };
-    let outcome_prompts = match fields.remove(OUTCOME_PROMPTS) {
-        None => false,
-        Some(serde_json::Value::Bool(prompts)) => prompts,
-        Some(other) => {
-            return Err(invalid(format!(
-                "`{OUTCOME_PROMPTS}` must be true or false, not {other}"
-            )));
-        }
-    };
-    let turn = serde_json::from_value(serde_json::Value::Object(fields))
-        .map_err(|error| invalid(error.to_string()))?;
-    Ok(Options {
-        turn,
-        outcome_prompts,
-    })
+    Ok(TurnOptions::from_json(json)?)
 }
 
-/// The outcome JSON of a finished turn; without the responders' prompts
-/// (`"prompts": []`) unless `prompts`.
-pub(crate) fn outcome_json(outcome: TurnOutcome, prompts: bool) -> *mut c_char {
-    crate::outcome_json::outcome_c_json(&outcome, prompts).into_raw()
+/// The outcome JSON of a finished turn (its `"prompts"` are there when the
+/// turn's options asked for them: rp-core's `TurnOptions::outcome_prompts`).
+pub(crate) fn outcome_json(outcome: TurnOutcome) -> *mut c_char {
+    crate::outcome_json::outcome_c_json(&outcome).into_raw()
 }
 
 /// Starts a turn: commits the input at once (a crash from here on keeps it),
@@ -292,11 +251,10 @@ pub unsafe extern "C" fn rp_turn_begin(
         let options = unsafe { options_arg(options_json, options_json_len) }?;
         let out = out_arg("out_turn", out_turn)?;
         let input = TurnInput::from_json(input)?;
-        let machine = with_engine(engine, |e| Ok(TurnMachine::begin(e, input, options.turn)?))?;
+        let machine = with_engine(engine, |e| Ok(TurnMachine::begin(e, input, options)?))?;
         let number = turns().insert(TurnState {
             engine: engine.addr(),
             machine: Some(machine),
-            outcome_prompts: options.outcome_prompts,
         });
         // SAFETY: `out` is a non-NULL pointer the caller made writable.
         unsafe { out.write(std::ptr::without_provenance_mut(number)) };
@@ -656,7 +614,7 @@ pub unsafe extern "C" fn rp_turn_finish(
 ) -> rp_result {
     ffi_result(|| {
         let out = out_arg("out_outcome_json", out_outcome_json)?;
-        let (outcome, prompts) = with_turn(engine, turn, |engine, state| {
+        let outcome = with_turn(engine, turn, |engine, state| {
             // The machine's finish consumes it even when it refuses, so ask
             // first: only a turn with nothing left to do is handed over.
             match running(&mut state.machine)?.step(engine)? {
@@ -678,9 +636,9 @@ pub unsafe extern "C" fn rp_turn_finish(
                 }
             }
             let machine = state.machine.take().ok_or_else(finished)?;
-            Ok((machine.finish(engine)?, state.outcome_prompts))
+            Ok(machine.finish(engine)?)
         })?;
-        let json = outcome_json(outcome, prompts);
+        let json = outcome_json(outcome);
         // SAFETY: `out` is a non-NULL pointer the caller made writable.
         unsafe { out.write(json) };
         Ok(())
@@ -1088,7 +1046,7 @@ pub(crate) mod tests {
                 Err(rp_result::Invalid)
             );
             assert!(
-                last_error().contains("`outcome_prompts` must be true or false"),
+                last_error().contains("outcome_prompts: invalid type"),
                 "{}",
                 last_error()
             );

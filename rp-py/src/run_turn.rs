@@ -85,7 +85,7 @@ pub(crate) fn run_turn<'py>(
             "options turn on \"semantic\", which needs an embed callable",
         ));
     }
-    let (options, outcome_prompts) = turn_options(py, options.as_ref())?;
+    let options = turn_options(py, options.as_ref())?;
     let input = turn_input(speaker, text, now, witnesses);
     let host = Host {
         generate,
@@ -108,7 +108,7 @@ pub(crate) fn run_turn<'py>(
     loop {
         let (mut machine, need) = match progress {
             Progress::Next(machine, need) => (machine, need),
-            Progress::Done(outcome) => return outcome_to_py(py, outcome, outcome_prompts),
+            Progress::Done(outcome) => return outcome_to_py(py, outcome),
         };
         progress = match need {
             Need::Generation(request) => {

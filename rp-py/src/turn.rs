@@ -55,8 +55,6 @@ pub(crate) struct Turn {
     /// The response decisions (JSON), made when the turn began.
     decisions: serde_json::Value,
     responders: Vec<u64>,
-    /// The options' `"outcome_prompts"`: `finish` returns the prompts.
-    outcome_prompts: bool,
 }
 
 /// The error of a call on a turn that is over.
@@ -67,39 +65,17 @@ fn over() -> rp_core::Error {
 }
 
 /// Turn options from an optional dict (the default options when `None`),
-/// and the binding's own `"outcome_prompts"` (whether the outcome dict
-/// carries the prompts), which rp-core does not read.
+/// read by rp-core (`TurnOptions::from_json`: every field optional, unknown
+/// ones refused, `"outcome_prompts"` among them).
 pub(crate) fn turn_options(
     py: Python<'_>,
     options: Option<&Bound<'_, PyDict>>,
-) -> PyResult<(TurnOptions, bool)> {
+) -> PyResult<TurnOptions> {
     let Some(dict) = options else {
-        return Ok((TurnOptions::default(), false));
+        return Ok(TurnOptions::default());
     };
-    let invalid = |reason: String| {
-        crate::errors::to_py_err(
-            py,
-            rp_core::Error::Invalid {
-                what: "turn options",
-                reason,
-            },
-        )
-    };
-    let mut value = json::py_to_json(dict.as_any())?;
-    let outcome_prompts = match value
-        .as_object_mut()
-        .and_then(|fields| fields.remove("outcome_prompts"))
-    {
-        None => false,
-        Some(serde_json::Value::Bool(prompts)) => prompts,
-        Some(other) => {
-            return Err(invalid(format!(
-                "\"outcome_prompts\" must be True or False, not {other}"
-            )));
-        }
-    };
-    let options = serde_json::from_value(value).map_err(|error| invalid(error.to_string()))?;
-    Ok((options, outcome_prompts))
+    let value = json::py_to_json(dict.as_any())?;
+    TurnOptions::from_json(&value.to_string()).map_err(|e| crate::errors::to_py_err(py, e))
 }
 
 /// The input of a turn: `speaker` says `text` at `now`, heard by
@@ -118,16 +94,9 @@ pub(crate) fn turn_input(
     }
 }
 
-/// The outcome of a finished turn as a dict; `"prompts"` is empty unless
-/// `prompts` (the options' `"outcome_prompts"`).
-pub(crate) fn outcome_to_py(
-    py: Python<'_>,
-    mut outcome: TurnOutcome,
-    prompts: bool,
-) -> PyResult<Bound<'_, PyAny>> {
-    if !prompts {
-        outcome.prompts = Vec::new();
-    }
+/// A finished turn's outcome dict (its `"prompts"` are there when the
+/// turn's options asked for them).
+pub(crate) fn outcome_to_py(py: Python<'_>, outcome: TurnOutcome) -> PyResult<Bound<'_, PyAny>> {
     json::serialize(py, &outcome)
 }
 
@@ -162,7 +131,7 @@ pub(crate) fn begin(
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Turn> {
     let py = world.py();
-    let (options, outcome_prompts) = turn_options(py, options)?;
+    let options = turn_options(py, options)?;
     let input = turn_input(speaker, text, now, witnesses);
     let machine = world
         .get()
@@ -176,7 +145,6 @@ pub(crate) fn begin(
         decisions,
         responders: machine.responders().iter().map(|id| id.0).collect(),
         machine: Mutex::new(Some(machine)),
-        outcome_prompts,
     })
 }
 
@@ -437,7 +405,7 @@ impl Turn {
             }
             slot.take().ok_or_else(over)?.finish(engine)
         })?;
-        outcome_to_py(py, outcome, self.outcome_prompts)
+        outcome_to_py(py, outcome)
     }
 
     /// Drops the turn without committing anything more: the input stays in

@@ -113,6 +113,10 @@ pub struct TurnOptions {
     /// of the speaker's container (one is opened if there is none), and the scenes the turn
     /// finds due are closed, with a summary per witness, before the replies.
     pub scenes: SceneOptions,
+    /// Keep each responder's prompt in the outcome ([`TurnOutcome::prompts`]). Off by
+    /// default: a prompt is kilobytes, and most hosts never read it after the turn
+    /// ([`TurnMachine::prompts`] shows them while the turn runs).
+    pub outcome_prompts: bool,
 }
 
 impl Default for TurnOptions {
@@ -127,6 +131,7 @@ impl Default for TurnOptions {
             updates: UpdateOptions::default(),
             tools: true,
             scenes: SceneOptions::default(),
+            outcome_prompts: false,
         }
     }
 }
@@ -220,7 +225,8 @@ pub struct TurnOutcome {
     pub silent: Vec<EntityId>,
     /// Wake-up times asked for by `$retry`.
     pub wake: Vec<Wake>,
-    /// The prompt each responder was given.
+    /// The prompt each responder was given, when the turn's options asked for them
+    /// ([`TurnOptions::outcome_prompts`]); empty otherwise.
     pub prompts: Vec<Prompt>,
     /// The reports of the state-update pass, each applied or rejected with the reason.
     #[serde(default)]
@@ -1250,7 +1256,11 @@ impl TurnMachine {
             replies: self.replies,
             silent: self.silent,
             wake: self.wake,
-            prompts: self.prompts,
+            prompts: if self.options.outcome_prompts {
+                self.prompts
+            } else {
+                Vec::new()
+            },
             reports: self.reports,
             closed_scenes: self.closing.iter().map(SceneClose::scene).collect(),
         })
