@@ -737,17 +737,21 @@ enum rp_result rp_engine_load_world_file(struct rp_engine *engine,
                                          size_t path_len,
                                          size_t *out_events);
 
-// Looks up an entity by its world-file key (exact, such as `"mira"`) or,
-// failing that, by its name (ignoring case, such as `"Mira Holt"`), and
-// writes its id to `*out_entity_id`.
+// Looks up the entity `name_or_key` names and writes its id to
+// `*out_entity_id`, by rp-core's rule (`World::resolve_entity`, the same
+// in Rust and Python): its world-file key (exact, such as `"mira"`), or
+// failing that its name (exactly, then ignoring case, such as
+// `"mira holt"`), or failing that its alias (ignoring case, such as
+// `"the innkeeper"`).
 //
 // `name_or_key` is `len` bytes of UTF-8 (borrowed for the call). Ids are
 // stable for the life of the world: keep them rather than looking them up
 // again.
 //
-// Returns `RP_RESULT_OK`, `RP_RESULT_NOT_FOUND` (no entity has that key or
-// name), `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8` or
-// `RP_RESULT_INVALID_HANDLE`.
+// Returns `RP_RESULT_OK`, `RP_RESULT_NOT_FOUND` (nothing has that key,
+// name or alias), `RP_RESULT_INVALID` (an alias two entities share; the
+// message lists them), `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`
+// or `RP_RESULT_INVALID_HANDLE`.
 //
 // Thread: any (see `rp_engine`).
 //
@@ -2880,16 +2884,19 @@ enum rp_result rp_engine_container(const struct rp_engine *engine,
                                    uint64_t container_id,
                                    char **out_json);
 
-// Looks up a container by its world-file key (exact, such as `"booth"`)
-// or, failing that, by its name (ignoring case, such as
-// `"The Corner Booth"`; the first in id order when several share it), and
-// writes its id to `*out_container_id`.
+// Looks up the container `name_or_key` names and writes its id to
+// `*out_container_id`, by rp-core's rule (`World::resolve_container`, the
+// same in Rust and Python): its world-file key (exact, such as
+// `"booth"`), or failing that its name (exactly, then ignoring case, such
+// as `"the corner booth"`).
 //
 // `name_or_key` is `len` bytes of UTF-8 (borrowed for the call). Ids are
 // stable for the life of the world.
 //
 // Returns `RP_RESULT_OK`, `RP_RESULT_NOT_FOUND` (no container has that key
-// or name), `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// or name), `RP_RESULT_INVALID` (a name several containers share in
+// another case; the message lists them), `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`,
 // `RP_RESULT_INVALID_HANDLE` or `RP_RESULT_CONFLICT` (called from a
 // callback of a turn on this engine).
 //

@@ -32,9 +32,9 @@ pub mod turn;
 pub mod update;
 pub mod worldfile;
 
-pub use engine::{BranchInfo, Durability, Engine, EngineOptions, RewindPreview};
+pub use engine::{BranchInfo, Durability, Engine, EngineOptions, PublishedHead, RewindPreview};
 pub use error::{Error, ErrorKind, Result};
-pub use log::{Event, Message, Speech, World, WorldSettings};
+pub use log::{Event, Message, Named, Speech, World, WorldSettings};
 pub use model::*;
 
 /// The version of this library.

@@ -1,11 +1,13 @@
-//! [`resolve_entity`]: the one rule by which the demo turns a name the player types ("Tobias",
-//! "mira", "the innkeeper", "Holt") into an entity, for `/why` and `/prompt`.
+//! [`resolve_entity`]: how the demo turns a name the player types ("Tobias", "mira", "the
+//! innkeeper", "Holt") into an entity, for `/why` and `/prompt`: rp-core's rule, with one
+//! convenience for a player at a prompt on top.
 
 use rp_core::{Entity, World};
 
-/// The entity the player means by `name`: by world-file key (exact) or name (any case), else
-/// by an alias (any case), else by one word of a name, when exactly one name has that word.
-/// `None` when nothing matches, or when a word is in more than one name.
+/// The entity the player means by `name`: the one rp-core resolves it to
+/// ([`World::resolve_entity`]: key, name, alias), else, as the demo's own convenience, the one
+/// whose name has `name` as a word, when exactly one name has that word. `None` when nothing
+/// matches, when an alias is shared, or when a word is in more than one name.
 ///
 /// ```
 /// use rp_core::Engine;
@@ -26,27 +28,19 @@ use rp_core::{Entity, World};
 /// }
 /// assert!(rp_demo::resolve_entity(w, "Tobias").is_none());
 /// ```
-// rp-core is to get `World::resolve_entity`, the rule every host should name entities by; this
-// should then move there and the demo call it.
 pub fn resolve_entity<'w>(world: &'w World, name: &str) -> Option<&'w Entity> {
     let lower = name.to_lowercase();
-    world
-        .find_entity(name)
-        .or_else(|| {
-            world
-                .entities()
-                .find(|e| e.aliases.iter().any(|a| a.to_lowercase() == lower))
-        })
-        .or_else(|| {
-            let by_word: Vec<_> = world
-                .entities()
-                .filter(|e| e.name.to_lowercase().split_whitespace().any(|w| w == lower))
-                .collect();
-            match by_word.as_slice() {
-                [one] => Some(*one),
-                _ => None,
-            }
-        })
+    let resolved = world.resolve_entity(name).ok();
+    resolved.and_then(|id| world.entity(id)).or_else(|| {
+        let by_word: Vec<_> = world
+            .entities()
+            .filter(|e| e.name.to_lowercase().split_whitespace().any(|w| w == lower))
+            .collect();
+        match by_word.as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        }
+    })
 }
 
 #[cfg(test)]

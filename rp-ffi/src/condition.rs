@@ -3,12 +3,13 @@
 
 use std::ffi::c_char;
 
-use rp_core::facts::{Condition, ContextData, RegexCache, SeededDraws, TraceEvent};
+use rp_core::facts::{Condition, ContextData, RegexCache};
 
 use crate::arg::{out_arg, str_arg};
 use crate::error::{ffi_result, rp_result};
 use crate::handle::{Handles, Publish};
 use crate::string::owned_string;
+use crate::turn::to_json;
 
 /// A compiled condition: the expression of a `$if` line, without `$if` and
 /// without `: action` (`time.is_night && random() < 0.3`), compiled once and
@@ -88,18 +89,6 @@ pub unsafe extern "C" fn rp_condition_free(condition: *mut rp_condition) -> rp_r
     })
 }
 
-/// The answer of `condition` against a context, as JSON.
-fn test(condition: &Condition, context: &ContextData, seed: u64) -> (bool, String) {
-    let mut trace: Vec<TraceEvent> = Vec::new();
-    let holds = condition.test_traced(
-        &context.context(),
-        &mut SeededDraws::new(seed, 0),
-        &mut trace,
-    );
-    let json = serde_json::json!({ "holds": holds, "trace": trace }).to_string();
-    (holds, json)
-}
-
 /// Tests `condition` against a context: writes to `*out_holds` whether it
 /// holds (JavaScript's truthiness of its value).
 ///
@@ -152,16 +141,16 @@ pub unsafe extern "C" fn rp_condition_test(
         let context = unsafe { str_arg("context_json", context_json, context_len) }?;
         let out = out_arg("out_holds", out_holds)?;
         let context = ContextData::from_json(context)?;
-        let (holds, json) = conditions().with("condition", condition.addr(), |c| {
-            Ok(test(c, &context, seed))
+        let tested = conditions().with("condition", condition.addr(), |c| {
+            Ok(c.test_seeded(&context, seed))
         })?;
         if !out_trace_json.is_null() {
-            let json = owned_string("the trace JSON", json)?;
+            let json = owned_string("the trace JSON", to_json(&tested))?;
             // SAFETY: the caller made the non-NULL `out_trace_json` writable.
             unsafe { out_trace_json.write(json) };
         }
         // SAFETY: `out` is a non-NULL pointer the caller made writable.
-        unsafe { out.write(holds) };
+        unsafe { out.write(tested.holds) };
         Ok(())
     })
 }
@@ -177,9 +166,9 @@ mod tests {
             &mut RegexCache::default(),
         )
         .expect("compiles");
-        let (holds, json) = test(&c, &ContextData::default(), 7);
-        assert!(!holds);
-        let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+        let tested = c.test_seeded(&ContextData::default(), 7);
+        assert!(!tested.holds);
+        let v: serde_json::Value = serde_json::from_str(&to_json(&tested)).expect("JSON");
         assert_eq!(v["holds"], false);
         assert_eq!(v["trace"][0]["kind"], "random");
         assert_eq!(v["trace"][1]["kind"], "error");

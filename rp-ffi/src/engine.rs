@@ -392,17 +392,21 @@ pub unsafe extern "C" fn rp_engine_load_world_file(
     })
 }
 
-/// Looks up an entity by its world-file key (exact, such as `"mira"`) or,
-/// failing that, by its name (ignoring case, such as `"Mira Holt"`), and
-/// writes its id to `*out_entity_id`.
+/// Looks up the entity `name_or_key` names and writes its id to
+/// `*out_entity_id`, by rp-core's rule (`World::resolve_entity`, the same
+/// in Rust and Python): its world-file key (exact, such as `"mira"`), or
+/// failing that its name (exactly, then ignoring case, such as
+/// `"mira holt"`), or failing that its alias (ignoring case, such as
+/// `"the innkeeper"`).
 ///
 /// `name_or_key` is `len` bytes of UTF-8 (borrowed for the call). Ids are
 /// stable for the life of the world: keep them rather than looking them up
 /// again.
 ///
-/// Returns `RP_RESULT_OK`, `RP_RESULT_NOT_FOUND` (no entity has that key or
-/// name), `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8` or
-/// `RP_RESULT_INVALID_HANDLE`.
+/// Returns `RP_RESULT_OK`, `RP_RESULT_NOT_FOUND` (nothing has that key,
+/// name or alias), `RP_RESULT_INVALID` (an alias two entities share; the
+/// message lists them), `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`
+/// or `RP_RESULT_INVALID_HANDLE`.
 ///
 /// Thread: any (see `rp_engine`).
 ///
@@ -422,16 +426,7 @@ pub unsafe extern "C" fn rp_engine_entity_id(
         let name_or_key = unsafe { str_arg("name_or_key", name_or_key, len) }?;
         let out = out_arg("out_entity_id", out_entity_id)?;
         let id = with_engine(engine, |engine| {
-            engine
-                .world()
-                .find_entity(name_or_key)
-                .map(|entity| entity.id.0)
-                .ok_or_else(|| {
-                    Error::from(rp_core::Error::NotFound {
-                        what: "entity with key or name",
-                        id: format!("{name_or_key:?}"),
-                    })
-                })
+            Ok(engine.world().resolve_entity(name_or_key)?.0)
         })?;
         // SAFETY: `out` is a non-NULL pointer the caller made writable.
         unsafe { out.write(id) };
@@ -777,10 +772,7 @@ mod tests {
         );
         assert_eq!(decide(engine, 999_999, "{}"), Err(rp_result::NotFound));
         assert_eq!(entity_id(engine, "nobody"), Err(rp_result::NotFound));
-        assert_eq!(
-            last_error(),
-            r#"entity with key or name "nobody" does not exist"#
-        );
+        assert_eq!(last_error(), r#"entity "nobody" does not exist"#);
 
         let mut events = 0;
         let bad = "[[entities]]\nname = 3\n";

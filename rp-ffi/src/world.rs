@@ -11,10 +11,9 @@ use std::ptr::NonNull;
 
 use rp_core::{
     Container, ContainerId, Edge, Engine, Entity, EntityId, Event, Group, Seq, Thread, Utterance,
-    World, WorldSettings,
+    World, WorldSettings, log::LoggedEvent,
 };
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::arg::{out_arg, str_arg};
 use crate::engine::{rp_engine, with_engine};
@@ -343,16 +342,19 @@ pub unsafe extern "C" fn rp_engine_container(
     })
 }
 
-/// Looks up a container by its world-file key (exact, such as `"booth"`)
-/// or, failing that, by its name (ignoring case, such as
-/// `"The Corner Booth"`; the first in id order when several share it), and
-/// writes its id to `*out_container_id`.
+/// Looks up the container `name_or_key` names and writes its id to
+/// `*out_container_id`, by rp-core's rule (`World::resolve_container`, the
+/// same in Rust and Python): its world-file key (exact, such as
+/// `"booth"`), or failing that its name (exactly, then ignoring case, such
+/// as `"the corner booth"`).
 ///
 /// `name_or_key` is `len` bytes of UTF-8 (borrowed for the call). Ids are
 /// stable for the life of the world.
 ///
 /// Returns `RP_RESULT_OK`, `RP_RESULT_NOT_FOUND` (no container has that key
-/// or name), `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+/// or name), `RP_RESULT_INVALID` (a name several containers share in
+/// another case; the message lists them), `RP_RESULT_NULL_ARGUMENT`,
+/// `RP_RESULT_INVALID_UTF8`,
 /// `RP_RESULT_INVALID_HANDLE` or `RP_RESULT_CONFLICT` (called from a
 /// callback of a turn on this engine).
 ///
@@ -374,18 +376,7 @@ pub unsafe extern "C" fn rp_engine_container_id(
         let name_or_key = unsafe { str_arg("name_or_key", name_or_key, len) }?;
         let out = out_arg("out_container_id", out_container_id)?;
         let id = with_engine(engine, |engine| {
-            let world = engine.world();
-            let lower = name_or_key.to_lowercase();
-            world
-                .container_by_key(name_or_key)
-                .or_else(|| world.containers().find(|c| c.name.to_lowercase() == lower))
-                .map(|c| c.id.0)
-                .ok_or_else(|| {
-                    Error::from(rp_core::Error::NotFound {
-                        what: "container with key or name",
-                        id: format!("{name_or_key:?}"),
-                    })
-                })
+            Ok(engine.world().resolve_container(name_or_key)?.0)
         })?;
         // SAFETY: `out` is a non-NULL pointer the caller made writable.
         unsafe { out.write(id) };
@@ -570,76 +561,6 @@ pub unsafe extern "C" fn rp_engine_next_id(
     })
 }
 
-/// Reads the events JSON of `rp_engine_append`.
-fn parse_events(json: &str) -> Result<Vec<Event>, Error> {
-    let values: Vec<Value> = serde_json::from_str(json)
-        .map_err(|error| invalid_json("events JSON (an array of events)", error))?;
-    values
-        .iter()
-        .enumerate()
-        .map(|(index, value)| parse_event(index, value))
-        .collect()
-}
-
-/// Reads event `index` of a batch, refusing unknown kinds and unknown fields.
-fn parse_event(index: usize, value: &Value) -> Result<Event, Error> {
-    let event = <Event as serde::Deserialize>::deserialize(value).map_err(|error| {
-        Error::new(
-            rp_result::Invalid,
-            format_args!("events[{index}]: invalid event: {error}"),
-        )
-    })?;
-    // rp-core's events take defaults for absent fields and skip fields they
-    // do not know. A C caller's typo ("postion") would then be dropped in
-    // silence, so a field that does not come back when the event is written
-    // out again is refused.
-    let kind = event.kind();
-    let read = serde_json::to_value(&event).expect("an Event serialises to JSON");
-    if let (Some(given), Some(read)) = (value.get(kind), read.get(kind))
-        && let Some(path) = unknown_field(given, read)
-    {
-        return Err(Error::new(
-            rp_result::Invalid,
-            format_args!("events[{index}] ({kind}): invalid event: unknown field `{path}`"),
-        ));
-    }
-    Ok(event)
-}
-
-/// The path of the first field of `given` that `read` (the same value read
-/// into rp-core's type and written out again) does not have: a field the
-/// type does not know. A field given as `null` or `[]` may be missing from
-/// `read`, which leaves absent options and empty lists out.
-fn unknown_field(given: &Value, read: &Value) -> Option<String> {
-    match (given, read) {
-        (Value::Object(given), Value::Object(read)) => given.iter().find_map(|(key, value)| {
-            match read.get(key) {
-                Some(back) => unknown_field(value, back).map(|path| format!("{key}.{path}")),
-                None if is_empty(value) => None,
-                None => Some(key.clone()),
-            }
-            .map(|path| path.trim_end_matches('.').to_owned())
-        }),
-        (Value::Array(given), Value::Array(read)) if given.len() == read.len() => given
-            .iter()
-            .zip(read)
-            .enumerate()
-            .find_map(|(i, (value, back))| {
-                unknown_field(value, back).map(|path| format!("[{i}].{path}"))
-            }),
-        _ => None,
-    }
-    .map(|path| path.replace(".[", "["))
-}
-
-fn is_empty(value: &Value) -> bool {
-    match value {
-        Value::Null => true,
-        Value::Array(items) => items.is_empty(),
-        _ => false,
-    }
-}
-
 /// `Engine::append`, naming the event that was refused.
 fn append(engine: &mut Engine, events: Vec<Event>) -> Result<Seq, Error> {
     let attempt = events.clone();
@@ -760,19 +681,12 @@ pub unsafe extern "C" fn rp_engine_append(
         // `events_json_len` bytes.
         let json = unsafe { str_arg("events_json", events_json, events_json_len) }?;
         let out = out_arg("out_head", out_head)?;
-        let events = parse_events(json)?;
+        let events = Event::list_from_json(json)?;
         let head = with_engine(engine, |engine| append(engine, events))?;
         // SAFETY: `out` is a non-NULL pointer the caller made writable.
         unsafe { out.write(head) };
         Ok(())
     })
-}
-
-/// One event of `rp_engine_events`.
-#[derive(Serialize)]
-struct NumberedEvent {
-    seq: Seq,
-    event: Event,
 }
 
 /// The events of the current branch with `first <= seq <= last`, in order,
@@ -815,10 +729,10 @@ pub unsafe extern "C" fn rp_engine_events(
         // SAFETY: the caller made `out_json` writable.
         unsafe {
             read_json(engine, out_json, "the events JSON", |e| {
-                let events: Vec<NumberedEvent> = e
+                let events: Vec<LoggedEvent> = e
                     .events(first, last)?
                     .into_iter()
-                    .map(|(seq, event)| NumberedEvent { seq, event })
+                    .map(|(seq, event)| LoggedEvent { seq, event })
                     .collect();
                 Ok(to_json(&events))
             })
@@ -830,7 +744,7 @@ pub unsafe extern "C" fn rp_engine_events(
 mod tests {
     use std::ptr;
 
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
     use crate::memory::rp_engine_add_memory;
@@ -838,77 +752,6 @@ mod tests {
     use crate::turn::tests::{
         Tavern, begin, finish, free, head, last_error, provide, say, step, take_json, tavern,
     };
-
-    fn code_and_message(result: Result<Vec<Event>, Error>) -> (rp_result, String) {
-        let error = result.expect_err("refused");
-        (error.code(), error.message().to_owned())
-    }
-
-    #[test]
-    fn events_are_read_with_their_defaults() {
-        let events = parse_events(
-            r#"[{"time_advanced": {"to": 5}}, {"entity_created": {"id": 9, "name": "Sam"}}]"#,
-        )
-        .expect("valid");
-        assert_eq!(events.len(), 2);
-        assert_eq!(events[0], Event::TimeAdvanced { to: 5 });
-        assert_eq!(events[1].kind(), "entity_created");
-    }
-
-    #[test]
-    fn json_that_is_not_an_array_of_events_is_invalid() {
-        let (code, message) = code_and_message(parse_events("{not json"));
-        assert_eq!(code, rp_result::Invalid);
-        assert!(message.starts_with("invalid events JSON"), "{message}");
-        let (code, _) = code_and_message(parse_events(r#"{"time_advanced": {"to": 5}}"#));
-        assert_eq!(code, rp_result::Invalid);
-    }
-
-    #[test]
-    fn an_unknown_kind_is_named_with_its_index() {
-        let (code, message) = code_and_message(parse_events(
-            r#"[{"time_advanced": {"to": 5}}, {"entity_teleported": {"id": 1}}]"#,
-        ));
-        assert_eq!(code, rp_result::Invalid);
-        assert!(message.contains("events[1]"), "{message}");
-        assert!(message.contains("entity_teleported"), "{message}");
-    }
-
-    #[test]
-    fn an_unknown_field_is_refused_with_its_path() {
-        let (code, message) = code_and_message(parse_events(
-            r#"[{"activity_changed": {"entity": 3, "activity": {"postion": "sitting"}}}]"#,
-        ));
-        assert_eq!(code, rp_result::Invalid);
-        assert_eq!(
-            message,
-            "events[0] (activity_changed): invalid event: unknown field `activity.postion`"
-        );
-        let (_, message) = code_and_message(parse_events(
-            r#"[{"container_created": {"id": 3, "name": "x", "slots": [{"name": "a", "capcity": 1}]}}]"#,
-        ));
-        assert!(
-            message.ends_with("unknown field `slots[0].capcity`"),
-            "{message}"
-        );
-    }
-
-    #[test]
-    fn null_and_empty_fields_that_are_left_out_when_written_are_accepted() {
-        parse_events(
-            r#"[{"entity_edited": {"id": 3, "name": null, "aliases": null, "facts": null}}]"#,
-        )
-        .expect("null means unchanged");
-    }
-
-    #[test]
-    fn unknown_field_compares_nested_values() {
-        let given = json!({"a": {"b": [{"c": 1, "d": 2}]}});
-        let read = json!({"a": {"b": [{"c": 1}]}});
-        assert_eq!(unknown_field(&given, &read).as_deref(), Some("a.b[0].d"));
-        assert_eq!(unknown_field(&read, &read), None);
-        assert_eq!(unknown_field(&json!({"x": null}), &json!({})), None);
-    }
 
     fn append_json(t: &Tavern, events: &str) -> Result<u64, rp_result> {
         let mut seq = u64::MAX;
@@ -993,8 +836,8 @@ mod tests {
         let mut kinds = std::collections::BTreeSet::new();
         for (i, numbered) in events.iter().enumerate() {
             assert_eq!(numbered["seq"], i as u64 + 1);
-            let event = parse_event(i, &numbered["event"])
-                .unwrap_or_else(|error| panic!("{}: {}", error.message(), numbered["event"]));
+            let event = Event::from_json_value(&numbered["event"])
+                .unwrap_or_else(|error| panic!("{error}: {}", numbered["event"]));
             kinds.insert(event.kind());
         }
         for kind in [

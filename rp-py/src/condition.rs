@@ -3,7 +3,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::PyList;
-use rp_core::facts::{ContextData, RegexCache, SeededDraws, TraceEvent};
+use rp_core::facts::{ContextData, RegexCache};
 
 use crate::json::json_to_py;
 
@@ -46,16 +46,6 @@ fn context(
         interaction_type,
         present,
         hour,
-    }
-}
-
-impl Condition {
-    fn run(&self, data: &ContextData, seed: u64) -> (bool, Vec<TraceEvent>) {
-        let mut trace = Vec::new();
-        let holds =
-            self.compiled
-                .test_traced(&data.context(), &mut SeededDraws::new(seed, 0), &mut trace);
-        (holds, trace)
     }
 }
 
@@ -125,7 +115,7 @@ impl Condition {
             present.unwrap_or_default(),
             hour,
         );
-        self.run(&data, seed).0
+        self.compiled.test_seeded(&data, seed).holds
     }
 
     /// ``test``, also returning what happened: a dict per random draw, dice
@@ -173,8 +163,9 @@ impl Condition {
             present.unwrap_or_default(),
             hour,
         );
-        let (holds, trace) = self.run(&data, seed);
-        let events = trace
+        let tested = self.compiled.test_seeded(&data, seed);
+        let events = tested
+            .trace
             .iter()
             .map(|event| {
                 let json = serde_json::to_value(event).map_err(|error| {
@@ -183,7 +174,7 @@ impl Condition {
                 json_to_py(py, &json)
             })
             .collect::<PyResult<Vec<_>>>()?;
-        Ok((holds, PyList::new(py, events)?))
+        Ok((tested.holds, PyList::new(py, events)?))
     }
 
     fn __repr__(&self) -> String {

@@ -8,12 +8,12 @@
 //! from the current state (a move keeps the posture, an edge edit keeps what
 //! is not given), so what they can do is exactly what `append` can.
 //!
-//! Events cross as dicts: the JSON of `rp_core::Event` with its kind under
-//! ``"kind"`` beside its fields (``{"kind": "time_advanced", "to": 60000}``),
-//! and ``"seq"`` too when read back by `World.events`.
+//! Events cross as dicts of rp-core's one JSON shape of an event (its kind
+//! as the key of its fields: ``{"time_advanced": {"to": 60000}}``; read back
+//! by `World.events` with its seq: ``{"seq": 41, "event": {...}}``), read
+//! strictly by rp-core (`Event::list_from_json_values`).
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 use rp_core::model::{Activity, ContainerProperties, FactSheet, Position};
 use rp_core::{ContainerId, Engine, EntityId, EntityState, Event, Seq};
 use serde_json::Value;
@@ -25,54 +25,6 @@ fn invalid(what: &'static str, reason: impl Into<String>) -> rp_core::Error {
         what,
         reason: reason.into(),
     }
-}
-
-/// An event from its dict form: ``"kind"`` names the variant, the other
-/// keys are its fields.
-pub(crate) fn event_from_dict(dict: &Bound<'_, PyDict>) -> PyResult<Result<Event, rp_core::Error>> {
-    let json = crate::json::py_to_json(dict.as_any())?;
-    Ok(event_from_json(json))
-}
-
-fn event_from_json(json: Value) -> Result<Event, rp_core::Error> {
-    let Value::Object(mut fields) = json else {
-        return Err(invalid("event", "an event is a dict"));
-    };
-    let kind = match fields.remove("kind") {
-        Some(Value::String(kind)) => kind,
-        Some(other) => {
-            return Err(invalid(
-                "event",
-                format!("\"kind\" is the event's kind, a str, not {other}"),
-            ));
-        }
-        None => {
-            return Err(invalid(
-                "event",
-                "an event dict names its kind under \"kind\" (such as \"entity_created\")",
-            ));
-        }
-    };
-    let tagged = Value::Object(serde_json::Map::from_iter([(
-        kind.clone(),
-        Value::Object(fields),
-    )]));
-    serde_json::from_value(tagged).map_err(|error| invalid("event", format!("{kind}: {error}")))
-}
-
-/// The dict form of an event at `seq`.
-pub(crate) fn event_to_json(seq: Seq, event: &Event) -> serde_json::Result<Value> {
-    let mut out = serde_json::Map::new();
-    out.insert("seq".into(), Value::from(seq));
-    out.insert("kind".into(), Value::from(event.kind()));
-    if let Value::Object(tagged) = serde_json::to_value(event)? {
-        for (_, fields) in tagged {
-            if let Value::Object(fields) = fields {
-                out.extend(fields);
-            }
-        }
-    }
-    Ok(Value::Object(out))
 }
 
 /// A slot as `create_container` takes it: a name, or a name and a capacity.

@@ -21,67 +21,26 @@ pub(crate) enum Named {
     Name(String),
 }
 
-/// The entity `named` names: by id, or by key (exact), then name (ignoring
-/// case), then alias (ignoring case; an alias two entities share names
-/// neither).
-pub(crate) fn entity_id(world: &World, named: &Named) -> Result<EntityId, rp_core::Error> {
-    let found = match named {
-        Named::Id(id) => world.entity(EntityId(*id)),
-        Named::Name(name) => world.find_entity(name).or_else(|| {
-            let lower = name.to_lowercase();
-            let mut matching = world
-                .entities()
-                .filter(|e| e.aliases.iter().any(|a| a.to_lowercase() == lower));
-            match (matching.next(), matching.next()) {
-                (Some(e), None) => Some(e),
-                _ => None,
-            }
-        }),
-    };
-    found
-        .map(|e| e.id)
-        .ok_or_else(|| not_found("entity", named))
-}
-
-/// The container `named` names: by id, by key (exact), or by name (ignoring
-/// case; two containers of that name make it ambiguous).
-pub(crate) fn container_id(world: &World, named: &Named) -> Result<ContainerId, rp_core::Error> {
-    match named {
-        Named::Id(id) => world
-            .container(ContainerId(*id))
-            .map(|c| c.id)
-            .ok_or_else(|| not_found("container", named)),
-        Named::Name(name) => {
-            if let Some(c) = world.container_by_key(name) {
-                return Ok(c.id);
-            }
-            let lower = name.to_lowercase();
-            let mut matching = world
-                .containers()
-                .filter(|c| c.name.to_lowercase() == lower);
-            match (matching.next(), matching.next()) {
-                (Some(c), None) => Ok(c.id),
-                (None, _) => Err(not_found("container", named)),
-                (Some(a), Some(b)) => Err(rp_core::Error::Invalid {
-                    what: "container name",
-                    reason: format!(
-                        "{name:?} names more than one container ({} and {}); use an id or a key",
-                        a.id.0, b.id.0
-                    ),
-                }),
-            }
+impl Named {
+    /// The name as rp-core takes it.
+    fn as_core(&self) -> rp_core::Named<'_> {
+        match self {
+            Named::Id(id) => rp_core::Named::Id(*id),
+            Named::Name(name) => rp_core::Named::Text(name),
         }
     }
 }
 
-fn not_found(what: &'static str, named: &Named) -> rp_core::Error {
-    rp_core::Error::NotFound {
-        what,
-        id: match named {
-            Named::Id(id) => id.to_string(),
-            Named::Name(name) => format!("{name:?}"),
-        },
-    }
+/// The entity `named` names, by rp-core's rule (`World::resolve_entity`: id,
+/// key, name, then a unique alias).
+pub(crate) fn entity_id(world: &World, named: &Named) -> Result<EntityId, rp_core::Error> {
+    world.resolve_entity(named.as_core())
+}
+
+/// The container `named` names, by rp-core's rule
+/// (`World::resolve_container`: id, key, then name).
+pub(crate) fn container_id(world: &World, named: &Named) -> Result<ContainerId, rp_core::Error> {
+    world.resolve_container(named.as_core())
 }
 
 /// The JSON name of a serde enum value (`"scene_summary"`), or its debug

@@ -112,7 +112,7 @@ def test_a_query_answered_in_one_round(harbour: World) -> None:
     assert record["answer"]["content"] == "Mira runs the Lantern."
     assert record["answer"]["confidence"] == "high"
     assert [s["entity_id"] for s in record["answer"]["sources"]] == [mira]
-    kinds = [e["kind"] for e in harbour.events(head + 1)]
+    kinds = [kind for e in harbour.events(head + 1) for kind in e["event"]]
     assert kinds == ["query_asked", "query_answered"]
     assert harbour.get_query(record["id"]) == record
     assert harbour.recent_queries() == [record]

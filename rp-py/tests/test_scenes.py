@@ -212,9 +212,13 @@ def test_a_time_jump_fires_scheduled_events_in_order_and_rewinding_restores_the_
     assert outcome["due"]["expired"] == []
     statuses = {e.id: e.status for e in inn.scoped_events()}
     assert statuses == {dawn: "active", ferry: "active", market: "active", later: "planned"}
-    starts = [e["at"] for e in inn.events(head + 1) if e["kind"] == "scoped_event_started"]
+    starts = [
+        e["event"]["scoped_event_started"]["at"]
+        for e in inn.events(head + 1)
+        if "scoped_event_started" in e["event"]
+    ]
     assert starts == [6 * HOUR, 7 * HOUR, 9 * HOUR]
-    kinds = [e["kind"] for e in inn.events(head + 1)]
+    kinds = [kind for e in inn.events(head + 1) for kind in e["event"]]
     assert kinds.index("scene_closed") < kinds.index("time_skipped")
     assert [c["scene"] for c in outcome["closed_scenes"]] == [scene.id]
     assert inn.scene(scene.id).closed == now, "closed when the skip began"
@@ -265,7 +269,7 @@ def test_an_elision_skips_to_the_end_of_an_action(inn: World) -> None:
         "status": "busy",
         "posture": "kneeling",
     }
-    inn.append([{"kind": "activity_changed", "entity": mira, "activity": activity}])
+    inn.append([{"activity_changed": {"entity": mira, "activity": activity}}])
     assert inn.entity("Mira").action == "scrubbing the floor"
 
     outcome = inn.time_skip(elide="Mira", generate=summarise)

@@ -511,6 +511,32 @@ fn load_world_costed(
     Ok((world, cost))
 }
 
+/// An engine's head as of the end of the last completed call on it, readable from any thread
+/// without waiting for a call in progress: what a binding shows as the head of a world that
+/// several threads share (Python's `World.head`, C's `rp_engine_head`). The holder of the engine
+/// [`PublishedHead::publish`]es at the end of every call, under the lock that serialises the
+/// calls; a reader that then sees a call's effects also sees its head or a later one.
+#[derive(Debug, Default)]
+pub struct PublishedHead(std::sync::atomic::AtomicU64);
+
+impl PublishedHead {
+    /// The head of `engine`, published.
+    pub fn new(engine: &Engine) -> PublishedHead {
+        PublishedHead(std::sync::atomic::AtomicU64::new(engine.head()))
+    }
+
+    /// Publishes `engine`'s head: call it at the end of every call on the engine.
+    pub fn publish(&self, engine: &Engine) {
+        self.0
+            .store(engine.head(), std::sync::atomic::Ordering::Release);
+    }
+
+    /// The head last published.
+    pub fn get(&self) -> Seq {
+        self.0.load(std::sync::atomic::Ordering::Acquire)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Engine;

@@ -136,6 +136,30 @@ impl Condition {
             false
         })
     }
+
+    /// Tests the condition outside a world, as a host checks one (C's `rp_condition_test`,
+    /// Python's `Condition.test`): against `context`, with `random()` and `roll()` drawing
+    /// from the world generator of `seed` from its start, so the same seed gives the same
+    /// answer. A runtime type error makes it false and is in the trace, as on a sheet line.
+    pub fn test_seeded(&self, context: &ContextData, seed: u64) -> Tested {
+        let mut trace = Vec::new();
+        let holds = self.test_traced(
+            &context.context(),
+            &mut super::SeededDraws::new(seed, 0),
+            &mut trace,
+        );
+        Tested { holds, trace }
+    }
+}
+
+/// What testing a condition outside a world came to ([`Condition::test_seeded`]). In JSON:
+/// `{"holds": false, "trace": [{"kind": "random", "value": 0.42}, …]}`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Tested {
+    /// Whether it holds (JavaScript's truthiness of its value).
+    pub holds: bool,
+    /// Each random draw, dice roll and runtime error, in order.
+    pub trace: Vec<TraceEvent>,
 }
 
 impl SyntaxError {

@@ -33,7 +33,7 @@ mod sheet;
 mod value;
 
 pub use compile::{FactValue, MAX_EXPRESSION_BYTES, RegexSource, SelfFacts};
-pub use condition::{Condition, ContextData};
+pub use condition::{Condition, ContextData, Tested};
 pub use dice::{MAX_DICE, MAX_SIDES, Roll, roll};
 pub use eval::{Context, MAX_STRING_BYTES};
 pub use parser::{MAX_NESTING, SyntaxError};

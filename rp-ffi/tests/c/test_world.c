@@ -293,10 +293,10 @@ static void test_refused_events_change_nothing(void) {
         {"{not json", RP_RESULT_INVALID, "invalid events JSON"},
         {"{\"time_advanced\": {\"to\": 5}}", RP_RESULT_INVALID, "invalid events JSON"},
         {"[{\"time_advanced\": {\"to\": 5}}, {\"entity_teleported\": {\"id\": 1}}]",
-         RP_RESULT_INVALID, "events[1]: invalid event: unknown variant `entity_teleported`"},
+         RP_RESULT_INVALID, "invalid event: events[1]: unknown variant `entity_teleported`"},
         {"[{\"time_advanced\": {}}]", RP_RESULT_INVALID, "missing field `to`"},
         {"[{\"time_advanced\": {\"to\": 5, \"by\": 10}}]", RP_RESULT_INVALID,
-         "events[0] (time_advanced): invalid event: unknown field `by`"},
+         "invalid event: events[0] (time_advanced): unknown field `by`"},
         {"[{\"time_advanced\": {\"to\": 65000}}, {\"entity_created\": {\"id\": 900, "
          "\"name\": \"\"}}]",
          RP_RESULT_INVALID, "events[1] (entity_created): invalid entity"},
@@ -385,6 +385,59 @@ static void test_refused_events_change_nothing(void) {
     rp_string_free(before_json);
     rp_string_free(after_json);
     CHECK(rp_engine_free(t.engine) == RP_RESULT_OK);
+}
+
+/* The same bad inputs as rp-py/tests/test_refusals.py, refused with the same
+ * kinds (RP_RESULT_INVALID there is InvalidInput, RP_RESULT_NOT_FOUND is
+ * NotFound) and the same words: rp-core decides, both bindings convert. */
+static void test_the_same_bad_inputs_are_refused_as_in_python(void) {
+    struct tavern t;
+    char events[512];
+    char input[256];
+    uint64_t id = 0, first = 0, before = 0;
+    rp_turn *turn = NULL;
+    static const char unknown_option[] = "{\"max_responder\": 2}";
+
+    CHECK(open_tavern(&t));
+    if (t.engine == NULL) {
+        return;
+    }
+    before = head(t.engine);
+
+    /* A misspelt field of an event. */
+    snprintf(events, sizeof events,
+             "[{\"activity_changed\": {\"entity\": %llu, \"activity\": "
+             "{\"postion\": {\"container\": %llu}}}}]",
+             (unsigned long long)(t.wren), (unsigned long long)(t.booth));
+    CHECK(append(t.engine, events, &id) == RP_RESULT_INVALID);
+    CHECK(contains(rp_last_error(),
+                   "invalid event: events[0] (activity_changed): unknown field "
+                   "`activity.postion`"));
+    CHECK(head(t.engine) == before);
+
+    /* An alias two entities share names neither. */
+    CHECK(rp_engine_next_id(t.engine, &first) == RP_RESULT_OK);
+    snprintf(events, sizeof events,
+             "[{\"entity_created\": {\"id\": %llu, \"name\": \"Ann\", \"aliases\": [\"the twin\"]}},"
+             " {\"entity_created\": {\"id\": %llu, \"name\": \"Bea\", \"aliases\": [\"The Twin\"]}}]",
+             (unsigned long long)(first), (unsigned long long)(first + 1));
+    CHECK(append(t.engine, events, &id) == RP_RESULT_OK);
+    CHECK(rp_engine_entity_id(t.engine, "the twin", 8, &id) == RP_RESULT_INVALID);
+    CHECK(contains(rp_last_error(), "names more than one entity"));
+    CHECK(contains(rp_last_error(), "Ann ("));
+    CHECK(contains(rp_last_error(), "Bea ("));
+    CHECK(rp_engine_entity_id(t.engine, "Nobody", 6, &id) == RP_RESULT_NOT_FOUND);
+
+    /* An unknown turn option. */
+    before = head(t.engine);
+    snprintf(input, sizeof input, "{\"speaker\": %llu, \"text\": \"Evening.\", \"now\": 60000}",
+             (unsigned long long)(t.wren));
+    CHECK(rp_turn_begin(t.engine, input, strlen(input), unknown_option, strlen(unknown_option),
+                        &turn) == RP_RESULT_INVALID);
+    CHECK(contains(rp_last_error(), "max_responder"));
+    CHECK(turn == NULL);
+    CHECK(head(t.engine) == before);
+    rp_engine_free(t.engine);
 }
 
 static void test_memories_read_as_json(void) {
@@ -1052,6 +1105,7 @@ int main(int argc, char **argv) {
     test_the_world_reads_as_json();
     test_events_change_the_world();
     test_refused_events_change_nothing();
+    test_the_same_bad_inputs_are_refused_as_in_python();
     test_memories_read_as_json();
     test_rewind_fork_and_branches();
     test_branches_are_kept_in_the_save_file();

@@ -951,9 +951,9 @@ class World:
     def state(self) -> dict[str, Any]:
         """The whole state as a dict: equal for two worlds with the same history."""
     def events(self, first: int = 1, last: Optional[int] = None) -> list[dict[str, Any]]:
-        """The events of the current branch from ``first`` to ``last``, as dicts."""
+        """The events of the current branch from ``first`` to ``last``: ``{"seq", "event"}`` dicts."""
     def append(self, events: Sequence[dict[str, Any]]) -> int:
-        """Validates, commits and applies ``events`` (dicts with ``"kind"``); returns the head."""
+        """Validates, commits and applies ``events`` (``{"time_advanced": {"to": 60000}}``); returns the head."""
     @property
     def next_id(self) -> int:
         """The id the next created thing takes."""

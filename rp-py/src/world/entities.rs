@@ -7,7 +7,8 @@
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use rp_core::Engine;
+use rp_core::log::LoggedEvent;
+use rp_core::{Engine, Event};
 
 use super::{Failure, World, to_py};
 use crate::errors::to_py_err;
@@ -47,12 +48,12 @@ impl World {
         self.with_engine(py, |engine| read_entity(engine, &entity))
     }
 
-    /// The id of the entity whose world-file key is ``name_or_key``
-    /// (exact), or failing that whose name it is (ignoring case), or failing
-    /// that whose alias it is (ignoring case; an alias two entities share
-    /// names neither).
+    /// The id of the entity ``name_or_key`` names: its world-file key
+    /// (exact), or failing that its name (exactly, then ignoring case), or
+    /// failing that its alias (ignoring case).
     ///
-    /// Raises ``NotFound``.
+    /// Raises ``NotFound``, or ``InvalidInput`` for an alias two entities
+    /// share (the message lists them).
     fn entity_id(&self, py: Python<'_>, name_or_key: String) -> PyResult<u64> {
         let named = Named::Name(name_or_key);
         self.with_engine(py, |engine| Ok(entity_id(engine.world(), &named)?.0))
@@ -147,9 +148,10 @@ impl World {
     }
 
     /// The events of the current branch with ``first <= seq <= last``
-    /// (default: to the head), oldest first, as dicts: ``"seq"``,
-    /// ``"kind"`` (``"entity_created"``, ``"user_turn"``, ...) and the
-    /// event's fields, the form ``append`` takes. Raises ``StorageError``.
+    /// (default: to the head), oldest first, as dicts ``{"seq": 41,
+    /// "event": {"time_advanced": {"to": 120000}}}``: each event in the form
+    /// ``append`` takes, its kind (``"entity_created"``, ``"user_turn"``,
+    /// ...) the key of its fields. Raises ``StorageError``.
     #[pyo3(signature = (first = 1, last = None))]
     fn events<'py>(
         &self,
@@ -160,38 +162,33 @@ impl World {
         let events = self.with_engine(py, |engine| {
             let found = engine.events(first, last.unwrap_or(u64::MAX))?;
             Ok(found
-                .iter()
-                .map(|(seq, event)| crate::edits::event_to_json(*seq, event))
-                .collect::<serde_json::Result<Vec<_>>>()
-                .map(serde_json::Value::Array))
+                .into_iter()
+                .map(|(seq, event)| LoggedEvent { seq, event })
+                .collect::<Vec<_>>())
         })?;
-        crate::json::to_py(py, events)
+        crate::json::serialize(py, &events)
     }
 
     /// Validates ``events`` in order, commits them in one transaction and
-    /// applies them; returns the new head. Each event is a dict with its
-    /// ``"kind"`` and fields, as ``events()`` gives them, such as
-    /// ``{"kind": "time_advanced", "to": 60000}`` or ``{"kind":
-    /// "edge_updated", "edge": {"from": 1, "to": 2, "affinity": 0.5}}``
-    /// (new ids are at least ``next_id``).
+    /// applies them; returns the new head. Each event is a dict of rp's one
+    /// JSON shape of an event (the same in C), its kind the key of its
+    /// fields, as ``events()`` gives them under ``"event"``: such as
+    /// ``{"time_advanced": {"to": 60000}}`` or ``{"edge_updated": {"edge":
+    /// {"from": 1, "to": 2, "affinity": 0.5}}}`` (new ids are at least
+    /// ``next_id``). An unknown kind or field is refused (``InvalidInput``
+    /// naming the event's index, kind and field).
     ///
     /// If any event is malformed or refused, nothing changes and the error
     /// says why: ``InvalidInput`` (a malformed event, a value out of range),
     /// ``NotFound``, ``Conflict`` (a duplicate name, an entity in two
     /// places), ``CapacityError``, ``FactSyntaxError``, ``StorageError``.
     fn append(&self, py: Python<'_>, events: Vec<Bound<'_, PyDict>>) -> PyResult<u64> {
-        let mut decoded = Vec::with_capacity(events.len());
-        for (i, event) in events.iter().enumerate() {
-            match crate::edits::event_from_dict(event)? {
-                Ok(event) => decoded.push(event),
-                Err(rp_core::Error::Invalid { what, reason }) => {
-                    let reason = format!("event {i}: {reason}");
-                    return Err(to_py_err(py, rp_core::Error::Invalid { what, reason }));
-                }
-                Err(error) => return Err(to_py_err(py, error)),
-            }
-        }
-        self.with_engine(py, |engine| engine.append(decoded))
+        let values = events
+            .iter()
+            .map(|event| crate::json::py_to_json(event.as_any()))
+            .collect::<PyResult<Vec<_>>>()?;
+        let events = Event::list_from_json_values(&values).map_err(|e| to_py_err(py, e))?;
+        self.with_engine(py, |engine| engine.append(events))
     }
 
     /// The id the next created thing takes (``append`` needs fresh ids).

@@ -20,14 +20,14 @@
 //! - [`branches`]: history branches and rewind.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::types::PyType;
-use rp_core::{Durability, Engine, EngineOptions};
+use rp_core::{Durability, Engine, EngineOptions, PublishedHead};
 
 use crate::errors::{RpError, to_py_err};
 
@@ -77,10 +77,10 @@ mod turns;
 pub(crate) struct World {
     /// `None` once closed.
     engine: Mutex<Option<Engine>>,
-    /// The engine's head as of the end of the last call on it, stored under
-    /// `engine`'s lock, so `head` reads it without the lock and without
+    /// The engine's head as of the end of the last call on it, published
+    /// under `engine`'s lock, so `head` reads it without the lock and without
     /// releasing the GIL.
-    head: AtomicU64,
+    head: PublishedHead,
     /// Set under `engine`'s lock when the world is closed.
     closed: AtomicBool,
 }
@@ -112,7 +112,7 @@ fn to_py(py: Python<'_>, failure: Failure) -> PyErr {
 impl World {
     fn new(engine: Engine) -> Self {
         Self {
-            head: AtomicU64::new(engine.head()),
+            head: PublishedHead::new(&engine),
             engine: Mutex::new(Some(engine)),
             closed: AtomicBool::new(false),
         }
@@ -154,7 +154,7 @@ impl World {
     /// Stores `engine`'s head for `head` to read; called under the lock at
     /// the end of every call on the engine.
     fn publish(&self, engine: &Engine) {
-        self.head.store(engine.head(), Ordering::Release);
+        self.head.publish(engine);
     }
 }
 
@@ -307,7 +307,7 @@ impl World {
     /// head once the call has returned.
     #[getter]
     fn head(&self, py: Python<'_>) -> PyResult<u64> {
-        let head = self.head.load(Ordering::Acquire);
+        let head = self.head.get();
         if self.closed.load(Ordering::Acquire) {
             return Err(to_py(py, Failure::Closed));
         }
