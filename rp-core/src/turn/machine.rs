@@ -618,9 +618,21 @@ impl TurnMachine {
             } else {
                 m.phase = m.after_scenes();
                 if m.phase == Phase::NextResponder && m.next < m.responders.len() {
-                    // Ahead of the first step. Should it fail, that step tries again and
-                    // reports.
-                    let _ = m.ask_next_responder(engine);
+                    // Ahead of the first step, while the input's commit is written. The store
+                    // is busy meanwhile (a read is refused as a conflict), so a prompt that
+                    // needs it fails: the first step then builds it again, with the store back,
+                    // and reports what still fails. Any other error is the turn's.
+                    match m.ask_next_responder(engine) {
+                        Err(e)
+                            if !matches!(
+                                e.kind(),
+                                crate::ErrorKind::Conflict | crate::ErrorKind::Storage
+                            ) =>
+                        {
+                            return Err(e);
+                        }
+                        _ => {}
+                    }
                 }
             }
             Ok(m)
