@@ -154,10 +154,11 @@ impl Job {
     }
 
     fn held(&mut self) -> Result<&mut Held> {
-        let kind = self.kind.name().replace('_', " ");
+        let kind = self.kind;
         self.held.as_mut().ok_or_else(|| {
             Error::conflict(format!(
-                "the {kind} is over: it was finished; begin a new one"
+                "the {} is over: it was finished; begin a new one",
+                kind.name().replace('_', " ")
             ))
         })
     }
@@ -305,37 +306,5 @@ impl Job {
                 "done": done,
             }),
         })
-    }
-}
-
-impl Machine for Job {
-    type Outcome = JobOutcome;
-
-    fn step(&mut self, engine: &mut Engine) -> Result<Step> {
-        Job::step(self, engine)
-    }
-
-    fn provide(&mut self, engine: &mut Engine, result: GenerateResult) -> Result<()> {
-        Job::provide(self, engine, result)
-    }
-
-    fn provide_embeddings(&mut self, engine: &mut Engine, vectors: Vec<Vec<f32>>) -> Result<()> {
-        Job::provide_embeddings(self, engine, vectors)
-    }
-
-    fn provide_action(
-        &mut self,
-        engine: &mut Engine,
-        answer: std::result::Result<Value, String>,
-    ) -> Result<()> {
-        Job::provide_action(self, engine, answer)
-    }
-
-    fn fail(&mut self, engine: &mut Engine, reason: &str) -> Result<()> {
-        Job::fail(self, engine, reason)
-    }
-
-    fn finish(mut self, engine: &mut Engine) -> Result<JobOutcome> {
-        Job::finish(&mut self, engine)
     }
 }
