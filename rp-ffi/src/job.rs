@@ -19,9 +19,8 @@ use crate::arg::{out_arg, str_arg};
 use crate::engine::{CallingOut, check_engine, rp_engine, with_engine};
 use crate::error::{Error, ffi_result, rp_result};
 use crate::handle::{Handles, Publish};
-use crate::request_json::step_c_json;
 use crate::run_turn::{CallbackGenerator, rp_generate_fn};
-use crate::turn::to_json;
+use crate::turn::{to_c_json, to_json};
 use crate::world::{invalid_json, write_json};
 
 /// A job in progress: a sans-IO loop of the engine other than the turn
@@ -479,7 +478,7 @@ pub unsafe extern "C" fn rp_job_step(
     ffi_result(|| {
         let out = out_arg("out_step_json", out_step_json)?;
         let step = with_job(engine, job, |engine, stage| Ok(ready(stage)?.step(engine)?))?;
-        let json = step_c_json(&step).into_raw();
+        let json = to_c_json(&step).into_raw();
         // SAFETY: `out` is a non-NULL pointer the caller made writable.
         unsafe { out.write(json) };
         Ok(())

@@ -49,9 +49,7 @@ mod graph;
 mod handle;
 mod job;
 mod memory;
-mod outcome_json;
 mod panic;
-mod request_json;
 mod run_turn;
 mod scene;
 mod sheet;
@@ -71,12 +69,12 @@ pub mod bench {
 
     /// A request's JSON as the generate callback receives it.
     pub fn request_c_json(request: &GenerateRequest) -> CString {
-        crate::request_json::request_c_json(request)
+        crate::turn::to_c_json(request)
     }
 
     /// An outcome's JSON as `rp_engine_run_turn` hands it out.
     pub fn outcome_c_json(outcome: &TurnOutcome) -> CString {
-        crate::outcome_json::outcome_c_json(outcome)
+        crate::turn::to_c_json(outcome)
     }
 
     /// Runs `body` on the engine behind the handle `engine`, as a call of

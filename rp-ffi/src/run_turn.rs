@@ -14,7 +14,6 @@ use crate::arg::{out_arg, str_arg};
 use crate::engine::{CallingOut, rp_engine, with_engine};
 use crate::error::{Error, ffi_result, rp_result};
 use crate::handle::{Handles, Publish};
-use crate::request_json::request_c_json;
 use crate::turn::{options_arg, outcome_json, to_c_json};
 
 /// Where the streamed tokens of one generation go: handed to the generate
@@ -334,7 +333,7 @@ impl CallbackGenerator {
 
     /// Calls the host's generate callback for `request`.
     pub(crate) fn call(&self, request: &GenerateRequest) -> Result<GenerateResult, String> {
-        let request_json = request_c_json(request);
+        let request_json = to_c_json(request);
         let sink = SinkRegistration::new(SinkTarget {
             on_token: self.on_token,
             user_data: self.user_data,

@@ -18,7 +18,6 @@ use crate::arg::{out_arg, str_arg};
 use crate::engine::{calling_out, check_engine, rp_engine, with_engine};
 use crate::error::{Error, ffi_result, rp_result};
 use crate::handle::{Handles, Publish};
-use crate::request_json::step_c_json;
 
 /// A turn in progress (the poll form of the turn loop): begun with
 /// `rp_turn_begin` on an engine, driven with `rp_turn_step`,
@@ -106,12 +105,13 @@ pub(crate) fn to_json(value: &impl serde::Serialize) -> String {
     serde_json::to_string(value).expect("rp-core's turn types serialise to JSON")
 }
 
-/// The JSON of a value rp-core made as a C string, written straight into
-/// the string's buffer (a turn's requests and outcome are kilobytes).
+/// The JSON of a value rp-core made as a C string, written by serde_json
+/// straight into the string's buffer (a turn's requests are kilobytes).
 pub(crate) fn to_c_json(value: &impl serde::Serialize) -> CString {
     let mut bytes = Vec::with_capacity(4096);
     serde_json::to_writer(&mut bytes, value).expect("rp-core's turn types serialise to JSON");
-    crate::request_json::c_string(bytes)
+    // serde_json writes a NUL inside a string as \u0000, and nowhere else.
+    CString::new(bytes).expect("JSON holds no NUL byte")
 }
 
 /// Reads turn options: `NULL` with length 0 means the defaults.
@@ -131,7 +131,7 @@ pub(crate) unsafe fn options_arg(json: *const c_char, len: usize) -> Result<Turn
 /// The outcome JSON of a finished turn (its `"prompts"` are there when the
 /// turn's options asked for them: rp-core's `TurnOptions::outcome_prompts`).
 pub(crate) fn outcome_json(outcome: TurnOutcome) -> *mut c_char {
-    crate::outcome_json::outcome_c_json(&outcome).into_raw()
+    to_c_json(&outcome).into_raw()
 }
 
 /// Starts a turn: commits the input at once (a crash from here on keeps it),
@@ -374,7 +374,7 @@ pub unsafe extern "C" fn rp_turn_step(
         let step = with_turn(engine, turn, |engine, state| {
             Ok(running(&mut state.machine)?.step(engine)?)
         })?;
-        let json = step_c_json(&step).into_raw();
+        let json = to_c_json(&step).into_raw();
         // SAFETY: `out` is a non-NULL pointer the caller made writable.
         unsafe { out.write(json) };
         Ok(())

@@ -492,7 +492,8 @@ fn run<'py>(
     }
 }
 
-/// A job's outcome as the dict its machine's outcome makes.
+/// A job's outcome as the dict its machine's outcome makes (through its JSON: the pairs of
+/// `"summaries"` are lists there).
 fn outcome_to_py<'py>(py: Python<'py>, outcome: &JobOutcome) -> PyResult<Bound<'py, PyAny>> {
-    json::serialize(py, outcome)
+    json::to_py(py, serde_json::to_value(outcome))
 }

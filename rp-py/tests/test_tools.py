@@ -190,7 +190,7 @@ def test_requests_carry_the_tool_schemas_in_rp_cores_shape(world: World, wren: i
         "chance",
         "desc",
     ]
-    # The schemas are made once and shared (read-only); each request has its own list.
+    # Each request has its own list of the same schemas.
     turn.provide({"text": "", "tool_calls": CALLS})
     second = turn.step()
     assert second["tools"] == first["tools"]
