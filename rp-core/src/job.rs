@@ -101,6 +101,43 @@ macro_rules! on_machine {
     };
 }
 
+impl Machine for Held {
+    type Outcome = JobOutcome;
+
+    fn step(&mut self, engine: &mut Engine) -> Result<Step> {
+        on_machine!(self, m => m.step(engine))
+    }
+
+    fn provide(&mut self, engine: &mut Engine, result: GenerateResult) -> Result<()> {
+        on_machine!(self, m => m.provide(engine, result))
+    }
+
+    fn provide_embeddings(&mut self, engine: &mut Engine, vectors: Vec<Vec<f32>>) -> Result<()> {
+        on_machine!(self, m => m.provide_embeddings(engine, vectors))
+    }
+
+    fn provide_action(
+        &mut self,
+        engine: &mut Engine,
+        answer: std::result::Result<Value, String>,
+    ) -> Result<()> {
+        on_machine!(self, m => m.provide_action(engine, answer))
+    }
+
+    fn fail(&mut self, engine: &mut Engine, reason: &str) -> Result<()> {
+        on_machine!(self, m => m.fail(engine, reason))
+    }
+
+    fn finish(self, engine: &mut Engine) -> Result<JobOutcome> {
+        Ok(match self {
+            Held::Turn(m) => JobOutcome::Turn(Box::new(m.finish(engine)?)),
+            Held::SceneClose(m) => JobOutcome::SceneClose(m.finish(engine)?),
+            Held::TimeSkip(m) => JobOutcome::TimeSkip(m.finish(engine)?),
+            Held::Query(m) => JobOutcome::Query(Box::new(m.finish(engine)?)),
+        })
+    }
+}
+
 /// Any machine of the engine, driven as [`crate::machine`] documents. Made from a machine with
 /// `From` (`Job::from(engine.begin_time_skip(..)?)`).
 #[derive(Debug)]
@@ -165,12 +202,12 @@ impl Job {
 
     /// What the machine needs next ([`Machine::step`]).
     pub fn step(&mut self, engine: &mut Engine) -> Result<Step> {
-        on_machine!(self.held()?, m => m.step(engine))
+        self.held()?.step(engine)
     }
 
     /// The model's answer to the last [`Step::Generate`] ([`Machine::provide`]).
     pub fn provide(&mut self, engine: &mut Engine, result: GenerateResult) -> Result<()> {
-        on_machine!(self.held()?, m => m.provide(engine, result))
+        self.held()?.provide(engine, result)
     }
 
     /// The vectors asked for by the last [`Step::Embed`] ([`Machine::provide_embeddings`]).
@@ -179,7 +216,7 @@ impl Job {
         engine: &mut Engine,
         vectors: Vec<Vec<f32>>,
     ) -> Result<()> {
-        on_machine!(self.held()?, m => m.provide_embeddings(engine, vectors))
+        self.held()?.provide_embeddings(engine, vectors)
     }
 
     /// The game's answer to the last [`Step::Act`] ([`Machine::provide_action`]).
@@ -188,12 +225,12 @@ impl Job {
         engine: &mut Engine,
         answer: std::result::Result<Value, String>,
     ) -> Result<()> {
-        on_machine!(self.held()?, m => m.provide_action(engine, answer))
+        self.held()?.provide_action(engine, answer)
     }
 
     /// The host could not answer the last step ([`Machine::fail`]).
     pub fn fail(&mut self, engine: &mut Engine, reason: &str) -> Result<()> {
-        on_machine!(self.held()?, m => m.fail(engine, reason))
+        self.held()?.fail(engine, reason)
     }
 
     /// Commits what the machine produced ([`Machine::finish`]). Refused, with the job going
@@ -239,35 +276,16 @@ impl Job {
         generator: &dyn Generate,
         sink: &mut dyn TokenSink,
     ) -> Result<JobOutcome> {
-        loop {
-            let failed = match self.step(engine)? {
-                Step::Generate(request) => match generator.generate(&request, sink).await {
-                    Ok(result) => {
-                        self.provide(engine, result)?;
-                        continue;
-                    }
-                    Err(message) => message,
-                },
-                Step::Embed(request) => match generator.embed(&request).await {
-                    Ok(vectors) => {
-                        self.provide_embeddings(engine, vectors)?;
-                        continue;
-                    }
-                    Err(message) => message,
-                },
-                Step::Act(call) => {
-                    let answer = generator.act(&call).await;
-                    self.provide_action(engine, answer)?;
-                    continue;
-                }
-                Step::Done => return self.finish(engine),
-            };
-            if self.kind == JobKind::Query {
-                self.fail(engine, &format!("generation failed: {failed}"))?;
-                self.finish(engine)?;
-            }
-            return Err(Error::Generation { message: failed });
+        let held = self.held()?;
+        let Some(failed) = crate::machine::answer_steps(engine, held, generator, sink).await?
+        else {
+            return self.finish(engine);
+        };
+        if self.kind == JobKind::Query {
+            self.fail(engine, &format!("generation failed: {failed}"))?;
+            self.finish(engine)?;
         }
+        Err(Error::Generation { message: failed })
     }
 
     /// Where the job stands, as JSON: `{"kind": …, "done": bool, …}` with, for a scene close,

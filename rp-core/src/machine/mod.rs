@@ -130,34 +130,40 @@ pub async fn run<M: Machine>(
     generator: &dyn Generate,
     sink: &mut dyn TokenSink,
 ) -> Result<M::Outcome> {
+    let Some(failed) = answer_steps(engine, &mut machine, generator, sink).await? else {
+        return machine.finish(engine);
+    };
+    machine.fail(engine, &format!("generation failed: {failed}"))?;
+    match machine.finish(engine) {
+        Err(error) if error.kind() != ErrorKind::Generation => Err(error),
+        _ => Err(Error::Generation { message: failed }),
+    }
+}
+
+/// Answers `machine`'s steps through `generator` until it is done (`None`) or the generator
+/// fails (`Some` with its message, the step unanswered).
+pub(crate) async fn answer_steps<M: Machine + ?Sized>(
+    engine: &mut Engine,
+    machine: &mut M,
+    generator: &dyn Generate,
+    sink: &mut dyn TokenSink,
+) -> Result<Option<String>> {
     loop {
-        let failed = match machine.step(engine)? {
+        match machine.step(engine)? {
             Step::Generate(request) => match generator.generate(&request, sink).await {
-                Ok(result) => {
-                    machine.provide(engine, result)?;
-                    continue;
-                }
-                Err(message) => message,
+                Ok(result) => machine.provide(engine, result)?,
+                Err(message) => return Ok(Some(message)),
             },
             Step::Embed(request) => match generator.embed(&request).await {
-                Ok(vectors) => {
-                    machine.provide_embeddings(engine, vectors)?;
-                    continue;
-                }
-                Err(message) => message,
+                Ok(vectors) => machine.provide_embeddings(engine, vectors)?,
+                Err(message) => return Ok(Some(message)),
             },
             Step::Act(call) => {
                 let answer = generator.act(&call).await;
                 machine.provide_action(engine, answer)?;
-                continue;
             }
-            Step::Done => return machine.finish(engine),
-        };
-        machine.fail(engine, &format!("generation failed: {failed}"))?;
-        return match machine.finish(engine) {
-            Err(error) if error.kind() != ErrorKind::Generation => Err(error),
-            _ => Err(Error::Generation { message: failed }),
-        };
+            Step::Done => return Ok(None),
+        }
     }
 }
 
