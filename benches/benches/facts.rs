@@ -1,3 +1,4 @@
+// One file: one bench harness; rp, node and evalexpr run the same cases and report in one run.
 //! The fact language (issue 3 item 8, DESIGN §10): evaluating `$if` conditions and compiling
 //! sheets, rp beside node/V8 and beside an embedded Rust interpreter (evalexpr), in one run.
 //!

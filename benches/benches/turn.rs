@@ -1,3 +1,4 @@
+// One file: one bench harness; the 1M-memory save is built once and every measurement runs on it.
 //! A whole turn without the model (issue 5, DESIGN §5, §6, §10): `begin_turn_with`, every
 //! `step`, an instant generation for each `Step::Generate`, and `finish`, on a save holding
 //! 1M memories; and the lore scan of 1,000 entries over a 64 KB window.

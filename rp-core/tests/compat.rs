@@ -1,3 +1,4 @@
+// One file: the story writing a fixture (every event kind) and its replay check change together.
 //! Save compatibility: a save file written by an earlier build must keep opening, decoding and
 //! replaying to the same world.
 //!

@@ -1,3 +1,4 @@
+// One file: one differential suite; generator, node driver and comparison serve only each other.
 //! Differential test of the fact language against JavaScript (issue 3, item 6; DESIGN §4: "the
 //! reference for semantics is JavaScript itself").
 //!

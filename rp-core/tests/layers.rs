@@ -59,7 +59,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level module a file belongs to (`log/apply.rs` → `log`, `skip.rs` → `skip`);
+/// The top-level module a file belongs to (`log/apply/mod.rs` → `log`, `skip.rs` → `skip`);
 /// `None` for `lib.rs`.
 fn module_of(relative: &Path) -> Option<String> {
     let first = relative

@@ -1,3 +1,4 @@
+// One file: one suite of the turn, every scenario on the same scripted session and helpers.
 //! The turn (issue 5, item 7): a scripted three-party session where one character leaves and
 //! comes back, replay of the log against the live world, a crash between `begin_turn` and
 //! `finish`, the unhappy paths of the machine, and the canary property: no character ever

@@ -1,3 +1,4 @@
+// One file: one suite of the state-update pass, every scenario on the same world and helpers.
 //! The state-update pass (issue 6, item 1 and 7): reports applied as the engine computes them,
 //! exactly one retry that carries the errors back, hallucinated names rejected and recorded,
 //! hostile answers refused with a reason and nothing of them applied, and replay equal to the
