@@ -23,7 +23,9 @@ pub struct LoggedEvent {
 }
 
 impl Event {
-    /// Reads one event from its JSON value, strictly (see the [module docs](self)).
+    /// Reads one event from its JSON value (`{"time_advanced": {"to": 120000}}`: the kind the
+    /// key of its fields), strictly: an unknown kind or field, at any depth, is refused, naming
+    /// the kind and the field.
     pub fn from_json_value(value: &Value) -> Result<Event> {
         read(value).map_err(|reason| Error::invalid("event", reason.trim_start_matches(':').trim()))
     }

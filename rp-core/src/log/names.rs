@@ -18,6 +18,12 @@ use crate::error::{Error, Result};
 use crate::model::{ContainerId, EntityId};
 
 /// An entity or a container as a host names it: by id, or by a key, name or alias.
+///
+/// A text resolves ([`World::resolve_entity`], [`World::resolve_container`]), in order, to the
+/// one whose world-file key it is (exactly), whose name it is (exactly, then ignoring case),
+/// then, for an entity, which has it as an alias (ignoring case). The first step that finds
+/// exactly one wins; a step that finds several is an [`crate::ErrorKind::Invalid`] error
+/// listing them; nothing found is a [`crate::ErrorKind::NotFound`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Named<'a> {
     /// An id.
@@ -89,7 +95,7 @@ fn one(noun: &'static str, text: &str, candidates: Vec<(u64, &str)>) -> Result<O
 }
 
 impl World {
-    /// The entity `named` names (see the [module docs](self) for the rule).
+    /// The entity `named` names (the rule is [`Named`]'s).
     ///
     /// ```
     /// # let mut engine = rp_core::Engine::in_memory("Inn", 0)?;
@@ -142,8 +148,7 @@ impl World {
         Err(Error::not_found("entity", named))
     }
 
-    /// The container `named` names (see the [module docs](self) for the rule; containers have
-    /// no aliases).
+    /// The container `named` names (the rule is [`Named`]'s; containers have no aliases).
     pub fn resolve_container<'a>(&self, named: impl Into<Named<'a>>) -> Result<ContainerId> {
         let named = named.into();
         let text = match named {
