@@ -248,8 +248,10 @@ impl Turn {
     /// engine's tools: ``"tools"`` is a list of ``{"name", "description",
     /// "parameters"}`` (a JSON Schema) for ``"roll_dice"`` (arguments
     /// ``{"notation": "2d6+1"}``) and ``"roll_effects"`` (``{"effects":
-    /// [{"chance": 0.3, "desc": "fox ears"}]}``). A result with
-    /// ``"tool_calls"`` (see ``provide()``) is not the reply: the engine runs
+    /// [{"chance": 0.3, "desc": "fox ears"}]}``); the tool dicts are made once
+    /// and shared by every request (each gets its own list): treat them as
+    /// read-only. A result with ``"tool_calls"`` (see ``provide()``) is not
+    /// the reply: the engine runs
     /// the calls with the world's seeded generator (recorded with their
     /// draws: replay never rolls again), and the next step is the same
     /// request, its messages ending with an ``"assistant"`` message carrying

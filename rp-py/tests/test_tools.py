@@ -190,10 +190,11 @@ def test_requests_carry_the_tool_schemas_in_rp_cores_shape(world: World, wren: i
         "chance",
         "desc",
     ]
-    # Each request has its own list of the same schemas.
+    # The schemas are made once and shared (read-only); each request has its own list.
     turn.provide({"text": "", "tool_calls": CALLS})
     second = turn.step()
     assert second["tools"] == first["tools"]
     assert second["tools"] is not first["tools"]
+    assert all(a is b for a, b in zip(second["tools"], first["tools"], strict=True))
     # Serialised, the request is exactly the JSON the engine writes for C hosts.
     assert json.loads(json.dumps(first["tools"])) == first["tools"]

@@ -203,7 +203,9 @@ class Turn:
         A reply request offers ``"tools"`` (``roll_dice``, ``roll_effects``)
         unless the options say ``"tools": False``; after a result with
         ``"tool_calls"`` it is asked again, its messages ending with the
-        calls and one ``"tool"`` message per result.
+        calls and one ``"tool"`` message per result. The tool dicts are made
+        once and shared by every request (each gets its own list): treat
+        them as read-only.
         """
     def provide(self, result: Union[str, dict[str, Any]]) -> None:
         """Answers the last ``"generate"`` step with the text or a result dict.
