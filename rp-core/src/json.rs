@@ -1,6 +1,7 @@
 //! JSON read strictly: the one place that says how rp-core reads a JSON object a host hands
-//! it (options, inputs, results). The ground layer, beside [`crate::error`]; every layer above
-//! reads JSON through it, so a binding never decides how.
+//! it (options, inputs, results). The ground layer, beside the error type ([`crate::Error`]); every layer above
+//! reads JSON through it, and so does a binding that holds the JSON as a value already
+//! ([`from_value`]: Python's dicts), so the errors are the same from every side.
 
 /// `json` parsed, when it is a JSON object (serde would also read a struct from an array).
 pub(crate) fn json_value(what: &'static str, json: &str) -> crate::Result<serde_json::Value> {
@@ -17,12 +18,15 @@ pub(crate) fn json_object<T: serde::de::DeserializeOwned>(
     what: &'static str,
     json: &str,
 ) -> crate::Result<T> {
-    from_json_value(what, json_value(what, json)?)
+    from_value(what, json_value(what, json)?)
 }
 
-/// A `T` read from a JSON value; an error names the path of the field it is about
-/// (`updates.sampling.temperature: invalid type: …`), so a host can find its typo.
-pub(crate) fn from_json_value<T: serde::de::DeserializeOwned>(
+/// A `T` (options, a promotion, a request: `what` names it in errors) read from a JSON value,
+/// as rp-core reads the same JSON given as text: an error is an
+/// [`crate::ErrorKind::Invalid`] naming the path of the field it is about
+/// (`invalid turn options: updates.sampling.temperature: invalid type: …`), so a host can find
+/// its typo.
+pub fn from_value<T: serde::de::DeserializeOwned>(
     what: &'static str,
     value: serde_json::Value,
 ) -> crate::Result<T> {

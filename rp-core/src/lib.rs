@@ -17,7 +17,7 @@ mod error;
 pub mod facts;
 pub mod graph;
 pub mod job;
-mod json;
+pub mod json;
 pub mod log;
 pub mod lore;
 pub mod machine;

@@ -320,7 +320,7 @@ fn query(
 /// (`InvalidInput`).
 fn query_config(py: Python<'_>, config: Option<&Bound<'_, PyDict>>) -> PyResult<QueryConfig> {
     let config = match config {
-        Some(dict) => json::from_dict(py, "query config", dict, serde_json::from_value)?,
+        Some(dict) => json::from_dict(py, "query config", dict)?,
         None => QueryConfig::default(),
     };
     config

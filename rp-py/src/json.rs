@@ -114,25 +114,16 @@ fn to_json(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<serde_json::Value
     )))
 }
 
-/// A value of rp-core read from a Python dict by its JSON field names
-/// (`decode` is `serde_json::from_value`); a dict that does not match is
-/// `InvalidInput` naming `what`.
-pub(crate) fn from_dict<T>(
+/// A value of rp-core (options, a promotion, a request: `what` names it in
+/// errors) read from a dict the way rp-core reads the same JSON from C
+/// (`rp_core::json::from_value`: `InvalidInput` naming the field's path).
+pub(crate) fn from_dict<T: serde::de::DeserializeOwned>(
     py: Python<'_>,
     what: &'static str,
     dict: &Bound<'_, PyDict>,
-    decode: impl FnOnce(serde_json::Value) -> serde_json::Result<T>,
 ) -> PyResult<T> {
     let json = py_to_json(dict.as_any())?;
-    decode(json).map_err(|error| {
-        crate::errors::to_py_err(
-            py,
-            rp_core::Error::Invalid {
-                what,
-                reason: error.to_string(),
-            },
-        )
-    })
+    rp_core::json::from_value(what, json).map_err(|error| crate::errors::to_py_err(py, error))
 }
 
 /// A value of rp-core as Python objects, straight from its `Serialize`

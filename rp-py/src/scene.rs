@@ -97,7 +97,7 @@ pub(crate) fn scene_options(
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<SceneOptions> {
     let options = match options {
-        Some(dict) => json::from_dict(py, "scene options", dict, serde_json::from_value)?,
+        Some(dict) => json::from_dict(py, "scene options", dict)?,
         None => SceneOptions::default(),
     };
     options

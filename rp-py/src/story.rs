@@ -226,7 +226,7 @@ pub(crate) fn effects(
 pub(crate) fn promotion(py: Python<'_>, dict: Option<&Bound<'_, PyDict>>) -> PyResult<Promotion> {
     match dict {
         None => Ok(Promotion::default()),
-        Some(dict) => json::from_dict(py, "promotion", dict, serde_json::from_value),
+        Some(dict) => json::from_dict(py, "promotion", dict),
     }
 }
 

@@ -74,8 +74,7 @@ pub(crate) fn turn_options(
     let Some(dict) = options else {
         return Ok(TurnOptions::default());
     };
-    let value = json::py_to_json(dict.as_any())?;
-    TurnOptions::from_json(&value.to_string()).map_err(|e| crate::errors::to_py_err(py, e))
+    json::from_dict(py, "turn options", dict)
 }
 
 /// The input of a turn: `speaker` says `text` at `now`, heard by
@@ -110,8 +109,8 @@ pub(crate) fn generate_result(
     if let Ok(text) = result.cast::<PyString>() {
         Ok(GenerateResult::text(text.to_cow()?))
     } else if let Ok(dict) = result.cast::<PyDict>() {
-        let value = json::from_dict(py, "generation result", dict, Ok)?;
-        GenerateResult::from_json(&value.to_string()).map_err(|e| crate::errors::to_py_err(py, e))
+        GenerateResult::from_json_value(json::py_to_json(dict.as_any())?)
+            .map_err(|e| crate::errors::to_py_err(py, e))
     } else {
         Err(PyTypeError::new_err(format!(
             "provide() takes the generated text (str) or a result dict such as \
@@ -159,7 +158,7 @@ pub(crate) fn inspect_prompt<'py>(
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let options = match options {
-        Some(dict) => json::from_dict(py, "prompt options", dict, serde_json::from_value)?,
+        Some(dict) => json::from_dict(py, "prompt options", dict)?,
         None => rp_core::turn::PromptOptions::default(),
     };
     let prompt = world.with_engine(py, |engine| {
@@ -547,8 +546,7 @@ impl ScriptedGenerator {
         py: Python<'py>,
         request: &Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let request: GenerateRequest =
-            json::from_dict(py, "generate request", request, serde_json::from_value)?;
+        let request: GenerateRequest = json::from_dict(py, "generate request", request)?;
         let result = self.0.answer(&request);
         json::serialize(py, &result)
     }

@@ -71,18 +71,29 @@ impl std::fmt::Display for Named<'_> {
     }
 }
 
+/// `text` lowercased char by char, as [`same_ignoring_case`] compares.
+fn lowercase(text: &str) -> String {
+    text.chars().flat_map(char::to_lowercase).collect()
+}
+
+/// Whether `name` is `lower` (already [`lowercase`]d) ignoring case, without allocating.
+fn same_ignoring_case(name: &str, lower: &str) -> bool {
+    name.chars().flat_map(char::to_lowercase).eq(lower.chars())
+}
+
 /// The one of `candidates` (id, name) a step found, if exactly one; an error listing them if
-/// several; `None` if none.
-fn one(noun: &'static str, text: &str, candidates: Vec<(u64, &str)>) -> Result<Option<u64>> {
+/// several (`what` names the refusal: `"entity name"`); `None` if none.
+fn one(
+    what: &'static str,
+    noun: &str,
+    text: &str,
+    candidates: Vec<(u64, &str)>,
+) -> Result<Option<u64>> {
     match candidates.as_slice() {
         [] => Ok(None),
         [(id, _)] => Ok(Some(*id)),
         many => Err(Error::invalid(
-            if noun == "entity" {
-                "entity name"
-            } else {
-                "container name"
-            },
+            what,
             format!(
                 "{text:?} names more than one {noun}: {}; use an id or a key",
                 many.iter()
@@ -129,23 +140,21 @@ impl World {
         if let Some(e) = self.entity_by_key(text) {
             return Ok(e.id);
         }
-        let lower = text.to_lowercase();
-        let steps: [&dyn Fn(&crate::model::Entity) -> bool; 3] = [
-            &|e| e.name == text,
-            &|e| e.name.to_lowercase() == lower,
-            &|e| e.aliases.iter().any(|a| a.to_lowercase() == lower),
-        ];
-        for step in steps {
-            let found = self
-                .entities()
-                .filter(|e| step(e))
-                .map(|e| (e.id.0, e.name.as_str()))
-                .collect();
-            if let Some(id) = one("entity", text, found)? {
-                return Ok(EntityId(id));
-            }
+        // Names are unique in any case (the world refuses a second "sam" beside "Sam"), so
+        // the name index finds the exact name and the name in another case alike.
+        if let Some(e) = self.entity_by_name(text) {
+            return Ok(e.id);
         }
-        Err(Error::not_found("entity", named))
+        let lower = lowercase(text);
+        let found = self
+            .entities()
+            .filter(|e| e.aliases.iter().any(|a| same_ignoring_case(a, &lower)))
+            .map(|e| (e.id.0, e.name.as_str()))
+            .collect();
+        match one("entity name", "entity", text, found)? {
+            Some(id) => Ok(EntityId(id)),
+            None => Err(Error::not_found("entity", named)),
+        }
     }
 
     /// The container `named` names (the rule is [`Named`]'s; containers have no aliases).
@@ -163,16 +172,17 @@ impl World {
         if let Some(c) = self.container_by_key(text) {
             return Ok(c.id);
         }
-        let lower = text.to_lowercase();
-        let steps: [&dyn Fn(&crate::model::Container) -> bool; 2] =
-            [&|c| c.name == text, &|c| c.name.to_lowercase() == lower];
+        let lower = lowercase(text);
+        let steps: [&dyn Fn(&crate::model::Container) -> bool; 2] = [&|c| c.name == text, &|c| {
+            same_ignoring_case(&c.name, &lower)
+        }];
         for step in steps {
             let found = self
                 .containers()
                 .filter(|c| step(c))
                 .map(|c| (c.id.0, c.name.as_str()))
                 .collect();
-            if let Some(id) = one("container", text, found)? {
+            if let Some(id) = one("container name", "container", text, found)? {
                 return Ok(ContainerId(id));
             }
         }

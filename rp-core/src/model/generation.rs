@@ -72,6 +72,11 @@ impl GenerateResult {
     /// field (a typo such as `"txt"`, which would otherwise read as an empty, silent reply) is
     /// refused.
     pub fn from_json(json: &str) -> crate::Result<GenerateResult> {
+        GenerateResult::from_json_value(crate::json::json_value("generation result", json)?)
+    }
+
+    /// [`GenerateResult::from_json`] of a JSON value a host holds already (a Python dict).
+    pub fn from_json_value(value: serde_json::Value) -> crate::Result<GenerateResult> {
         const FIELDS: [&str; 5] = [
             "text",
             "tool_calls",
@@ -79,7 +84,6 @@ impl GenerateResult {
             "completion_tokens",
             "model",
         ];
-        let value = crate::json::json_value("generation result", json)?;
         if let Some(k) = value
             .as_object()
             .and_then(|o| o.keys().find(|k| !FIELDS.contains(&k.as_str())))
@@ -89,8 +93,7 @@ impl GenerateResult {
                 format!("unknown field `{k}`; the fields are {}", FIELDS.join(", ")),
             ));
         }
-        serde_json::from_value(value)
-            .map_err(|e| crate::Error::invalid("generation result", e.to_string()))
+        crate::json::from_value("generation result", value)
     }
 
     /// A result with only text.
