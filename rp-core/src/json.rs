@@ -1,6 +1,7 @@
 //! JSON read strictly: the one place that says how rp-core reads a JSON object a host hands
-//! it (options, inputs, results). The ground layer, beside the error type ([`crate::Error`]); every layer above
-//! reads JSON through it, and so does a binding that holds the JSON as a value already
+//! it (options, inputs, results). The ground layer, beside the error type ([`crate::Error`]);
+//! every layer above reads JSON through it, and so does a binding that holds the JSON as a
+//! value already
 //! ([`from_value`]: Python's dicts), so the errors are the same from every side.
 
 /// `json` parsed, when it is a JSON object (serde would also read a struct from an array).
