@@ -178,6 +178,7 @@ impl Situation {
             mentioned: self.mentioned,
             response_ms: self.response_ms,
             hour: self.hour,
+            drives: Default::default(),
             present: &self.present,
             ..Context::default()
         }

@@ -36,6 +36,7 @@ fuzz_target!(|data: &[u8]| {
         interaction_type: None,
         present: &present,
         hour: (data.len() % 24) as f64,
+        drives: Default::default(),
     };
     let draws: Vec<f64> = data.iter().map(|b| f64::from(*b) / 256.0).collect();
     let first = sheet.decide(&ctx, &mut ReplayDraws::new(draws.clone()));

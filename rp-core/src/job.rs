@@ -34,6 +34,7 @@ use crate::machine::{Generate, GenerateResult, Machine, Step, TokenSink};
 use crate::query::{QueryMachine, QueryOutcome};
 use crate::scene::{SceneClose, SceneCloseOutcome};
 use crate::skip::{SkipOutcome, TimeSkip};
+use crate::tick::{TickMachine, TickOutcome};
 use crate::turn::{TurnMachine, TurnOutcome};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -50,17 +51,20 @@ pub enum JobKind {
     TimeSkip,
     /// A world query ([`QueryMachine`]).
     Query,
+    /// A tick ([`TickMachine`]).
+    Tick,
 }
 
 impl JobKind {
     /// The kind's name, as JSON and the bindings write it: `turn`, `scene_close`,
-    /// `time_skip`, `query`.
+    /// `time_skip`, `query`, `tick`.
     pub fn name(self) -> &'static str {
         match self {
             JobKind::Turn => "turn",
             JobKind::SceneClose => "scene_close",
             JobKind::TimeSkip => "time_skip",
             JobKind::Query => "query",
+            JobKind::Tick => "tick",
         }
     }
 }
@@ -78,6 +82,8 @@ pub enum JobOutcome {
     TimeSkip(SkipOutcome),
     /// What a world query committed.
     Query(Box<QueryOutcome>),
+    /// What a tick committed.
+    Tick(Box<TickOutcome>),
 }
 
 /// The machine a job holds.
@@ -87,6 +93,7 @@ enum Held {
     SceneClose(Box<SceneClose>),
     TimeSkip(Box<TimeSkip>),
     Query(Box<QueryMachine>),
+    Tick(Box<TickMachine>),
 }
 
 /// Calls `$body` with the machine `$m` of any kind.
@@ -97,6 +104,7 @@ macro_rules! on_machine {
             Held::SceneClose($m) => $body,
             Held::TimeSkip($m) => $body,
             Held::Query($m) => $body,
+            Held::Tick($m) => $body,
         }
     };
 }
@@ -134,6 +142,7 @@ impl Machine for Held {
             Held::SceneClose(m) => JobOutcome::SceneClose(m.finish(engine)?),
             Held::TimeSkip(m) => JobOutcome::TimeSkip(m.finish(engine)?),
             Held::Query(m) => JobOutcome::Query(Box::new(m.finish(engine)?)),
+            Held::Tick(m) => JobOutcome::Tick(Box::new(m.finish(engine)?)),
         })
     }
 }
@@ -168,6 +177,12 @@ impl From<TimeSkip> for Job {
 impl From<QueryMachine> for Job {
     fn from(machine: QueryMachine) -> Job {
         Job::new(JobKind::Query, Held::Query(Box::new(machine)))
+    }
+}
+
+impl From<TickMachine> for Job {
+    fn from(machine: TickMachine) -> Job {
+        Job::new(JobKind::Tick, Held::Tick(Box::new(machine)))
     }
 }
 
@@ -261,6 +276,7 @@ impl Job {
             Held::SceneClose(m) => JobOutcome::SceneClose(m.finish(engine)?),
             Held::TimeSkip(m) => JobOutcome::TimeSkip(m.finish(engine)?),
             Held::Query(m) => JobOutcome::Query(Box::new(m.finish(engine)?)),
+            Held::Tick(m) => JobOutcome::Tick(Box::new(m.finish(engine)?)),
         })
     }
 
@@ -321,6 +337,12 @@ impl Job {
                 "query": encode(serde_json::to_value(query.query()))?,
                 "context": encode(serde_json::to_value(query.context()))?,
                 "capabilities": encode(serde_json::to_value(query.capabilities()))?,
+                "done": done,
+            }),
+            Held::Tick(tick) => json!({
+                "kind": kind,
+                "at": tick.outcome().at,
+                "initiations": tick.outcome().initiations.len(),
                 "done": done,
             }),
         })

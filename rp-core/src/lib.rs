@@ -12,6 +12,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod drives;
 mod engine;
 mod error;
 pub mod facts;
@@ -28,6 +29,7 @@ pub mod scene;
 pub mod skip;
 pub mod store;
 pub mod story;
+pub mod tick;
 pub mod turn;
 pub mod update;
 pub mod worldfile;

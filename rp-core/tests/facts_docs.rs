@@ -11,7 +11,7 @@
 //! has fewer than [`MIN_EXAMPLES`] sheet examples, so it cannot pass vacuously.
 
 use rp_core::facts::{
-    Context, Decision, FactValue, ReplayDraws, SelfFacts, TraceEvent, compile_sheet,
+    Context, Decision, DriveValues, FactValue, ReplayDraws, SelfFacts, TraceEvent, compile_sheet,
     evaluate_to_string,
 };
 use rp_core::{EntityId, EntityState, Event, FactSheet};
@@ -121,6 +121,7 @@ struct Ctx {
     interaction_type: Option<String>,
     present: Vec<String>,
     hour: f64,
+    drives: DriveValues,
     draws: Vec<f64>,
 }
 
@@ -139,6 +140,7 @@ impl Default for Ctx {
             interaction_type: None,
             present: Vec::new(),
             hour: d.hour,
+            drives: d.drives,
             draws: Vec::new(),
         }
     }
@@ -159,6 +161,22 @@ fn parse_ctx(at: usize, text: &str) -> Ctx {
             "interaction_type" => c.interaction_type = Some(v),
             "present" => c.present = list(&v),
             "hour" => c.hour = number(at, &k, &v),
+            "drives.energy" => c.drives.energy = number(at, &k, &v),
+            "drives.social_debt" => c.drives.social_debt = number(at, &k, &v),
+            "drives.task" => c.drives.task = number(at, &k, &v),
+            "drives.curiosity" => c.drives.curiosity = number(at, &k, &v),
+            "drives.pressure" => c.drives.pressure = number(at, &k, &v),
+            "drives.disturbance" => c.drives.disturbance = number(at, &k, &v),
+            "drives.asleep" => c.drives.asleep = boolean(at, "drives.asleep", &v),
+            "drives.mode" => {
+                c.drives.mode = match v.as_str() {
+                    "alert" => "alert",
+                    "normal" => "normal",
+                    "relaxed" => "relaxed",
+                    "sleep" => "sleep",
+                    _ => panic!("docs/facts.md:{at}: drives.mode={v:?} is not a mode"),
+                }
+            }
             "draws" => c.draws = list(&v).iter().map(|d| number(at, "draws", d)).collect(),
             other => panic!("docs/facts.md:{at}: unknown context key {other:?}"),
         }
@@ -206,6 +224,7 @@ impl Ctx {
             interaction_type: self.interaction_type.as_deref(),
             present: &self.present,
             hour: self.hour,
+            drives: self.drives,
         }
     }
 }
@@ -243,6 +262,10 @@ fn check_case(at: usize, ctx: &Ctx, d: &Decision, asserts: &[(usize, String)]) {
         let value = value.trim();
         match key.trim() {
             "respond" => assert_eq!(d.respond, boolean(*n, "respond", value), "{}", where_(*n)),
+            "initiate" => {
+                let want = (value != "none").then(|| boolean(*n, "initiate", value));
+                assert_eq!(d.initiate, want, "{}", where_(*n));
+            }
             "retry" => {
                 let want = (value != "none").then(|| {
                     value

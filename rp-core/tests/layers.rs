@@ -19,14 +19,16 @@ const LAYERS: &[&[&str]] = &[
     &["facts", "store"],
     // The log and the World it projects: events, apply, replay.
     &["log"],
-    // Readers of the World: relationship queries, the memory index and recall, lore.
-    &["graph", "memory", "lore"],
+    // Readers of the World: relationship queries, the memory index and recall, lore, drives.
+    &["graph", "memory", "lore", "drives"],
     // A World bound to its store.
     &["engine"],
     // The contract of the sans-IO machines: requests, steps, `Generate`.
     &["machine"],
     // The machines, each on the ones before it in this list, and `job`, which holds them all.
-    &["story", "update", "scene", "turn", "skip", "query", "job"],
+    &[
+        "story", "update", "scene", "turn", "skip", "query", "tick", "job",
+    ],
     // World files: parsed, planned, applied through the engine.
     &["worldfile"],
 ];

@@ -38,6 +38,9 @@ pub struct PurposeModels {
     /// For [`Purpose::Query`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
+    /// For [`Purpose::Initiate`] (a character speaking first); unset: the reply model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initiate: Option<String>,
     /// For embeddings (`/embeddings`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embed: Option<String>,
@@ -291,6 +294,7 @@ impl ClientConfig {
             ("models.state_update", &self.models.state_update),
             ("models.summary", &self.models.summary),
             ("models.query", &self.models.query),
+            ("models.initiate", &self.models.initiate),
             ("models.embed", &self.models.embed),
         ] {
             if let Some(m) = m {
@@ -338,6 +342,13 @@ impl ClientConfig {
             Purpose::StateUpdate => &self.models.state_update,
             Purpose::Summary => &self.models.summary,
             Purpose::Query => &self.models.query,
+            Purpose::Initiate { .. } => {
+                if self.models.initiate.is_some() {
+                    &self.models.initiate
+                } else {
+                    &self.models.reply
+                }
+            }
         };
         m.as_deref().unwrap_or(&self.model)
     }

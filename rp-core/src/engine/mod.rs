@@ -278,7 +278,11 @@ impl Engine {
         self.resync_if_stale()?;
         let seed = self.world.meta().map_or(0, |m| m.settings.seed);
         let mut draws = SeededDraws::new(seed, self.world.draws_taken());
-        let decision = self.world.decide(entity, message, &mut draws)?;
+        let message = Message {
+            drives: crate::drives::values(&self.world, entity, self.world.now()),
+            ..message.clone()
+        };
+        let decision = self.world.decide(entity, &message, &mut draws)?;
         self.append(vec![crate::log::decision_event(entity, &decision)])?;
         Ok(decision)
     }

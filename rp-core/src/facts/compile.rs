@@ -26,8 +26,44 @@ pub(crate) enum Var {
     Name,
     SelfObj,
     Time,
+    Drives,
     NaN,
     Infinity,
+}
+
+/// A member of `drives` (docs/drives.md), resolved when compiling `drives.<key>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Drive {
+    Energy,
+    SocialDebt,
+    Task,
+    Curiosity,
+    Pressure,
+    Disturbance,
+    Asleep,
+    Mode,
+}
+
+impl Drive {
+    /// The member called `key`, if `drives` has one.
+    pub fn of(key: &str) -> Option<Drive> {
+        Some(match key {
+            "energy" => Drive::Energy,
+            "social_debt" => Drive::SocialDebt,
+            "task" => Drive::Task,
+            "curiosity" => Drive::Curiosity,
+            "pressure" => Drive::Pressure,
+            "disturbance" => Drive::Disturbance,
+            "asleep" => Drive::Asleep,
+            "mode" => Drive::Mode,
+            _ => return None,
+        })
+    }
+
+    /// Whether the member is a number (all but `asleep` and `mode`).
+    pub fn is_number(self) -> bool {
+        !matches!(self, Drive::Asleep | Drive::Mode)
+    }
 }
 
 /// A value of a `key: value` fact.
@@ -70,6 +106,8 @@ pub(crate) enum Node {
     Str(Box<str>),
     Var(Var),
     SelfIndex(Box<Node>),
+    /// `drives.<key>` for a key `drives` has.
+    Drive(Drive),
     Member(Box<Node>, Box<str>),
     Index(Box<Node>, Box<Node>),
     Not(Box<Node>),
@@ -188,6 +226,8 @@ pub(crate) enum Num {
     ResponseMs,
     RetryMs,
     UnreadCount,
+    /// A numeric member of `drives` (`drives.energy`, …).
+    Drive(Drive),
 }
 
 /// A compile error at a byte offset of the condition.
@@ -284,6 +324,7 @@ fn num(n: &Node) -> Option<Num> {
         Node::Var(Var::ResponseMs) => Num::ResponseMs,
         Node::Var(Var::RetryMs) => Num::RetryMs,
         Node::Var(Var::UnreadCount) => Num::UnreadCount,
+        Node::Drive(d) if d.is_number() => Num::Drive(*d),
         _ => return None,
     })
 }
@@ -427,6 +468,7 @@ impl Compiler<'_> {
             "name" => Var::Name,
             "self" => Var::SelfObj,
             "time" => Var::Time,
+            "drives" => Var::Drives,
             "NaN" => Var::NaN,
             "Infinity" => Var::Infinity,
             "random" | "roll" | "has_fact" => {
@@ -439,8 +481,8 @@ impl Compiler<'_> {
                 return err(
                     offset,
                     format!(
-                        "unknown variable `{name}`; the variables are self, time, mentioned, content, author, \
-                         response_ms, retry_ms, unread_count, interaction_type, present, name, NaN, Infinity, undefined"
+                        "unknown variable `{name}`; the variables are self, time, drives, mentioned, content, \
+                         author, response_ms, retry_ms, unread_count, interaction_type, present, name, NaN, Infinity, undefined"
                     ),
                 );
             }
@@ -459,6 +501,11 @@ impl Compiler<'_> {
                 );
             }
             return Ok(Node::Undefined);
+        }
+        if let Ast::Ident("drives", _) = obj
+            && let Some(d) = Drive::of(name)
+        {
+            return Ok(Node::Drive(d));
         }
         if let Ast::Regex { .. } = obj {
             // Regex properties are computed at run time from the compiled literal.
@@ -701,6 +748,46 @@ mod tests {
         assert!(matches!(compile("self.fox_tf").unwrap(), Node::Num(n) if n == 0.3));
         assert!(matches!(compile("self.missing").unwrap(), Node::Undefined));
         assert!(compile("self.toString").is_err());
+    }
+
+    #[test]
+    fn drives_members_are_resolved_at_compile_time() {
+        assert!(matches!(
+            compile("drives.energy").unwrap(),
+            Node::Drive(Drive::Energy)
+        ));
+        assert!(matches!(
+            compile("drives.mode").unwrap(),
+            Node::Drive(Drive::Mode)
+        ));
+        // A numeric member compared with a constant is one comparison, like `response_ms`.
+        assert!(matches!(
+            compile("drives.energy < 0.3").unwrap(),
+            Node::Greater {
+                x: Num::Drive(Drive::Energy),
+                ..
+            }
+        ));
+        assert!(matches!(
+            compile("drives.social_debt >= drives.pressure").unwrap(),
+            Node::Compare {
+                left: Num::Drive(Drive::SocialDebt),
+                right: Num::Drive(Drive::Pressure),
+                ..
+            }
+        ));
+        // `asleep` and `mode` are not numbers: compared as values.
+        assert!(matches!(
+            compile("drives.asleep < 1").unwrap(),
+            Node::Bin(..)
+        ));
+        // Any other member is read at run time (and is undefined).
+        assert!(matches!(
+            compile("drives.hunger").unwrap(),
+            Node::Member(..)
+        ));
+        let e = compile("drive").unwrap_err();
+        assert!(e.message.contains("drives"), "{}", e.message);
     }
 
     #[test]

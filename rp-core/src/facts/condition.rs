@@ -207,6 +207,11 @@ pub struct ContextData {
     pub present: Vec<String>,
     /// `time.hour` (default 12).
     pub hour: f64,
+    /// `drives`: in JSON an object with any of `energy`, `social_debt`, `task`, `curiosity`,
+    /// `pressure`, `disturbance` (numbers), `asleep` (a boolean) and `mode` (`"alert"`,
+    /// `"normal"`, `"relaxed"` or `"sleep"`); what is left out keeps its default (full energy,
+    /// awake, relaxed, every pressure 0).
+    pub drives: super::DriveValues,
 }
 
 impl Default for ContextData {
@@ -222,6 +227,7 @@ impl Default for ContextData {
             interaction_type: None,
             present: Vec::new(),
             hour: 12.0,
+            drives: super::DriveValues::default(),
         }
     }
 }
@@ -253,6 +259,7 @@ impl ContextData {
             interaction_type: self.interaction_type.as_deref(),
             present: &self.present,
             hour: self.hour,
+            drives: self.drives,
         }
     }
 }
@@ -495,6 +502,124 @@ mod tests {
             Ok(true)
         );
         for bad in ["[]", "{\"mentioned\": 1}", "{\"colour\": \"red\"}", "nope"] {
+            let e = ContextData::from_json(bad).unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::Invalid, "{bad}: {e}");
+        }
+    }
+
+    /// `drives` with every member set, in the given mode.
+    fn drives(energy: f64, mode: &'static str) -> super::super::DriveValues {
+        super::super::DriveValues {
+            energy,
+            social_debt: 0.4,
+            task: 0.25,
+            curiosity: 0.5,
+            pressure: 0.75,
+            disturbance: 2.0,
+            asleep: mode == "sleep",
+            mode,
+        }
+    }
+
+    #[test]
+    fn drives_members_read_the_evaluating_entitys_drives() {
+        let tired = Context {
+            drives: drives(0.2, "sleep"),
+            ..Context::default()
+        };
+        let rested = Context {
+            drives: drives(0.9, "alert"),
+            ..Context::default()
+        };
+        for (expr, on_tired, on_rested) in [
+            ("drives.energy < 0.3", true, false),
+            ("0.3 > drives.energy", true, false),
+            ("drives.energy <= 0.2", true, false),
+            ("drives.energy >= 0.9", false, true),
+            ("drives.energy < drives.curiosity", true, false),
+            ("drives.energy + 0 < 0.3", true, false),
+            ("drives[\"energy\"] < 0.3", true, false),
+            ("drives.mode == \"sleep\"", true, false),
+            ("drives.mode === \"alert\"", false, true),
+            ("drives.asleep", true, false),
+            ("!drives.asleep && drives.pressure > 0.5", false, true),
+            (
+                "drives.social_debt == 0.4 && drives.task == 0.25 && drives.disturbance == 2",
+                true,
+                true,
+            ),
+            ("drives.hunger === undefined", true, true),
+            ("drives[\"hunger\"] === undefined", true, true),
+            ("drives.mode.startsWith(\"s\")", true, false),
+            ("drives", true, true),
+        ] {
+            let c = cond(expr);
+            let mut draws = SeededDraws::new(1, 0);
+            assert_eq!(c.test(&tired, &mut draws), Ok(on_tired), "{expr} (tired)");
+            assert_eq!(
+                c.test(&rested, &mut draws),
+                Ok(on_rested),
+                "{expr} (rested)"
+            );
+        }
+        // Without drives (a standalone condition, an item): full energy, awake, relaxed.
+        for (expr, want) in [
+            ("drives.energy", "1"),
+            ("drives.pressure", "0"),
+            ("drives.asleep", "false"),
+            ("drives.mode", "\"relaxed\""),
+            ("drives.hunger", "undefined"),
+            ("drives", "[object Object]"),
+            ("drives.energy.toFixed", "runtime error"),
+            ("drives[\"hasOwnProperty\"]", "runtime error"),
+        ] {
+            let got = crate::facts::evaluate_to_string(
+                expr,
+                &SelfFacts::new(),
+                &Context::default(),
+                &mut SeededDraws::new(1, 0),
+            )
+            .expect("compiles");
+            let got = got.unwrap_or_else(|e| format!("runtime error: {e}"));
+            assert!(got.starts_with(want), "{expr}: {got}");
+        }
+        // A member of an unknown member is a runtime error, as for `time`.
+        let e = cond("drives.hunger.level > 1")
+            .test(&Context::default(), &mut SeededDraws::new(1, 0))
+            .unwrap_err();
+        assert!(e.contains("undefined"), "{e}");
+    }
+
+    #[test]
+    fn context_data_reads_drives_from_json() {
+        let d = ContextData::from_json(r#"{"drives": {"energy": 0.2}}"#).expect("reads");
+        assert_eq!(d.drives.energy, 0.2);
+        // The rest keeps its default.
+        assert_eq!(d.drives.mode, "relaxed");
+        assert!(!d.drives.asleep);
+        let low = cond("drives.energy < 0.3 && drives.mode == \"relaxed\"");
+        assert!(low.test_seeded(&d, 1).holds);
+        assert!(!low.test_seeded(&ContextData::default(), 1).holds);
+        let d = ContextData::from_json(
+            r#"{"drives": {"asleep": true, "mode": "sleep", "disturbance": 0.5, "pressure": 1.5}}"#,
+        )
+        .expect("reads");
+        assert!(
+            cond("drives.asleep && drives.mode == \"sleep\" && drives.disturbance == 0.5")
+                .test_seeded(&d, 1)
+                .holds
+        );
+        assert!(cond("drives.pressure > 1").test_seeded(&d, 1).holds);
+        // It writes what it reads.
+        let json = serde_json::to_string(&d).expect("writes");
+        let back = ContextData::from_json(&json).expect("reads back");
+        assert_eq!(back, d);
+        for bad in [
+            r#"{"drives": {"hunger": 1}}"#,
+            r#"{"drives": {"mode": "sleepy"}}"#,
+            r#"{"drives": {"energy": "low"}}"#,
+            r#"{"drives": 0.5}"#,
+        ] {
             let e = ContextData::from_json(bad).unwrap_err();
             assert_eq!(e.kind(), crate::ErrorKind::Invalid, "{bad}: {e}");
         }

@@ -2,7 +2,7 @@
 //! a runtime type error is returned as an `Err` message, which the sheet evaluator traces and
 //! treats as a false condition.
 
-use super::compile::{FactValue, Method0, Method1, Node, Num, Rel, SelfFacts, Var};
+use super::compile::{Drive, FactValue, Method0, Method1, Node, Num, Rel, SelfFacts, Var};
 use super::dice;
 use super::number::js_trim;
 use super::parser::BinOp;
@@ -38,6 +38,63 @@ pub struct Context<'c> {
     pub present: &'c [String],
     /// Hour of the day, 0–23 (`time.hour`); `time.is_day` is 6 ≤ hour < 18.
     pub hour: f64,
+    /// The entity's drives now (`drives.energy`, …; docs/drives.md).
+    pub drives: DriveValues,
+}
+
+/// What `drives` shows a condition: the evaluating entity's drives at the time of evaluation
+/// (docs/drives.md). Without drives (a standalone condition, an item): full energy, awake,
+/// relaxed, every pressure 0.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DriveValues {
+    /// `drives.energy`, in [0, 1].
+    pub energy: f64,
+    /// `drives.social_debt`: the highest social debt toward anyone present, in [0, 1].
+    pub social_debt: f64,
+    /// `drives.task`: task pressure, in [0, 1].
+    pub task: f64,
+    /// `drives.curiosity`, in [0, 1].
+    pub curiosity: f64,
+    /// `drives.pressure`: the highest initiation pressure toward anyone present.
+    pub pressure: f64,
+    /// `drives.disturbance`: a sleeper's accumulated disturbance.
+    pub disturbance: f64,
+    /// `drives.asleep`.
+    pub asleep: bool,
+    /// `drives.mode`: "alert", "normal", "relaxed" or "sleep" (in JSON, one of these strings).
+    // `std::primitive::str` spelled out: serde would take a plain `&str` as borrowed from the
+    // input (and ask the input to live for `'static`).
+    #[serde(deserialize_with = "drive_mode")]
+    pub mode: &'static std::primitive::str,
+}
+
+/// The values of `drives.mode`.
+const DRIVE_MODES: [&str; 4] = ["alert", "normal", "relaxed", "sleep"];
+
+/// `drives.mode` from JSON: one of [`DRIVE_MODES`].
+fn drive_mode<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    let mode = <String as serde::Deserialize>::deserialize(d)?;
+    DRIVE_MODES.into_iter().find(|m| *m == mode).ok_or_else(|| {
+        serde::de::Error::custom(format!(
+            "`mode` is \"alert\", \"normal\", \"relaxed\" or \"sleep\", not {mode:?}"
+        ))
+    })
+}
+
+impl Default for DriveValues {
+    fn default() -> Self {
+        DriveValues {
+            energy: 1.0,
+            social_debt: 0.0,
+            task: 0.0,
+            curiosity: 0.0,
+            pressure: 0.0,
+            disturbance: 0.0,
+            asleep: false,
+            mode: "relaxed",
+        }
+    }
 }
 
 impl Default for Context<'_> {
@@ -53,6 +110,7 @@ impl Default for Context<'_> {
             interaction_type: None,
             present: &[],
             hour: 12.0,
+            drives: DriveValues::default(),
         }
     }
 }
@@ -302,6 +360,7 @@ impl<'a, 'r, D: Draws + ?Sized, T: Trace> Eval<'a, 'r, D, T> {
             Num::Const => k,
             Num::ResponseMs => c.response_ms,
             Num::RetryMs => c.retry_ms,
+            Num::Drive(d) => drive_number(&c.drives, d),
             _ => c.unread_count,
         }
     }
@@ -314,6 +373,7 @@ impl<'a, 'r, D: Draws + ?Sized, T: Trace> Eval<'a, 'r, D, T> {
             Node::Num(x) => Value::Num(*x),
             Node::Str(s) => Value::Str(JsStr::Borrowed(s)),
             Node::Var(v) => self.var(*v),
+            Node::Drive(d) => drive_value(&self.ctx.drives, *d),
             Node::SelfIndex(key) => {
                 let k = self.value(key)?.to_js_string();
                 self.self_property(&k)?
@@ -485,6 +545,7 @@ impl<'a, 'r, D: Draws + ?Sized, T: Trace> Eval<'a, 'r, D, T> {
             Node::Var(Var::ResponseMs) => Some(self.ctx.response_ms),
             Node::Var(Var::RetryMs) => Some(self.ctx.retry_ms),
             Node::Var(Var::UnreadCount) => Some(self.ctx.unread_count),
+            Node::Drive(d) if d.is_number() => Some(drive_number(&self.ctx.drives, *d)),
             _ => None,
         }
     }
@@ -519,6 +580,7 @@ impl<'a, 'r, D: Draws + ?Sized, T: Trace> Eval<'a, 'r, D, T> {
             }
             Var::SelfObj => Value::Object(Obj::SelfFacts),
             Var::Time => Value::Object(Obj::Time),
+            Var::Drives => Value::Object(Obj::Drives),
             Var::NaN => Value::Num(f64::NAN),
             Var::Infinity => Value::Num(f64::INFINITY),
         }
@@ -582,6 +644,13 @@ impl<'a, 'r, D: Draws + ?Sized, T: Trace> Eval<'a, 'r, D, T> {
                     }
                 }
             }
+            Value::Object(Obj::Drives) => match Drive::of(key) {
+                Some(d) => Ok(drive_value(&self.ctx.drives, d)),
+                None => {
+                    builtin(key, OBJECT_BUILTINS)?;
+                    Ok(Value::Undefined)
+                }
+            },
             Value::Num(_) | Value::Bool(_) => {
                 builtin(key, NUMBER_BUILTINS)?;
                 Ok(Value::Undefined)
@@ -719,9 +788,34 @@ fn greater<D: Draws + ?Sized, T: Trace>(
         Num::Random => random(draws, trace),
         Num::ResponseMs => ctx.response_ms,
         Num::RetryMs => ctx.retry_ms,
+        Num::Drive(d) => drive_number(&ctx.drives, d),
         _ => ctx.unread_count,
     };
     bound < f64::from_bits(x.to_bits() ^ sign)
+}
+
+/// A numeric member of `drives` (NaN for `asleep` and `mode`, which are not numbers and
+/// never reach here).
+#[inline(always)]
+fn drive_number(d: &DriveValues, key: Drive) -> f64 {
+    match key {
+        Drive::Energy => d.energy,
+        Drive::SocialDebt => d.social_debt,
+        Drive::Task => d.task,
+        Drive::Curiosity => d.curiosity,
+        Drive::Pressure => d.pressure,
+        Drive::Disturbance => d.disturbance,
+        Drive::Asleep | Drive::Mode => f64::NAN,
+    }
+}
+
+/// The value of `drives.<key>`.
+fn drive_value(d: &DriveValues, key: Drive) -> Value<'static> {
+    match key {
+        Drive::Asleep => Value::Bool(d.asleep),
+        Drive::Mode => Value::Str(JsStr::Borrowed(d.mode)),
+        number => Value::Num(drive_number(d, number)),
+    }
 }
 
 /// The subject of a [`Node::MatchVar`]: `content`, `author` or `name`.

@@ -1,7 +1,7 @@
 //! The fact language (docs/facts.md): fact sheets with prose facts, `key: value` facts,
 //! `$if` conditions in a restricted JavaScript subset with JavaScript's semantics, `$respond`,
-//! `$retry` and `$#` comments; and response control, the decision whether a character speaks,
-//! with a trace of why.
+//! `$initiate`, `$retry` and `$#` comments; and response control, the decision whether a
+//! character speaks (and whether it may start a conversation), with a trace of why.
 //!
 //! A sheet is compiled once per version ([`Sheet::compile`]): lines are classified, conditions
 //! parsed with JavaScript's precedence and compiled into a tree of resolved operations (no
@@ -35,7 +35,7 @@ mod value;
 pub use compile::{FactValue, MAX_EXPRESSION_BYTES, RegexSource, SelfFacts};
 pub use condition::{Condition, ContextData, Tested};
 pub use dice::{MAX_DICE, MAX_SIDES, Roll, roll};
-pub use eval::{Context, MAX_STRING_BYTES};
+pub use eval::{Context, DriveValues, MAX_STRING_BYTES};
 pub use parser::{MAX_NESTING, SyntaxError};
 pub use regex::JsRegex;
 pub use sheet::{Action, Decision, Sheet, SheetError, TraceEntry};
@@ -112,7 +112,8 @@ impl Draws for ReplayDraws {
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TraceEvent {
-    /// The line fired; `action` is what it did (`$respond true`, `$retry 5000`, or a fact).
+    /// The line fired; `action` is what it did (`$respond true`, `$initiate false`,
+    /// `$retry 5000`, or a fact).
     Fired {
         /// What the line did.
         action: Arc<str>,

@@ -35,6 +35,8 @@ pub enum Action {
     Fact(String),
     /// Sets the respond flag.
     Respond(bool),
+    /// Allows (`true`) or forbids (`false`) starting a conversation unprompted.
+    Initiate(bool),
     /// Stops evaluation and asks to be evaluated again after this many ms.
     Retry(u64),
 }
@@ -46,6 +48,8 @@ enum Kind {
     Comment,
     /// `$respond`: the value, and the trace's text for it.
     Respond(bool, Arc<str>),
+    /// `$initiate`: the value, and the trace's text for it.
+    Initiate(bool, Arc<str>),
     If {
         condition: Node,
         action: Action,
@@ -91,6 +95,11 @@ pub struct Decision {
     pub respond: bool,
     /// When a `$retry` fired: evaluate again after this many ms (and do not respond now).
     pub retry_ms: Option<u64>,
+    /// What the last `$initiate` line that fired said: whether the entity may start a
+    /// conversation on its own (docs/drives.md); `None` when none fired (which allows it).
+    /// Independent of `respond`.
+    #[serde(default)]
+    pub initiate: Option<bool>,
     /// The facts that apply: plain lines and the text of conditional lines that fired.
     /// (Shared with the sheet: a decision copies no fact text.)
     pub facts: Vec<Arc<str>>,
@@ -101,7 +110,8 @@ pub struct Decision {
 }
 
 impl Decision {
-    /// The trace as text a writer can read ("line 3: $respond true fired").
+    /// The trace as text a writer can read ("line 3: fired: $respond true"), then the
+    /// outcome ("→ responds"), then, if a `$initiate` line fired, what it allows.
     pub fn explain(&self) -> String {
         let mut out = String::new();
         for t in &self.trace {
@@ -112,6 +122,11 @@ impl Decision {
             (true, None) => "→ responds\n".into(),
             (false, None) => "→ stays silent\n".into(),
         });
+        match self.initiate {
+            Some(true) => out.push_str("→ may start a conversation on its own\n"),
+            Some(false) => out.push_str("→ will not start a conversation on its own\n"),
+            None => {}
+        }
         out
     }
 }
@@ -132,6 +147,14 @@ impl Draws for Recording<'_> {
 
 fn respond_text(v: bool) -> &'static str {
     if v { "$respond true" } else { "$respond false" }
+}
+
+fn initiate_text(v: bool) -> &'static str {
+    if v {
+        "$initiate true"
+    } else {
+        "$initiate false"
+    }
 }
 
 /// The plain facts of `lines`: neither comments, blank nor directives.
@@ -195,7 +218,8 @@ fn parse_action(text: &str) -> Result<Action, String> {
     };
     let arg = text[1 + word.len()..].trim();
     match word {
-        "respond" => parse_respond(arg).map(Action::Respond),
+        "respond" => parse_flag("respond", arg).map(Action::Respond),
+        "initiate" => parse_flag("initiate", arg).map(Action::Initiate),
         "retry" => arg
             .parse::<u64>()
             .map(Action::Retry)
@@ -204,16 +228,19 @@ fn parse_action(text: &str) -> Result<Action, String> {
     }
 }
 
-fn parse_respond(arg: &str) -> Result<bool, String> {
+/// The argument of `$respond` or `$initiate` (`directive`): nothing or `true`, or `false`.
+fn parse_flag(directive: &str, arg: &str) -> Result<bool, String> {
     match arg {
         "" | "true" => Ok(true),
         "false" => Ok(false),
-        other => Err(format!("`$respond` takes true or false, not {other:?}")),
+        other => Err(format!("`${directive}` takes true or false, not {other:?}")),
     }
 }
 
 fn unknown_directive(word: &str) -> String {
-    format!("unknown directive `${word}`; the directives are $if, $respond, $retry and $# comments")
+    format!(
+        "unknown directive `${word}`; the directives are $if, $respond, $initiate, $retry and $# comments"
+    )
 }
 
 impl Sheet {
@@ -266,6 +293,7 @@ impl Sheet {
                         let fired: Arc<str> = match &action {
                             Action::Fact(f) => f.as_str().into(),
                             Action::Respond(v) => respond_text(*v).into(),
+                            Action::Initiate(v) => initiate_text(*v).into(),
                             Action::Retry(ms) => format!("$retry {ms}").into(),
                         };
                         let fired_lower = match &action {
@@ -280,10 +308,15 @@ impl Sheet {
                         }
                     }
                     "respond" => {
-                        let v = parse_respond(t["$respond".len()..].trim())
+                        let v = parse_flag("respond", t["$respond".len()..].trim())
                             .map_err(|m| at(indent, m))?;
                         has_respond |= v;
                         Kind::Respond(v, respond_text(v).into())
+                    }
+                    "initiate" => {
+                        let v = parse_flag("initiate", t["$initiate".len()..].trim())
+                            .map_err(|m| at(indent, m))?;
+                        Kind::Initiate(v, initiate_text(v).into())
                     }
                     "retry" => {
                         return Err(at(
@@ -347,6 +380,7 @@ impl Sheet {
         let mut facts = Vec::with_capacity(self.plain.len());
         let mut trace = Vec::new();
         let mut respond: Option<bool> = None;
+        let mut initiate: Option<bool> = None;
         let mut retry_ms = None;
         for line in &self.lines {
             match &line.kind {
@@ -354,6 +388,15 @@ impl Sheet {
                 Kind::Fact(text) => facts.push(text.clone()),
                 Kind::Respond(v, text) => {
                     respond = Some(*v);
+                    trace.push(TraceEntry {
+                        line: line.number,
+                        event: TraceEvent::Fired {
+                            action: text.clone(),
+                        },
+                    });
+                }
+                Kind::Initiate(v, text) => {
+                    initiate = Some(*v);
                     trace.push(TraceEntry {
                         line: line.number,
                         event: TraceEvent::Fired {
@@ -415,6 +458,7 @@ impl Sheet {
                             fired.push((text, fired_lower));
                         }
                         Action::Respond(v) => respond = Some(*v),
+                        Action::Initiate(v) => initiate = Some(*v),
                         Action::Retry(ms) => {
                             retry_ms = Some(*ms);
                             break;
@@ -427,9 +471,151 @@ impl Sheet {
         Decision {
             respond,
             retry_ms,
+            initiate,
             facts,
             trace,
             draws: rec.drawn,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::{DriveValues, ReplayDraws, compile_sheet};
+
+    fn sheet(text: &str) -> Sheet {
+        let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        compile_sheet(&lines).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn with_energy(energy: f64) -> Context<'static> {
+        Context {
+            drives: DriveValues {
+                energy,
+                ..DriveValues::default()
+            },
+            ..Context::default()
+        }
+    }
+
+    fn fired(d: &Decision) -> Vec<String> {
+        d.trace
+            .iter()
+            .filter_map(|t| match &t.event {
+                TraceEvent::Fired { action } => Some(format!("{}: {action}", t.line)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn initiate_false_under_if_forbids_initiating_and_leaves_respond_alone() {
+        let s = sheet("$if mentioned: $respond\n$if drives.energy < 0.3: $initiate false");
+        let tired = s.decide(&with_energy(0.2), &mut ReplayDraws::new(vec![]));
+        assert_eq!(tired.initiate, Some(false));
+        assert!(
+            !tired.respond,
+            "the sheet has a $respond line, and it did not fire"
+        );
+        assert_eq!(fired(&tired), ["2: $initiate false"]);
+        assert!(
+            tired
+                .explain()
+                .ends_with("→ stays silent\n→ will not start a conversation on its own\n"),
+            "{}",
+            tired.explain()
+        );
+        let rested = s.decide(&with_energy(0.9), &mut ReplayDraws::new(vec![]));
+        assert_eq!(rested.initiate, None);
+        assert!(!rested.explain().contains("conversation"));
+        // `$initiate` is not a `$respond` line: a sheet with only `$initiate` lines responds.
+        let only = sheet("$if drives.energy < 0.3: $initiate false\n$initiate");
+        for energy in [0.2, 0.9] {
+            let d = only.decide(&with_energy(energy), &mut ReplayDraws::new(vec![]));
+            assert!(d.respond, "energy {energy}");
+            assert_eq!(d.initiate, Some(true), "the last fired wins");
+        }
+        let mentioned = Context {
+            mentioned: true,
+            ..with_energy(0.2)
+        };
+        let d = s.decide(&mentioned, &mut ReplayDraws::new(vec![]));
+        assert!(d.respond);
+        assert_eq!(d.initiate, Some(false));
+    }
+
+    #[test]
+    fn the_last_fired_initiate_wins_and_bare_initiate_means_true() {
+        for (text, want) in [
+            ("$initiate", Some(true)),
+            ("  $initiate true", Some(true)),
+            ("$initiate false", Some(false)),
+            ("$initiate\n$initiate false", Some(false)),
+            ("$initiate false\n$if true: $initiate", Some(true)),
+            ("$initiate false\n$if false: $initiate", Some(false)),
+            ("$if true: $initiate false\n$initiate true", Some(true)),
+            ("is a character", None),
+            (
+                "$initiate false\n$if true: $retry 100\n$initiate",
+                Some(false),
+            ),
+        ] {
+            let d = sheet(text).decide(&Context::default(), &mut ReplayDraws::new(vec![]));
+            assert_eq!(d.initiate, want, "{text:?}");
+            assert!(d.facts.iter().all(|f| !f.contains("initiate")), "{text:?}");
+        }
+        let d = sheet("$initiate").decide(&Context::default(), &mut ReplayDraws::new(vec![]));
+        assert_eq!(fired(&d), ["1: $initiate true"]);
+        assert_eq!(
+            d.explain(),
+            "line 1: fired: $initiate true\n→ responds\n→ may start a conversation on its own\n"
+        );
+    }
+
+    #[test]
+    fn a_bad_initiate_is_a_compile_error_naming_it() {
+        for (text, column) in [
+            ("$initiate maybe", 1),
+            ("  $initiate TRUE", 3),
+            ("$if true: $initiate maybe", 11),
+            ("$if true: $initiate 1", 11),
+        ] {
+            let lines = vec![text.to_owned()];
+            let e = compile_sheet(&lines).unwrap_err();
+            assert!(
+                e.message
+                    .starts_with("`$initiate` takes true or false, not"),
+                "{text:?}: {e}"
+            );
+            assert_eq!((e.line, e.column), (1, column), "{text:?}: {e}");
+        }
+        let e = compile_sheet(&["$initiatex".to_owned()]).unwrap_err();
+        assert!(e.message.contains("$initiate,"), "{e}");
+    }
+
+    #[test]
+    fn a_decision_reads_json_without_initiate() {
+        let d = sheet("$if drives.mode == \"sleep\": $initiate false").decide(
+            &Context {
+                drives: DriveValues {
+                    mode: "sleep",
+                    asleep: true,
+                    ..DriveValues::default()
+                },
+                ..Context::default()
+            },
+            &mut ReplayDraws::new(vec![]),
+        );
+        assert_eq!(d.initiate, Some(false));
+        let json = serde_json::to_value(&d).expect("writes");
+        assert_eq!(json["initiate"], serde_json::json!(false));
+        let back: Decision = serde_json::from_value(json.clone()).expect("reads");
+        assert_eq!(back, d);
+        // A decision written before `$initiate` existed.
+        let mut old = json;
+        old.as_object_mut().expect("an object").remove("initiate");
+        let back: Decision = serde_json::from_value(old).expect("reads");
+        assert_eq!(back.initiate, None);
     }
 }

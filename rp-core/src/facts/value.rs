@@ -46,6 +46,8 @@ pub enum Obj {
     SelfFacts,
     /// `time`.
     Time,
+    /// `drives`.
+    Drives,
 }
 
 /// An array: the result of `match`, or `present`.

@@ -2,9 +2,10 @@
 //! new edge), never an intention, so replay needs neither the model nor randomness.
 
 use crate::model::{
-    Activity, ContainerId, ContainerProperties, Edge, EntityId, EntityState, EventStatus,
-    FactSheet, Group, GroupId, Memory, MemoryId, Millis, Promotion, QueryId, Scene, SceneId,
-    ScopedEvent, ScopedEventId, Skip, Slot, SystemLine, Thread, ThreadId, ThreadStatus, Utterance,
+    Activity, ContainerId, ContainerProperties, DriveConfig, Edge, EntityId, EntityState,
+    EventStatus, FactSheet, Group, GroupId, Initiation, Memory, MemoryId, Millis, Personality,
+    Promotion, QueryId, Scene, SceneId, ScopedEvent, ScopedEventId, Skip, Slot, Stimulus,
+    SystemLine, Thread, ThreadId, ThreadStatus, Utterance,
 };
 use serde::{Deserialize, Serialize};
 
@@ -386,6 +387,71 @@ pub enum Event {
         /// The host clock.
         at: Millis,
     },
+    /// Drive settings set (docs/drives.md): the world's (no `entity`) or one entity's, laid
+    /// over the world's. Each replaces the previous settings of the same scope.
+    DrivesConfigured {
+        /// Whose; `None`: the world's.
+        #[serde(default)]
+        entity: Option<EntityId>,
+        /// The settings.
+        config: DriveConfig,
+    },
+    /// An entity's personality set (docs/drives.md).
+    PersonalitySet {
+        /// Whose.
+        entity: EntityId,
+        /// The traits.
+        personality: Personality,
+    },
+    /// A stimulus delivered to a character's inbox. Applying it queues, merges, drops or
+    /// filters it by the inbox's rules (a sleeper's disturbance grows, and may wake it).
+    StimulusNotified {
+        /// To whom.
+        entity: EntityId,
+        /// The stimulus (a fresh id, arriving at the world's time).
+        stimulus: Stimulus,
+    },
+    /// What a tick did to one character: fell asleep or woke, processed stimuli from its inbox
+    /// (they raise curiosity and reach its next prompt), filtered others out by its mode.
+    MindTicked {
+        /// Whose.
+        entity: EntityId,
+        /// When (the world's time).
+        at: Millis,
+        /// `Some(true)`: fell asleep; `Some(false)`: woke.
+        #[serde(default)]
+        asleep: Option<bool>,
+        /// Stimuli processed.
+        #[serde(default)]
+        processed: Vec<u64>,
+        /// Stimuli filtered out.
+        #[serde(default)]
+        filtered: Vec<u64>,
+    },
+    /// A character started a conversation; its line follows in the same commit.
+    Initiated {
+        /// Who, to whom, about what, with what pressure.
+        initiation: Initiation,
+        /// When (the world's time).
+        at: Millis,
+    },
+    /// A character's initiations wait until `until` (its line could not be generated).
+    InitiationHeld {
+        /// Whose.
+        entity: EntityId,
+        /// Until when.
+        until: Millis,
+    },
+    /// The host reported an entity's availability (the player idle or away): every
+    /// character believes it, with a confidence that decays from `at`.
+    AvailabilityReported {
+        /// About whom.
+        about: EntityId,
+        /// In [0, 1]: 0 away, 1 present and attentive.
+        availability: f64,
+        /// When (the world's time).
+        at: Millis,
+    },
 }
 
 impl Event {
@@ -430,6 +496,13 @@ impl Event {
             Event::QueryAsked { .. } => "query_asked",
             Event::QueryAnswered { .. } => "query_answered",
             Event::QueryFailed { .. } => "query_failed",
+            Event::DrivesConfigured { .. } => "drives_configured",
+            Event::PersonalitySet { .. } => "personality_set",
+            Event::StimulusNotified { .. } => "stimulus_notified",
+            Event::MindTicked { .. } => "mind_ticked",
+            Event::Initiated { .. } => "initiated",
+            Event::InitiationHeld { .. } => "initiation_held",
+            Event::AvailabilityReported { .. } => "availability_reported",
         }
     }
 
@@ -495,6 +568,15 @@ impl Event {
             Event::MemoriesRecalled { ids, .. } => t.memories.extend(ids.iter().copied()),
             Event::QueryAsked { asked_as, .. } => t.entities.extend(asked_as.iter().copied()),
             Event::QueryAnswered { .. } | Event::QueryFailed { .. } => {}
+            Event::DrivesConfigured { entity, .. } => t.entities.extend(entity.iter().copied()),
+            Event::PersonalitySet { entity, .. }
+            | Event::StimulusNotified { entity, .. }
+            | Event::MindTicked { entity, .. }
+            | Event::InitiationHeld { entity, .. } => t.entities.push(*entity),
+            Event::Initiated { initiation, .. } => {
+                t.entities.extend([initiation.speaker, initiation.to])
+            }
+            Event::AvailabilityReported { about, .. } => t.entities.push(*about),
         }
         t
     }

@@ -32,7 +32,24 @@ impl World {
     /// to the container around it: the step between it and its parent costs nothing, so what
     /// is said in it is heard in its parent, and within range in its parent's other children,
     /// and what is said around it is heard in it. An entity with no position hears only itself.
+    /// A sleeper hears nothing (docs/drives.md, "Sleep"): it is in [`World::sleepers_near`].
     pub fn hearers(&self, speaker: EntityId) -> WitnessSet {
+        let mut all = self.within_earshot(speaker);
+        all.0
+            .retain(|e| *e == speaker || self.minds.get(e).is_none_or(|m| !m.asleep));
+        all
+    }
+
+    /// The sleepers within earshot of `speaker`: what it says disturbs them, and may wake them.
+    pub fn sleepers_near(&self, speaker: EntityId) -> Vec<EntityId> {
+        self.within_earshot(speaker)
+            .iter()
+            .filter(|e| *e != speaker && self.minds.get(e).is_some_and(|m| m.asleep))
+            .collect()
+    }
+
+    /// Everyone within earshot of `speaker`, asleep or awake.
+    fn within_earshot(&self, speaker: EntityId) -> WitnessSet {
         let mut out = BTreeSet::from([speaker]);
         let Some(here) = self
             .entity(speaker)

@@ -8,6 +8,7 @@ mod event;
 mod event_json;
 mod hearing;
 mod index;
+mod minds;
 mod names;
 mod respond;
 pub mod table;

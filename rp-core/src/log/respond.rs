@@ -28,6 +28,10 @@ pub struct Message {
     pub interaction_type: Option<String>,
     /// Hour of day (`time.hour`); `None`: from the world clock, as hours since 0 modulo 24.
     pub hour: Option<f64>,
+    /// The entity's drives (`drives.*`); the engine fills them in from the world when it
+    /// decides in a turn.
+    #[serde(skip)]
+    pub drives: crate::facts::DriveValues,
 }
 
 impl Message {
@@ -122,6 +126,7 @@ impl World {
             interaction_type: message.interaction_type.as_deref(),
             present: &present,
             hour: message.hour.unwrap_or_else(|| hour_of(self.now)),
+            drives: message.drives,
         };
         Ok(sheet.decide(&ctx, draws))
     }

@@ -64,6 +64,21 @@ pub struct World {
     /// The world queries asked on this branch.
     #[serde(default)]
     pub(super) queries: Table<crate::model::WorldQuery>,
+    /// The inner life of each engine-controlled entity (docs/drives.md).
+    #[serde(default)]
+    pub(super) minds: imbl::OrdMap<EntityId, Mind>,
+    /// The world's drive settings (over the built-in defaults).
+    #[serde(default)]
+    pub(super) drive_config: DriveConfig,
+    /// When each ordered pair last spoke in each other's hearing: social debt counts from it.
+    #[serde(default)]
+    pub(super) contacts: imbl::OrdMap<(EntityId, EntityId), Millis>,
+    /// What each (observer, observed) pair believes of the observed's availability.
+    #[serde(default)]
+    pub(super) beliefs: imbl::OrdMap<(EntityId, EntityId), Belief>,
+    /// What the host last reported of an entity's availability (believed by everyone).
+    #[serde(default)]
+    pub(super) reported: imbl::OrdMap<EntityId, Belief>,
     #[serde(skip)]
     pub(super) index: Index,
     #[serde(skip)]
@@ -414,6 +429,7 @@ impl World {
             sheets.compiled.insert(e.id, sheet);
         }
         self.sheets = sheets;
+        self.fill_minds();
         Ok(())
     }
 }

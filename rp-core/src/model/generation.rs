@@ -24,13 +24,51 @@ pub enum Purpose {
     Summary,
     /// A question about the world.
     Query,
+    /// The first line of a conversation `speaker` starts on its own (docs/drives.md): hosts
+    /// route it like a reply, usually to their smart model.
+    Initiate {
+        /// Who speaks first.
+        speaker: EntityId,
+    },
 }
 
 impl Purpose {
+    /// The purpose's stable name: `reply`, `state_update`, `summary`, `query`, `initiate`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Purpose::Reply { .. } => "reply",
+            Purpose::StateUpdate => "state_update",
+            Purpose::Summary => "summary",
+            Purpose::Query => "query",
+            Purpose::Initiate { .. } => "initiate",
+        }
+    }
+
+    /// The purpose a host names when scripting answers by purpose (whoever speaks: the
+    /// speaker of `reply` and `initiate` is not read).
+    pub fn from_name(name: &str) -> crate::error::Result<Purpose> {
+        let any = EntityId(0);
+        Ok(match name {
+            "reply" => Purpose::Reply { speaker: any },
+            "initiate" => Purpose::Initiate { speaker: any },
+            "state_update" => Purpose::StateUpdate,
+            "summary" => Purpose::Summary,
+            "query" => Purpose::Query,
+            other => {
+                return Err(crate::error::Error::Invalid {
+                    what: "purpose",
+                    reason: format!(
+                        "{other:?} is not a purpose; use \"reply\", \"initiate\", \"state_update\", \"summary\" or \"query\""
+                    ),
+                });
+            }
+        })
+    }
+
     /// The speaker of a reply.
     pub fn speaker(&self) -> Option<EntityId> {
         match self {
-            Purpose::Reply { speaker } => Some(*speaker),
+            Purpose::Reply { speaker } | Purpose::Initiate { speaker } => Some(*speaker),
             _ => None,
         }
     }

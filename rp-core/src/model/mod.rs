@@ -4,6 +4,7 @@
 
 mod activity;
 mod container;
+mod drives;
 mod edge;
 mod effect;
 mod entity;
@@ -18,6 +19,11 @@ mod utterance;
 
 pub use activity::{Action, Activity, Position};
 pub use container::{Container, ContainerProperties, Slot};
+pub use drives::{
+    BUILTIN_STIMULUS_KINDS, Belief, Drive, DriveConfig, DriveSettings, HOUR_MS, InboxFate,
+    InboxNote, Initiation, MAX_INBOX_NOTES, MAX_NOTICED, MAX_PAYLOAD_BYTES, Mind, Mode,
+    Personality, Priority, Stimulus, Weights,
+};
 pub use edge::{Edge, MAX_KNOWLEDGE};
 pub use effect::{
     Effect, GistPromotion, ItemPromotion, KnowledgePromotion, Promotion, SummaryPromotion,

@@ -180,6 +180,7 @@ fn conditions_hold(
         name: &first.name,
         present: &present,
         hour: hour_of(at),
+        drives: Default::default(),
         ..Context::default()
     };
     let seed = world.meta().map_or(0, |m| m.settings.seed);

@@ -297,6 +297,8 @@ pub(crate) struct Gathered<'a> {
     pub lore: Option<&'a LoreIndex>,
     /// Active facts of the speaker (from its response decision), if known.
     pub facts: Option<Vec<String>>,
+    /// Why the speaker speaks first, when it initiates (docs/drives.md).
+    pub initiative: Option<String>,
 }
 
 /// The utterances `speaker` witnessed in the world's dialogue window, oldest first.
@@ -427,6 +429,45 @@ pub(crate) fn build(
             Section::Identity,
             format!("Status: {st}."),
             "the speaker's state",
+        ));
+    }
+    if let Some(mind) = world.mind(speaker) {
+        if mind.personality != crate::model::Personality::default() {
+            pieces.push(plain(
+                Section::Identity,
+                crate::drives::style_line(&mind.personality),
+                "the speaker's personality (docs/drives.md)",
+            ));
+        }
+        if !mind.noticed.is_empty() {
+            let noticed: Vec<String> = mind
+                .noticed
+                .iter()
+                .map(|n| {
+                    let what = if n.payload.is_empty() {
+                        &n.kind
+                    } else {
+                        &n.payload
+                    };
+                    if n.count > 1 {
+                        format!("{what} (×{})", n.count)
+                    } else {
+                        what.clone()
+                    }
+                })
+                .collect();
+            pieces.push(plain(
+                Section::Identity,
+                format!("Since you last spoke you noticed: {}.", noticed.join("; ")),
+                "stimuli the speaker processed since it last spoke (docs/drives.md)",
+            ));
+        }
+    }
+    if let Some(why) = gathered.initiative {
+        pieces.push(plain(
+            Section::Identity,
+            why,
+            "the speaker starts a conversation: why now (docs/drives.md)",
         ));
     }
 

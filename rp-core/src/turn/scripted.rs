@@ -29,12 +29,7 @@ struct State {
 }
 
 fn purpose_key(p: &Purpose) -> &'static str {
-    match p {
-        Purpose::Reply { .. } => "reply",
-        Purpose::StateUpdate => "state_update",
-        Purpose::Summary => "summary",
-        Purpose::Query => "query",
-    }
+    p.name()
 }
 
 impl Default for ScriptedGenerator {

@@ -96,6 +96,8 @@ pub fn rp_eval(expr: &str, c: &CaseCtx) -> Outcome {
         interaction_type: c.interaction_type.as_deref(),
         present: &c.present,
         hour: c.hour,
+        // The oracle has no `drives`, and no generated expression reads it.
+        ..Context::default()
     };
     let mut draws = ReplayDraws::new(c.draws.clone());
     match evaluate_to_string(expr, &self_facts, &ctx, &mut draws) {

@@ -58,12 +58,7 @@ impl Format {
 
 /// The name of a purpose, as a schema name and in messages.
 pub(crate) fn purpose_name(purpose: &Purpose) -> &'static str {
-    match purpose {
-        Purpose::Reply { .. } => "reply",
-        Purpose::StateUpdate => "state_update",
-        Purpose::Summary => "summary",
-        Purpose::Query => "query",
-    }
+    purpose.name()
 }
 
 fn role(r: Role) -> &'static str {

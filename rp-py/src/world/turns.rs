@@ -59,6 +59,7 @@ impl World {
             unread_count,
             interaction_type,
             hour,
+            ..Message::default()
         };
         self.with_engine(py, |engine| engine.decide(EntityId(entity), &message))
             .map(Decision)

@@ -35,6 +35,7 @@ impl World {
         }
         self.take_id(utterance.id.0);
         self.note_utterance(utterance.speaker, utterance.at, &utterance.witnesses);
+        self.minds_hear(utterance.speaker, utterance.at, &utterance.witnesses);
         self.dialogue.push_back(utterance.into_owned());
         let window = self
             .meta

@@ -49,6 +49,9 @@ impl World {
             activity: Activity::default(),
             inventory: Vec::new(),
         });
+        if !host_controlled {
+            self.add_mind(id);
+        }
         Ok(())
     }
 
@@ -90,6 +93,9 @@ impl World {
         }
         if let Some(h) = host_controlled {
             e.host_controlled = h;
+            if !h {
+                self.add_mind(id);
+            }
         }
         Ok(())
     }
@@ -111,6 +117,7 @@ impl World {
         let e = self.entities.remove(&id).expect("checked above");
         self.sheets.compiled.remove(&id);
         self.speech.remove(&id);
+        self.remove_mind(id);
         self.index.names.remove(&e.name.to_lowercase());
         if let Some(k) = &e.key {
             self.index.entity_keys.remove(k);

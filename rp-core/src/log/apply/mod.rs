@@ -13,6 +13,7 @@ mod edges;
 mod entities;
 mod generations;
 mod memories;
+mod minds;
 mod queries;
 mod threads;
 
@@ -253,7 +254,15 @@ impl World {
                 }
                 self.now = *to;
             }
-            Event::ResponseDecided { entity, draws, .. } => self.record_decision(*entity, draws)?,
+            Event::ResponseDecided {
+                entity,
+                draws,
+                retry_ms,
+                ..
+            } => {
+                self.record_decision(*entity, draws)?;
+                self.note_retry(*entity, *retry_ms);
+            }
             Event::Generated { purpose, result } => self.record_generation(purpose, result)?,
             Event::ThreadOpened { thread } => self.open_thread(thread)?,
             Event::ThreadClosed { id, status } => self.close_thread(*id, *status)?,
@@ -295,6 +304,28 @@ impl World {
                 error,
                 at,
             } => self.fail_query(*id, *info_requests, rounds, error, *at)?,
+            Event::DrivesConfigured { entity, config } => self.configure_drives(*entity, config)?,
+            Event::PersonalitySet {
+                entity,
+                personality,
+            } => self.set_personality(*entity, personality)?,
+            Event::StimulusNotified { entity, stimulus } => {
+                self.notify_stimulus(*entity, stimulus)?
+            }
+            Event::MindTicked {
+                entity,
+                at,
+                asleep,
+                processed,
+                filtered,
+            } => self.tick_mind(*entity, *at, *asleep, processed, filtered)?,
+            Event::Initiated { initiation, at } => self.record_initiation(initiation, *at)?,
+            Event::InitiationHeld { entity, until } => self.hold_initiation(*entity, *until)?,
+            Event::AvailabilityReported {
+                about,
+                availability,
+                at,
+            } => self.report_availability(*about, *availability, *at)?,
             Event::WorldFileApplied { file, text } => {
                 if text.len() > MAX_WORLD_FILE_BYTES {
                     return Err(Error::invalid("event", "the world file is too large"));

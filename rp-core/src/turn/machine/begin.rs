@@ -73,7 +73,7 @@ impl Engine {
         };
         let counter = CharsPerToken(options.chars_per_token);
         let (prompt, _) = build_prompt(
-            self, &world, speaker, &query, None, now, options, &counter, None,
+            self, &world, speaker, &query, None, now, options, &counter, None, None,
         )?;
         Ok(prompt)
     }
@@ -92,6 +92,7 @@ pub(super) fn build_prompt(
     options: &PromptOptions,
     counter: &dyn TokenCounter,
     facts: Option<Vec<String>>,
+    initiative: Option<String>,
 ) -> Result<(Prompt, Vec<MemoryId>)> {
     let mut memories = Vec::new();
     let mut recalled = Vec::new();
@@ -154,6 +155,7 @@ pub(super) fn build_prompt(
             memories,
             lore: Some(&lore),
             facts,
+            initiative,
         },
     )?;
     Ok((prompt, recalled))
@@ -221,6 +223,24 @@ impl TurnMachine {
             if input.now > world.now() {
                 events.push(Event::TimeAdvanced { to: input.now });
             }
+            world
+        };
+        // Sleepers within earshot are disturbed by the line, and those it wakes hear it.
+        let woke_world;
+        let world = if input.witnesses.is_none()
+            && !input.text.trim().is_empty()
+            && !world.sleepers_near(input.speaker).is_empty()
+        {
+            let mut w = world.clone();
+            if w.now() < input.now {
+                w.apply(&Event::TimeAdvanced { to: input.now })?;
+            }
+            let (woken, _) =
+                super::step::witnesses_waking(&mut w, input.speaker, &input.text, input.now)?;
+            events.extend(woken);
+            woke_world = w;
+            &woke_world
+        } else {
             world
         };
         let mut input_utterance = None;
@@ -304,6 +324,7 @@ impl TurnMachine {
                 reports: Vec::new(),
                 significance: BTreeMap::new(),
                 closing: Vec::new(),
+                initiation: None,
             };
             m.decide_responders()?;
             for id in &closing {
@@ -400,6 +421,7 @@ impl TurnMachine {
                 unread_count: speech.unread,
                 interaction_type: None,
                 hour: None,
+                drives: crate::drives::values(&self.scratch, entity, now),
             };
             let seed = self.scratch.meta().map_or(0, |m| m.settings.seed);
             let mut draws = SeededDraws::new(seed, self.scratch.draws_taken());
@@ -431,6 +453,129 @@ impl TurnMachine {
             .map(|(_, e)| e)
             .take(self.options.max_responders)
             .collect();
+        Ok(())
+    }
+}
+
+impl TurnMachine {
+    /// Starts a conversation for `candidate.speaker` (docs/drives.md): its line is asked for
+    /// first, with the same prompt as a reply plus `reason`; once it is said, those who heard it
+    /// decide through response control whether to answer, and the turn goes on as any other.
+    /// Commits the clock's move to `now` if it moves.
+    pub(crate) fn begin_initiation(
+        engine: &mut Engine,
+        candidate: crate::drives::Candidate,
+        reason: String,
+        now: Millis,
+        options: TurnOptions,
+    ) -> Result<TurnMachine> {
+        options.check()?;
+        if now < engine.world().now() {
+            return Err(Error::invalid(
+                "tick",
+                format!(
+                    "now ({now}) is before the world's clock ({})",
+                    engine.world().now()
+                ),
+            ));
+        }
+        if now > engine.world().now() {
+            engine.append(vec![Event::TimeAdvanced { to: now }])?;
+        }
+        let counter = Arc::new(CharsPerToken(options.prompt.chars_per_token));
+        let speaker = candidate.speaker;
+        Ok(TurnMachine {
+            options,
+            query: String::new(),
+            input: TurnInput::wake(speaker, now),
+            base: engine.head(),
+            input_utterance: None,
+            scratch: engine.world().clone(),
+            pending: Vec::new(),
+            epoch: engine.epoch(),
+            decisions: Vec::new(),
+            responders: vec![speaker],
+            next: 0,
+            phase: Phase::NextResponder,
+            query_vector: None,
+            replies: Vec::new(),
+            silent: Vec::new(),
+            wake: Vec::new(),
+            prompts: Vec::new(),
+            recalled: Vec::new(),
+            lines: Vec::new(),
+            counter,
+            updated: false,
+            shown_system: Vec::new(),
+            tool_rounds: 0,
+            reports: Vec::new(),
+            significance: BTreeMap::new(),
+            closing: Vec::new(),
+            initiation: Some(super::Initiating { candidate, reason }),
+        })
+    }
+
+    /// Response control for `candidates` (engine-controlled ones, in id order) to `content`
+    /// by `author`, said at `at`: those who respond are added to the responders, mentioned
+    /// first, up to the turn's limit.
+    pub(super) fn decide_for(
+        &mut self,
+        candidates: Vec<EntityId>,
+        content: &str,
+        author: &str,
+        at: Millis,
+        _line: Option<UtteranceId>,
+    ) -> Result<()> {
+        let now = self.input.now;
+        let mut mentioned_first = Vec::new();
+        for entity in candidates {
+            if self
+                .scratch
+                .entity(entity)
+                .is_none_or(|e| e.host_controlled)
+            {
+                continue;
+            }
+            let speech = self.scratch.speech(entity);
+            let mentioned = self.scratch.mentions(entity, content);
+            let message = Message {
+                content: content.to_owned(),
+                author: author.to_owned(),
+                mentioned: Some(mentioned),
+                response_ms: speech.last_spoke.map(|t| (now - t) as f64),
+                retry_ms: (now - at).max(0) as f64,
+                unread_count: speech.unread,
+                interaction_type: None,
+                hour: None,
+                drives: crate::drives::values(&self.scratch, entity, now),
+            };
+            let seed = self.scratch.meta().map_or(0, |m| m.settings.seed);
+            let mut draws = SeededDraws::new(seed, self.scratch.draws_taken());
+            let decision = self.scratch.decide(entity, &message, &mut draws)?;
+            let event = decision_event(entity, &decision);
+            self.scratch.apply(&event)?;
+            self.pending.push(event);
+            if let Some(ms) = decision.retry_ms {
+                self.wake.push(Wake {
+                    entity,
+                    at: now.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX)),
+                });
+            } else if decision.respond && !self.responders.contains(&entity) {
+                mentioned_first.push((!mentioned, entity));
+            }
+            self.decisions.push(TurnDecision {
+                entity,
+                mentioned,
+                decision,
+            });
+        }
+        mentioned_first.sort();
+        let room = self
+            .options
+            .max_responders
+            .saturating_sub(self.responders.len() - 1);
+        self.responders
+            .extend(mentioned_first.into_iter().map(|(_, e)| e).take(room));
         Ok(())
     }
 }

@@ -39,6 +39,7 @@ mod update_pass;
 
 pub use options::{TurnInput, TurnOptions};
 pub use outcome::{Reply, TurnDecision, TurnOutcome, Wake};
+pub(crate) use step::hold_event;
 
 use self::update_pass::Judged;
 use crate::engine::Engine;
@@ -124,6 +125,15 @@ pub struct TurnMachine {
     /// The scenes the turn closes, with their summaries so far.
     closing: Vec<SceneClose>,
     counter: Arc<dyn TokenCounter>,
+    /// When the turn is a character's initiation: what it answers and why, in words.
+    initiation: Option<Initiating>,
+}
+
+/// A turn that a character starts (docs/drives.md).
+#[derive(Clone, Debug)]
+struct Initiating {
+    candidate: crate::drives::Candidate,
+    reason: String,
 }
 
 impl std::fmt::Debug for dyn TokenCounter {

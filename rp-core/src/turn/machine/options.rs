@@ -109,7 +109,7 @@ impl TurnOptions {
         crate::json::json_object("turn options", json)
     }
 
-    pub(super) fn check(&self) -> Result<()> {
+    pub(crate) fn check(&self) -> Result<()> {
         self.prompt.check()?;
         self.updates.check()?;
         self.scenes.check()?;

@@ -9,7 +9,9 @@ use crate::log::Event;
 use crate::machine::{
     ChatMessage, EmbedRequest, GenerateRequest, GenerateResult, Purpose, Role, Step,
 };
-use crate::model::{EntityId, Utterance, UtteranceId, WitnessSet};
+use crate::model::{
+    EntityId, Initiation, Millis, Priority, Stimulus, Utterance, UtteranceId, WitnessSet,
+};
 use crate::scene::{self, SceneClose};
 use crate::turn::tools;
 use crate::update;
@@ -69,14 +71,26 @@ impl TurnMachine {
             &self.options.prompt,
             self.counter.as_ref(),
             facts,
+            self.initiation
+                .as_ref()
+                .filter(|i| i.candidate.speaker == speaker && self.replies.is_empty())
+                .map(|i| i.reason.clone()),
         )?;
         for id in recalled {
             if !self.recalled.contains(&id) {
                 self.recalled.push(id);
             }
         }
+        let initiating = self
+            .initiation
+            .as_ref()
+            .is_some_and(|i| i.candidate.speaker == speaker && self.replies.is_empty());
         let request = GenerateRequest {
-            purpose: Purpose::Reply { speaker },
+            purpose: if initiating {
+                Purpose::Initiate { speaker }
+            } else {
+                Purpose::Reply { speaker }
+            },
             messages: prompt.messages.clone(),
             params: self.options.sampling.clone(),
             json_schema: None,
@@ -232,23 +246,45 @@ impl TurnMachine {
             .map(|e| e.name.clone())
             .unwrap_or_default();
         let text = clean_reply(&result.text, &name);
+        // Validate on a copy first: a bad result changes nothing.
+        let mut next = self.scratch.clone();
         let mut events = vec![Event::Generated {
             purpose,
             result: result.clone(),
         }];
+        next.apply(&events[0])?;
+        let initiating = self
+            .initiation
+            .as_ref()
+            .filter(|i| i.candidate.speaker == speaker && self.replies.is_empty())
+            .map(|i| i.candidate.clone());
         let mut said = None;
         if !text.is_empty() {
-            let witnesses = self.scratch.hearers(speaker);
+            let (woken, witnesses) = witnesses_waking(&mut next, speaker, &text, self.input.now)?;
+            events.extend(woken);
+            let mut more = Vec::new();
+            if let Some(c) = &initiating {
+                more.push(Event::Initiated {
+                    initiation: Initiation {
+                        speaker,
+                        to: c.to,
+                        about: c.about,
+                        score: c.score,
+                        threshold: c.threshold,
+                    },
+                    at: self.input.now,
+                });
+            }
             let (opened, scene) = if self.options.scenes.enabled {
-                scene::scene_for_line(&self.scratch, speaker, self.input.now, &[])
+                scene::scene_for_line(&next, speaker, self.input.now, &[])
             } else {
                 (None, None)
             };
-            let id = UtteranceId(self.scratch.next_id() + u64::from(opened.is_some()));
+            let id = UtteranceId(next.next_id() + u64::from(opened.is_some()));
             if let Some(scene) = opened {
-                events.push(Event::SceneOpened { scene });
+                more.push(Event::SceneOpened { scene });
             }
-            events.push(Event::AssistantTurn {
+            more.push(Event::AssistantTurn {
                 utterance: Utterance {
                     id,
                     speaker,
@@ -259,24 +295,40 @@ impl TurnMachine {
                     scene,
                 },
             });
+            for e in &more {
+                next.apply(e)?;
+            }
+            events.extend(more);
             said = Some((id, witnesses, scene));
-        }
-        // Validate on a copy first: a bad result changes nothing.
-        let mut next = self.scratch.clone();
-        for e in &events {
-            next.apply(e)?;
+        } else if initiating.is_some() {
+            // Nothing said: the initiation waits a processing interval before it is tried again.
+            let hold = hold_event(&next, speaker, self.input.now);
+            next.apply(&hold)?;
+            events.push(hold);
         }
         self.scratch = next;
         self.pending.extend(events);
         match said {
             Some((id, witnesses, scene)) => {
-                self.lines
-                    .push((speaker, format!("{name}: {text}"), witnesses, None, scene));
+                self.lines.push((
+                    speaker,
+                    format!("{name}: {text}"),
+                    witnesses.clone(),
+                    None,
+                    scene,
+                ));
                 self.replies.push(Reply {
                     speaker,
                     utterance: id,
-                    text,
+                    text: text.clone(),
                 });
+                if initiating.is_some() {
+                    // Those who heard the first line decide whether to answer it.
+                    let candidates: Vec<EntityId> =
+                        witnesses.iter().filter(|w| *w != speaker).collect();
+                    self.query = text.clone();
+                    self.decide_for(candidates, &text, &name, self.input.now, Some(id))?;
+                }
             }
             None => self.silent.push(speaker),
         }
@@ -323,6 +375,51 @@ impl TurnMachine {
             }
         }
         Ok(())
+    }
+}
+
+/// The witnesses of a line `speaker` says at `now` in `world`: sleepers within earshot are
+/// disturbed first (a `line` stimulus, HIGH when the line names them, NORMAL otherwise; the
+/// events are applied to `world` and returned), and those it wakes hear it (docs/drives.md).
+pub(crate) fn witnesses_waking(
+    world: &mut crate::log::World,
+    speaker: EntityId,
+    text: &str,
+    now: Millis,
+) -> Result<(Vec<Event>, WitnessSet)> {
+    let mut events = Vec::new();
+    let name = world
+        .entity(speaker)
+        .map_or_else(String::new, |e| e.name.clone());
+    for sleeper in world.sleepers_near(speaker) {
+        let priority = if world.mentions(sleeper, text) {
+            Priority::High
+        } else {
+            Priority::Normal
+        };
+        let event = Event::StimulusNotified {
+            entity: sleeper,
+            stimulus: Stimulus {
+                id: world.next_id(),
+                kind: "line".into(),
+                priority,
+                payload: format!("{name} talking nearby"),
+                at: now,
+                count: 1,
+            },
+        };
+        world.apply(&event)?;
+        events.push(event);
+    }
+    Ok((events, world.hearers(speaker)))
+}
+
+/// Holds `entity`'s initiations for one processing interval from `now`.
+pub(crate) fn hold_event(world: &crate::log::World, entity: EntityId, now: Millis) -> Event {
+    let interval = crate::drives::drives(world, entity, now).map_or(60_000.0, |d| d.interval_ms);
+    Event::InitiationHeld {
+        entity,
+        until: now.saturating_add(interval.max(1_000.0) as Millis),
     }
 }
 

@@ -1,0 +1,818 @@
+//! The records of a character's inner life between turns (docs/drives.md): its drive settings
+//! and personality, the stimuli in its inbox, and the state the log keeps of it (`Mind`).
+//! Drives themselves are not stored: each is a function of host time between the recorded
+//! changes, read by [`crate::drives`].
+
+use super::{EntityId, Millis};
+use serde::{Deserialize, Serialize};
+
+/// Milliseconds in an hour.
+pub const HOUR_MS: f64 = 3_600_000.0;
+
+/// The most stimuli an inbox notes as merged, dropped or filtered (the oldest go first).
+pub const MAX_INBOX_NOTES: usize = 32;
+
+/// The most processed stimuli a character keeps for its next prompt (the oldest go first).
+pub const MAX_NOTICED: usize = 8;
+
+/// The longest stimulus payload, in bytes.
+pub const MAX_PAYLOAD_BYTES: usize = 4 * 1024;
+
+/// The stimulus kinds every world knows; a world's drive settings may add more.
+pub const BUILTIN_STIMULUS_KINDS: &[&str] =
+    &["line", "sound", "sight", "touch", "message", "lore", "game"];
+
+/// How urgent a stimulus is (seed 004's priorities). Ordered from most to least urgent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Priority {
+    /// Never filtered, never dropped; wakes a sleeper at once.
+    Critical,
+    /// Processed in every mode but sleep.
+    High,
+    /// Processed when alert or normal.
+    Normal,
+    /// Processed when alert or normal; dropped when stale.
+    Low,
+    /// Processed when alert or normal; dropped soonest.
+    Idle,
+}
+
+impl Priority {
+    /// The disturbance a filtered stimulus of this priority adds to a sleeper (seed 004:
+    /// HIGH 0.3, NORMAL 0.1, LOW 0.05, IDLE 0.01; CRITICAL wakes).
+    pub fn disturbance(self) -> f64 {
+        match self {
+            Priority::Critical => f64::INFINITY,
+            Priority::High => 0.3,
+            Priority::Normal => 0.1,
+            Priority::Low => 0.05,
+            Priority::Idle => 0.01,
+        }
+    }
+
+    /// The curiosity a processed stimulus of this priority adds.
+    pub fn curiosity(self) -> f64 {
+        match self {
+            Priority::Critical => 0.4,
+            Priority::High => 0.25,
+            Priority::Normal => 0.15,
+            Priority::Low => 0.08,
+            Priority::Idle => 0.03,
+        }
+    }
+
+    /// The priority a host names: `critical`, `high`, `normal`, `low` or `idle`.
+    pub fn from_name(name: &str) -> Result<Priority, String> {
+        Ok(match name {
+            "critical" => Priority::Critical,
+            "high" => Priority::High,
+            "normal" => Priority::Normal,
+            "low" => Priority::Low,
+            "idle" => Priority::Idle,
+            other => {
+                return Err(format!(
+                    "{other:?} is not a priority; use critical, high, normal, low or idle"
+                ));
+            }
+        })
+    }
+
+    /// The stable lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Priority::Critical => "critical",
+            Priority::High => "high",
+            Priority::Normal => "normal",
+            Priority::Low => "low",
+            Priority::Idle => "idle",
+        }
+    }
+}
+
+/// How attentive a character is (seed 004's table). Sleep is recorded; the three waking modes
+/// are read from the state at any time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// In a conversation (a line said or heard within the alert window): everything processed.
+    Alert,
+    /// Something pending (task pressure): everything processed.
+    Normal,
+    /// Nothing urgent: LOW and IDLE stimuli filtered out.
+    Relaxed,
+    /// Asleep: only CRITICAL processed; the rest adds disturbance.
+    Sleep,
+}
+
+impl Mode {
+    /// The stable lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Alert => "alert",
+            Mode::Normal => "normal",
+            Mode::Relaxed => "relaxed",
+            Mode::Sleep => "sleep",
+        }
+    }
+
+    /// Whether a stimulus of `priority` is processed in this mode (the rest is filtered).
+    pub fn processes(self, priority: Priority) -> bool {
+        match self {
+            Mode::Alert | Mode::Normal => true,
+            Mode::Relaxed => priority <= Priority::Normal,
+            Mode::Sleep => priority == Priority::Critical,
+        }
+    }
+}
+
+/// Personality (seed 004 §7): seven traits in [0, 1], 0.5 when not given. What each changes
+/// in behaviour is the table of docs/drives.md.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Personality {
+    /// 0 serious, 1 playful.
+    pub humor: f64,
+    /// 0 casual, 1 formal.
+    pub formality: f64,
+    /// 0 passive, 1 inquisitive.
+    pub curiosity: f64,
+    /// 0 impatient, 1 patient.
+    pub patience: f64,
+    /// 0 detached, 1 emotionally attuned.
+    pub empathy: f64,
+    /// 0 direct, 1 hesitant.
+    pub shyness: f64,
+    /// 0 approval-seeking, 1 self-directed.
+    pub independence: f64,
+}
+
+impl Default for Personality {
+    fn default() -> Self {
+        Personality {
+            humor: 0.5,
+            formality: 0.5,
+            curiosity: 0.5,
+            patience: 0.5,
+            empathy: 0.5,
+            shyness: 0.5,
+            independence: 0.5,
+        }
+    }
+}
+
+impl Personality {
+    /// The traits by name, in a fixed order.
+    pub fn traits(&self) -> [(&'static str, f64); 7] {
+        [
+            ("humor", self.humor),
+            ("formality", self.formality),
+            ("curiosity", self.curiosity),
+            ("patience", self.patience),
+            ("empathy", self.empathy),
+            ("shyness", self.shyness),
+            ("independence", self.independence),
+        ]
+    }
+
+    /// Reads a personality from a JSON object (traits not given are 0.5; unknown fields and
+    /// traits outside [0, 1] refused).
+    pub fn from_json(json: &str) -> crate::error::Result<Personality> {
+        let p: Personality = crate::json::json_object("personality", json)?;
+        p.check()
+            .map_err(|e| crate::error::Error::invalid("personality", e))?;
+        Ok(p)
+    }
+
+    /// Every trait is a number in [0, 1].
+    pub fn check(&self) -> Result<(), String> {
+        for (name, v) in self.traits() {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(format!("personality.{name} is {v}; traits are in [0, 1]"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The weights of the pressure terms (seed 004 §5): data, shifted by personality.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Weights {
+    /// Social debt toward the addressee.
+    pub social_debt: f64,
+    /// Task pressure.
+    pub task: f64,
+    /// Curiosity.
+    pub curiosity: f64,
+    /// The believed availability of the addressee.
+    pub availability: f64,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights {
+            social_debt: 0.6,
+            task: 0.5,
+            curiosity: 0.4,
+            availability: 0.3,
+        }
+    }
+}
+
+/// Drive settings as given: every field optional. A world's settings fill in the built-in
+/// defaults, an entity's override the world's ([`DriveSettings::resolve`]). Reads from JSON and
+/// from a world file's `[drives]` tables with these names; docs/drives.md documents each.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DriveConfig {
+    /// Whether the entity has drives at all (false for items).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// Energy a generated line costs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_per_line: Option<f64>,
+    /// Energy lost per hour awake.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_drain_per_hour: Option<f64>,
+    /// Energy regained per hour asleep.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_recharge_per_hour: Option<f64>,
+    /// Social debt gained per hour without contact, at affinity 0 (doubled at affinity 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub social_debt_per_hour: Option<f64>,
+    /// Hours over which task pressure and curiosity come back after the character spoke.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub follow_up_hours: Option<f64>,
+    /// The pressure at which a character initiates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    /// The least energy with which a character initiates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_energy: Option<f64>,
+    /// Below this believed availability only urgent initiations go ahead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub availability_gate: Option<f64>,
+    /// Task pressure from which an initiation is urgent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub urgent_task: Option<f64>,
+    /// Hours after which a belief about someone's availability has lost all confidence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub belief_hours: Option<f64>,
+    /// Hour of day night begins (0–24).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub night_start: Option<f64>,
+    /// Hour of day night ends (0–24).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub night_end: Option<f64>,
+    /// At or below this energy a character falls asleep, day or night.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sleep_energy: Option<f64>,
+    /// By day, a sleeper wakes once its energy is back to this.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wake_energy: Option<f64>,
+    /// Minutes after a line said or heard during which a character is alert.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alert_minutes: Option<f64>,
+    /// Processing interval when alert, in seconds (seed 004: 10 s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval_alert_s: Option<f64>,
+    /// Processing interval when normal, in seconds (1–5 min).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval_normal_s: Option<f64>,
+    /// Processing interval when relaxed, in seconds (15–30 min).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval_relaxed_s: Option<f64>,
+    /// Processing interval asleep, in seconds (1 h and more).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval_sleep_s: Option<f64>,
+    /// How much longer intervals are at night.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub night_factor: Option<f64>,
+    /// What a sleeper's disturbance keeps per sleep interval (seed 004: 0.95).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disturbance_decay: Option<f64>,
+    /// The most stimuli an inbox holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inbox_capacity: Option<u32>,
+    /// Stimuli of the same kind and source within this many ms merge (seed 004: 5 s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aggregate_ms: Option<u64>,
+    /// LOW stimuli older than this are dropped (seed 004: 60 s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale_low_ms: Option<u64>,
+    /// IDLE stimuli older than this are dropped (seed 004: 30 s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale_idle_ms: Option<u64>,
+    /// The pressure terms' weights.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weights: Option<Weights>,
+    /// Stimulus kinds this world knows beyond the built-in ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stimulus_kinds: Option<Vec<String>>,
+}
+
+macro_rules! settings {
+    ($($field:ident: $ty:ty = $default:expr),* $(,)?) => {
+        /// Drive settings resolved: the built-in defaults, then the world's, then the entity's.
+        #[derive(Clone, Debug, PartialEq, Serialize)]
+        pub struct DriveSettings {
+            $(
+                #[doc = concat!("`", stringify!($field), "` (see [`DriveConfig`]).")]
+                pub $field: $ty,
+            )*
+            /// `weights`.
+            pub weights: Weights,
+            /// Every stimulus kind known: the built-in ones and the world's.
+            pub stimulus_kinds: Vec<String>,
+        }
+
+        impl Default for DriveSettings {
+            fn default() -> Self {
+                DriveSettings {
+                    $($field: $default,)*
+                    weights: Weights::default(),
+                    stimulus_kinds: BUILTIN_STIMULUS_KINDS.iter().map(|k| k.to_string()).collect(),
+                }
+            }
+        }
+
+        impl DriveSettings {
+            /// These settings with what `config` gives laid over them.
+            pub fn with(mut self, config: &DriveConfig) -> DriveSettings {
+                $(if let Some(v) = config.$field { self.$field = v; })*
+                if let Some(w) = config.weights { self.weights = w; }
+                if let Some(kinds) = &config.stimulus_kinds {
+                    for k in kinds {
+                        if !self.stimulus_kinds.contains(k) {
+                            self.stimulus_kinds.push(k.clone());
+                        }
+                    }
+                }
+                self
+            }
+        }
+    };
+}
+
+settings! {
+    enabled: bool = true,
+    energy_per_line: f64 = 0.02,
+    energy_drain_per_hour: f64 = 0.04,
+    energy_recharge_per_hour: f64 = 0.15,
+    social_debt_per_hour: f64 = 0.25,
+    follow_up_hours: f64 = 2.0,
+    threshold: f64 = 0.75,
+    min_energy: f64 = 0.2,
+    availability_gate: f64 = 0.3,
+    urgent_task: f64 = 0.8,
+    belief_hours: f64 = 2.0,
+    night_start: f64 = 22.0,
+    night_end: f64 = 6.0,
+    sleep_energy: f64 = 0.05,
+    wake_energy: f64 = 0.3,
+    alert_minutes: f64 = 5.0,
+    interval_alert_s: f64 = 10.0,
+    interval_normal_s: f64 = 120.0,
+    interval_relaxed_s: f64 = 1_200.0,
+    interval_sleep_s: f64 = 3_600.0,
+    night_factor: f64 = 1.5,
+    disturbance_decay: f64 = 0.95,
+    inbox_capacity: u32 = 32,
+    aggregate_ms: u64 = 5_000,
+    stale_low_ms: u64 = 60_000,
+    stale_idle_ms: u64 = 30_000,
+}
+
+impl DriveSettings {
+    /// The built-in defaults, the world's config, then the entity's.
+    pub fn resolve(world: &DriveConfig, entity: Option<&DriveConfig>) -> DriveSettings {
+        let s = DriveSettings::default().with(world);
+        match entity {
+            Some(e) => s.with(e),
+            None => s,
+        }
+    }
+
+    /// Whether `hour` (0–24) is night.
+    pub fn is_night(&self, hour: f64) -> bool {
+        if self.night_start <= self.night_end {
+            (self.night_start..self.night_end).contains(&hour)
+        } else {
+            hour >= self.night_start || hour < self.night_end
+        }
+    }
+
+    /// The threshold a sleeper's disturbance must reach to wake it (seed 004:
+    /// `0.5 × (1 + (1 − energy))`).
+    pub fn wake_threshold(energy: f64) -> f64 {
+        0.5 * (1.0 + (1.0 - energy.clamp(0.0, 1.0)))
+    }
+
+    /// The base processing interval of `mode`, in ms.
+    pub fn interval_ms(&self, mode: Mode) -> f64 {
+        1_000.0
+            * match mode {
+                Mode::Alert => self.interval_alert_s,
+                Mode::Normal => self.interval_normal_s,
+                Mode::Relaxed => self.interval_relaxed_s,
+                Mode::Sleep => self.interval_sleep_s,
+            }
+    }
+}
+
+impl DriveConfig {
+    /// Reads drive settings from a JSON object (every field optional; unknown fields and
+    /// values out of range refused).
+    pub fn from_json(json: &str) -> crate::error::Result<DriveConfig> {
+        let c: DriveConfig = crate::json::json_object("drive settings", json)?;
+        c.check()
+            .map_err(|e| crate::error::Error::invalid("drives", e))?;
+        Ok(c)
+    }
+
+    /// Every rate, bound and interval is finite and in its range; stimulus kinds are names.
+    pub fn check(&self) -> Result<(), String> {
+        let unit = [
+            ("energy_per_line", self.energy_per_line),
+            ("threshold", self.threshold),
+            ("min_energy", self.min_energy),
+            ("availability_gate", self.availability_gate),
+            ("urgent_task", self.urgent_task),
+            ("sleep_energy", self.sleep_energy),
+            ("wake_energy", self.wake_energy),
+            ("disturbance_decay", self.disturbance_decay),
+        ];
+        for (name, v) in unit {
+            if let Some(v) = v
+                && !(0.0..=1.0).contains(&v)
+            {
+                return Err(format!("drives.{name} is {v}; it is in [0, 1]"));
+            }
+        }
+        let rates = [
+            ("energy_drain_per_hour", self.energy_drain_per_hour),
+            ("energy_recharge_per_hour", self.energy_recharge_per_hour),
+            ("social_debt_per_hour", self.social_debt_per_hour),
+            ("alert_minutes", self.alert_minutes),
+        ];
+        for (name, v) in rates {
+            if let Some(v) = v
+                && !(v.is_finite() && v >= 0.0)
+            {
+                return Err(format!(
+                    "drives.{name} is {v}; rates are finite and not negative"
+                ));
+            }
+        }
+        let positive = [
+            ("follow_up_hours", self.follow_up_hours),
+            ("belief_hours", self.belief_hours),
+            ("interval_alert_s", self.interval_alert_s),
+            ("interval_normal_s", self.interval_normal_s),
+            ("interval_relaxed_s", self.interval_relaxed_s),
+            ("interval_sleep_s", self.interval_sleep_s),
+            ("night_factor", self.night_factor),
+        ];
+        for (name, v) in positive {
+            if let Some(v) = v
+                && !(v.is_finite() && v > 0.0 && v <= 1e9)
+            {
+                return Err(format!(
+                    "drives.{name} is {v}; it is a positive number (at most 1e9)"
+                ));
+            }
+        }
+        for (name, v) in [
+            ("night_start", self.night_start),
+            ("night_end", self.night_end),
+        ] {
+            if let Some(v) = v
+                && !(0.0..=24.0).contains(&v)
+            {
+                return Err(format!("drives.{name} is {v}; hours are in [0, 24]"));
+            }
+        }
+        if self.inbox_capacity == Some(0) {
+            return Err("drives.inbox_capacity is 0; an inbox holds at least one stimulus".into());
+        }
+        if let Some(w) = &self.weights {
+            for (name, v) in [
+                ("social_debt", w.social_debt),
+                ("task", w.task),
+                ("curiosity", w.curiosity),
+                ("availability", w.availability),
+            ] {
+                if !(v.is_finite() && (0.0..=10.0).contains(&v)) {
+                    return Err(format!(
+                        "drives.weights.{name} is {v}; weights are in [0, 10]"
+                    ));
+                }
+            }
+        }
+        for k in self.stimulus_kinds.iter().flatten() {
+            if k.is_empty()
+                || k.len() > 64
+                || !k
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            {
+                return Err(format!(
+                    "stimulus kind {k:?} is not a name (letters, digits, '_' and '-', 1 to 64)"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Something a character perceives outside dialogue: a door slams, a message arrives on
+/// another channel, a game event. Lines it hears while asleep arrive as `line` stimuli.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stimulus {
+    /// The stimulus's id (given by the engine).
+    #[serde(default)]
+    pub id: u64,
+    /// Its kind: a built-in kind or one the world's drive settings add.
+    pub kind: String,
+    /// How urgent it is.
+    pub priority: Priority,
+    /// What the host says it is, in prose ("the door slams").
+    #[serde(default)]
+    pub payload: String,
+    /// When it arrived (host clock).
+    #[serde(default)]
+    pub at: Millis,
+    /// How many stimuli merged into this one (1 for a single one).
+    #[serde(default = "one")]
+    pub count: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// What became of a stimulus that was not simply queued.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InboxFate {
+    /// Merged into an earlier stimulus of the same kind (its id).
+    Merged(u64),
+    /// Dropped as stale (too old for its priority).
+    Stale,
+    /// Dropped because the inbox was full and it was the least urgent.
+    Overflow,
+    /// Filtered out by the character's mode (asleep or relaxed); it added disturbance.
+    Filtered,
+    /// It woke the character.
+    Woke,
+}
+
+/// A note of the inbox: a stimulus and what became of it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InboxNote {
+    /// The stimulus (id, kind, priority, payload, arrival).
+    pub stimulus: Stimulus,
+    /// What became of it.
+    pub fate: InboxFate,
+    /// When (host clock).
+    pub at: Millis,
+}
+
+/// What one character believes of another's availability: the value observed, and when.
+/// Confidence falls linearly to 0 over the settings' `belief_hours`; the belief read at a time
+/// is `0.5 + (availability − 0.5) × confidence`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Belief {
+    /// Availability observed, in [0, 1].
+    pub availability: f64,
+    /// When it was observed.
+    pub at: Millis,
+}
+
+/// What the log keeps of a character's inner life: every drive is a function of time from
+/// these values and the world (docs/drives.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Mind {
+    /// Energy at `energy_at`, in [0, 1].
+    pub energy: f64,
+    /// When `energy` was last rebased.
+    pub energy_at: Millis,
+    /// Whether it sleeps.
+    #[serde(default)]
+    pub asleep: bool,
+    /// When it last fell asleep or woke.
+    pub mode_since: Millis,
+    /// A sleeper's disturbance at `disturbance_at` (decays per sleep interval).
+    #[serde(default)]
+    pub disturbance: f64,
+    /// When `disturbance` was last rebased.
+    #[serde(default)]
+    pub disturbance_at: Millis,
+    /// Curiosity gathered from processed stimuli since it last spoke.
+    #[serde(default)]
+    pub curiosity: f64,
+    /// When it last spoke: task pressure and curiosity come back over `follow_up_hours`.
+    #[serde(default)]
+    pub relieved_at: Option<Millis>,
+    /// Since when social debt counts for those it never spoke with.
+    pub since: Millis,
+    /// Stimuli waiting to be processed, in arrival order.
+    #[serde(default)]
+    pub inbox: Vec<Stimulus>,
+    /// When the inbox was last processed.
+    #[serde(default)]
+    pub processed_at: Option<Millis>,
+    /// Processed stimuli for its next prompt (cleared when it speaks).
+    #[serde(default)]
+    pub noticed: Vec<Stimulus>,
+    /// What became of stimuli that were merged, dropped, filtered, or woke it.
+    #[serde(default)]
+    pub notes: Vec<InboxNote>,
+    /// A `$retry` due at this time.
+    #[serde(default)]
+    pub retry_at: Option<Millis>,
+    /// No initiation before this time (after a failed one).
+    #[serde(default)]
+    pub held_until: Option<Millis>,
+    /// Its drive settings over the world's.
+    #[serde(default)]
+    pub config: DriveConfig,
+    /// Its personality.
+    #[serde(default)]
+    pub personality: Personality,
+}
+
+impl Mind {
+    /// A fresh mind at `now`: full energy, awake.
+    pub fn new(now: Millis) -> Mind {
+        Mind {
+            energy: 1.0,
+            energy_at: now,
+            asleep: false,
+            mode_since: now,
+            disturbance: 0.0,
+            disturbance_at: now,
+            curiosity: 0.0,
+            relieved_at: None,
+            since: now,
+            inbox: Vec::new(),
+            processed_at: None,
+            noticed: Vec::new(),
+            notes: Vec::new(),
+            retry_at: None,
+            held_until: None,
+            config: DriveConfig::default(),
+            personality: Personality::default(),
+        }
+    }
+
+    /// Energy at `t` (≥ `energy_at`): linear between recorded changes, down while awake, up
+    /// while asleep, clamped to [0, 1].
+    pub fn energy_at(&self, s: &DriveSettings, t: Millis) -> f64 {
+        let hours = (t - self.energy_at).max(0) as f64 / HOUR_MS;
+        let rate = if self.asleep {
+            s.energy_recharge_per_hour
+        } else {
+            -s.energy_drain_per_hour
+        };
+        (self.energy + rate * hours).clamp(0.0, 1.0)
+    }
+
+    /// The first time from `from` at which energy reaches `level` going the way it goes now
+    /// (`None`: never).
+    pub fn energy_reaches(&self, s: &DriveSettings, level: f64, from: Millis) -> Option<Millis> {
+        let now = self.energy_at(s, from);
+        let rate = if self.asleep {
+            s.energy_recharge_per_hour
+        } else {
+            -s.energy_drain_per_hour
+        };
+        if (rate >= 0.0 && now >= level) || (rate <= 0.0 && now <= level) {
+            return Some(from);
+        }
+        if rate == 0.0 {
+            return None;
+        }
+        let hours = (level - now) / rate;
+        Some(from.saturating_add((hours * HOUR_MS).ceil() as Millis))
+    }
+
+    /// Moves `energy` to its value at `t`.
+    pub fn rebase_energy(&mut self, s: &DriveSettings, t: Millis) {
+        self.energy = self.energy_at(s, t);
+        self.energy_at = t.max(self.energy_at);
+    }
+
+    /// A sleeper's disturbance at `t`: it keeps `disturbance_decay` of itself per sleep
+    /// interval.
+    pub fn disturbance_at(&self, s: &DriveSettings, t: Millis) -> f64 {
+        if !self.asleep || self.disturbance == 0.0 {
+            return 0.0;
+        }
+        let intervals = (t - self.disturbance_at).max(0) as f64 / s.interval_ms(Mode::Sleep);
+        self.disturbance * s.disturbance_decay.powf(intervals)
+    }
+
+    /// Falls asleep or wakes at `t`.
+    pub fn set_asleep(&mut self, s: &DriveSettings, asleep: bool, t: Millis) {
+        self.rebase_energy(s, t);
+        self.asleep = asleep;
+        self.mode_since = t;
+        self.disturbance = 0.0;
+        self.disturbance_at = t;
+    }
+
+    /// Keeps the notes within [`MAX_INBOX_NOTES`].
+    pub fn note(&mut self, stimulus: Stimulus, fate: InboxFate, at: Millis) {
+        self.notes.push(InboxNote { stimulus, fate, at });
+        if self.notes.len() > MAX_INBOX_NOTES {
+            let extra = self.notes.len() - MAX_INBOX_NOTES;
+            self.notes.drain(..extra);
+        }
+    }
+}
+
+/// What an initiation answered: the drive that weighed most.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Drive {
+    /// Social debt toward the addressee.
+    SocialDebt,
+    /// Task pressure.
+    Task,
+    /// Curiosity.
+    Curiosity,
+}
+
+impl Drive {
+    /// The stable snake_case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Drive::SocialDebt => "social_debt",
+            Drive::Task => "task",
+            Drive::Curiosity => "curiosity",
+        }
+    }
+}
+
+/// The record of an initiation: who spoke first, to whom, about what, and the pressure that
+/// made it (committed with the line).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Initiation {
+    /// Who spoke first.
+    pub speaker: EntityId,
+    /// To whom.
+    pub to: EntityId,
+    /// The drive that weighed most.
+    pub about: Drive,
+    /// The pressure, and the threshold it crossed.
+    pub score: f64,
+    /// The threshold.
+    pub threshold: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_wake_thresholds() {
+        assert!((DriveSettings::wake_threshold(1.0) - 0.5).abs() < 1e-12);
+        assert!((DriveSettings::wake_threshold(0.5) - 0.75).abs() < 1e-12);
+        assert!((DriveSettings::wake_threshold(0.1) - 0.95).abs() < 1e-12);
+    }
+
+    #[test]
+    fn energy_is_linear_and_clamped() {
+        let s = DriveSettings::default();
+        let mut m = Mind::new(0);
+        assert!((m.energy_at(&s, 10 * HOUR_MS as i64) - 0.6).abs() < 1e-9);
+        assert_eq!(m.energy_at(&s, 100 * HOUR_MS as i64), 0.0);
+        let t = m.energy_reaches(&s, 0.5, 0).unwrap();
+        assert!((m.energy_at(&s, t) - 0.5).abs() < 1e-6);
+        m.set_asleep(&s, true, 10 * HOUR_MS as i64);
+        assert!((m.energy_at(&s, 12 * HOUR_MS as i64) - 0.9).abs() < 1e-9);
+    }
+
+    #[test]
+    fn night_wraps_midnight() {
+        let s = DriveSettings::default();
+        assert!(s.is_night(23.0) && s.is_night(2.0) && !s.is_night(6.0) && !s.is_night(12.0));
+    }
+
+    #[test]
+    fn bad_settings_and_traits_are_named() {
+        let c = DriveConfig {
+            social_debt_per_hour: Some(-1.0),
+            ..Default::default()
+        };
+        assert!(c.check().unwrap_err().contains("social_debt_per_hour"));
+        let p = Personality {
+            shyness: 1.5,
+            ..Default::default()
+        };
+        assert!(p.check().unwrap_err().contains("shyness"));
+    }
+}

@@ -1,0 +1,516 @@
+//! The tick (docs/drives.md): the host calls [`Engine::next_tick_at`] to learn when anything
+//! can next happen, sleeps until then, and runs a [`TickMachine`]. A tick does the cheap work
+//! in arithmetic — characters fall asleep or wake, inboxes are processed, scoped events start —
+//! and commits it; then, for each character whose pressure crossed its threshold with every
+//! gate open, it asks for one line (purpose `initiate`) and runs the rest as a turn: the
+//! line is committed with witnesses from positions, and those who heard it decide through
+//! response control whether to answer. With nothing due it asks for nothing and commits nothing.
+//!
+//! ```
+//! # use rp_core::{Engine, Event, tick::TickOptions, machine::Step, GenerateResult};
+//! # let mut engine = Engine::in_memory("Demo", 0)?;
+//! let now = 3_600_000;
+//! if let Some(next) = engine.next_tick_at(now)? {
+//!     let mut tick = engine.begin_tick(next.at, TickOptions::default())?;
+//!     while let Step::Generate(_request) = tick.step(&mut engine)? {
+//!         tick.provide(&mut engine, GenerateResult::text("Quiet tonight, isn't it?"))?;
+//!     }
+//!     let outcome = tick.finish(&mut engine)?;
+//!     # let _ = outcome;
+//! }
+//! # Ok::<(), rp_core::Error>(())
+//! ```
+
+mod engine;
+
+use crate::drives::{self, Candidate, Gate, TickReason};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::facts::SeededDraws;
+use crate::log::{Event, Message, World};
+use crate::machine::{GenerateResult, Step};
+use crate::model::{EntityId, Millis, Seq};
+use crate::turn::{TurnMachine, TurnOptions, TurnOutcome};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// How a tick runs. Reads from JSON with these field names, every one optional.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TickOptions {
+    /// How the initiations' turns run (prompt, sampling, memories, responders…).
+    pub turn: TurnOptions,
+    /// The most characters that start a conversation in one tick (the highest pressures).
+    pub max_initiations: usize,
+}
+
+impl Default for TickOptions {
+    fn default() -> Self {
+        TickOptions {
+            turn: TurnOptions::default(),
+            max_initiations: 2,
+        }
+    }
+}
+
+impl TickOptions {
+    /// Reads options from a JSON object (unknown fields refused).
+    pub fn from_json(json: &str) -> Result<TickOptions> {
+        crate::json::json_object("tick options", json)
+    }
+
+    /// Whether the options are usable.
+    pub fn check(&self) -> Result<()> {
+        self.turn.check()
+    }
+}
+
+/// What a tick did to one character's mind.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MindChange {
+    /// Whose.
+    pub entity: EntityId,
+    /// `Some(true)`: fell asleep; `Some(false)`: woke.
+    pub asleep: Option<bool>,
+    /// Stimuli processed.
+    pub processed: Vec<u64>,
+    /// Stimuli filtered out by its mode.
+    pub filtered: Vec<u64>,
+}
+
+/// An initiation a tick made, with its explanation and the turn it started.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct InitiationOutcome {
+    /// The candidate as it crossed (its terms, threshold, gates).
+    pub candidate: Candidate,
+    /// The explanation in words.
+    pub explanation: String,
+    /// The turn: the first line (its first reply) and the answers to it.
+    pub turn: TurnOutcome,
+}
+
+/// What a tick committed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TickOutcome {
+    /// The head after the tick.
+    pub seq: Seq,
+    /// The tick's time.
+    pub at: Millis,
+    /// Minds that changed.
+    pub changes: Vec<MindChange>,
+    /// Initiations, in the order they were made.
+    pub initiations: Vec<InitiationOutcome>,
+    /// Characters whose initiation a gate held back (the sheet's `$initiate false`, or a gate
+    /// that closed since the crossing was computed): they wait one processing interval.
+    pub held: Vec<(EntityId, Vec<Gate>)>,
+    /// Characters whose `$retry` fell due: run a wake-up turn near them to let them answer.
+    pub retries: Vec<EntityId>,
+    /// Whether scoped events started or expired.
+    pub story: bool,
+}
+
+/// A tick in progress. Like the other machines it borrows nothing: every call takes the engine.
+#[derive(Debug)]
+pub struct TickMachine {
+    outcome: TickOutcome,
+    options: TickOptions,
+    queue: VecDeque<Candidate>,
+    current: Option<(Candidate, TurnMachine)>,
+    failed: Option<String>,
+    done: bool,
+}
+
+impl TickMachine {
+    /// Runs the tick's arithmetic at `now` and plans its initiations: see
+    /// [`Engine::begin_tick`].
+    pub fn begin(engine: &mut Engine, now: Millis, options: TickOptions) -> Result<TickMachine> {
+        options.check()?;
+        let world = engine.world().clone();
+        if now < world.now() {
+            return Err(Error::invalid(
+                "tick",
+                format!("now ({now}) is before the world's clock ({})", world.now()),
+            ));
+        }
+        let due: Vec<(EntityId, Millis, TickReason)> = drives::all_due(&world, world.now())
+            .into_iter()
+            .filter(|(_, at, _)| *at <= now)
+            .collect();
+        let story = drives::story_due(&world, world.now()).is_some_and(|at| at <= now);
+        let mut outcome = TickOutcome {
+            at: now,
+            ..TickOutcome::default()
+        };
+        if due.is_empty() && !story {
+            outcome.seq = engine.head();
+            return Ok(TickMachine {
+                outcome,
+                options,
+                queue: VecDeque::new(),
+                current: None,
+                failed: None,
+                done: true,
+            });
+        }
+        // The arithmetic: the clock, the story, sleep and the inboxes, in one commit.
+        let mut batch = crate::story::Batch::new(&world);
+        batch.advance_to(now, "tick")?;
+        crate::story::run_due(&mut batch, world.now(), now);
+        outcome.story = story
+            && batch.events.iter().any(|e| {
+                matches!(
+                    e,
+                    Event::ScopedEventStarted { .. } | Event::ScopedEventClosed { .. }
+                )
+            });
+        for (entity, _, _) in &due {
+            if let Some(change) = maintain(&batch.world, *entity, now) {
+                batch.push(Event::MindTicked {
+                    entity: change.entity,
+                    at: now,
+                    asleep: change.asleep,
+                    processed: change.processed.clone(),
+                    filtered: change.filtered.clone(),
+                })?;
+                outcome.changes.push(change);
+            }
+            if world
+                .mind(*entity)
+                .is_some_and(|m| m.retry_at.is_some_and(|r| r <= now))
+            {
+                outcome.retries.push(*entity);
+            }
+        }
+        // Who crosses now, with every gate open (the sheet's last).
+        let mut planned: Vec<Candidate> = Vec::new();
+        for (entity, _, reason) in &due {
+            let w = &batch.world;
+            if w.mind(*entity).is_none_or(|m| m.asleep) {
+                continue;
+            }
+            let best = drives::candidates_now(w, *entity, now)?
+                .into_iter()
+                .find(Candidate::is_due);
+            match best {
+                Some(mut c) => {
+                    let gate = sheet_gate(w, &c, now)?;
+                    let open = gate.open;
+                    c.gates.push(gate);
+                    if open {
+                        planned.push(c);
+                    } else {
+                        hold(&mut batch, &mut outcome, *entity, now, c.gates.clone())?;
+                    }
+                }
+                None if matches!(reason, TickReason::Pressure { .. }) => {
+                    // The crossing computed for now did not hold (a gate changed): wait.
+                    let gates = drives::candidates_now(w, *entity, now)?
+                        .into_iter()
+                        .next()
+                        .map(|c| c.gates)
+                        .unwrap_or_default();
+                    hold(&mut batch, &mut outcome, *entity, now, gates)?;
+                }
+                None => {}
+            }
+        }
+        planned.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.speaker.cmp(&b.speaker)));
+        planned.truncate(options.max_initiations);
+        if batch.world.seq() > world.seq() {
+            engine.append(batch.events)?;
+        }
+        outcome.seq = engine.head();
+        Ok(TickMachine {
+            outcome,
+            options,
+            queue: planned.into(),
+            current: None,
+            failed: None,
+            done: false,
+        })
+    }
+
+    /// The tick's outcome so far (its arithmetic is committed when it begins).
+    pub fn outcome(&self) -> &TickOutcome {
+        &self.outcome
+    }
+
+    /// What the tick needs next: the generations of its initiations' turns, in order.
+    pub fn step(&mut self, engine: &mut Engine) -> Result<Step> {
+        loop {
+            if self.done || self.failed.is_some() {
+                return Ok(Step::Done);
+            }
+            if let Some((_, turn)) = &mut self.current {
+                match turn.step(engine)? {
+                    Step::Done => {
+                        let (candidate, turn) = self.current.take().expect("checked above");
+                        let explanation = candidate.explain(engine.world());
+                        let turn = turn.finish(engine)?;
+                        self.outcome.seq = turn.seq;
+                        self.outcome.initiations.push(InitiationOutcome {
+                            candidate,
+                            explanation,
+                            turn,
+                        });
+                    }
+                    step => return Ok(step),
+                }
+                continue;
+            }
+            let Some(planned) = self.queue.pop_front() else {
+                self.done = true;
+                return Ok(Step::Done);
+            };
+            // An earlier initiation may have changed things: the candidate must still cross.
+            let now = self.outcome.at;
+            let still = drives::candidates_now(engine.world(), planned.speaker, now)?
+                .into_iter()
+                .find(|c| c.to == planned.to && c.is_due());
+            let Some(mut c) = still else { continue };
+            c.gates = planned.gates;
+            let reason = c.reason(engine.world());
+            let turn = TurnMachine::begin_initiation(
+                engine,
+                c.clone(),
+                reason,
+                now,
+                self.options.turn.clone(),
+            )?;
+            self.current = Some((c, turn));
+        }
+    }
+
+    /// Feeds the generation the last step asked for.
+    pub fn provide(&mut self, engine: &mut Engine, result: GenerateResult) -> Result<()> {
+        match &mut self.current {
+            Some((_, turn)) => turn.provide(engine, result),
+            None => Err(Error::conflict("the tick is not waiting for a generation")),
+        }
+    }
+
+    /// Feeds the vectors the last step asked for.
+    pub fn provide_embeddings(
+        &mut self,
+        engine: &mut Engine,
+        vectors: Vec<Vec<f32>>,
+    ) -> Result<()> {
+        match &mut self.current {
+            Some((_, turn)) => turn.provide_embeddings(engine, vectors),
+            None => Err(Error::conflict("the tick is not waiting for vectors")),
+        }
+    }
+
+    /// Feeds the host's answer to the action the last step asked for.
+    pub fn provide_action(
+        &mut self,
+        engine: &mut Engine,
+        answer: std::result::Result<serde_json::Value, String>,
+    ) -> Result<()> {
+        match &mut self.current {
+            Some((_, turn)) => turn.provide_action(engine, answer),
+            None => Err(Error::conflict("the tick is not waiting for an action")),
+        }
+    }
+
+    /// The host could not answer: the initiation in progress is held back one processing
+    /// interval (committed), the tick ends, and [`TickMachine::finish`] reports the failure.
+    pub fn fail(&mut self, engine: &mut Engine, reason: &str) -> Result<()> {
+        let Some((c, _)) = self.current.take() else {
+            return Err(Error::conflict(
+                "the tick asks for nothing to fail; finish it",
+            ));
+        };
+        let hold = crate::turn::hold_event(engine.world(), c.speaker, self.outcome.at);
+        self.outcome.seq = engine.append(vec![hold])?;
+        self.outcome.held.push((c.speaker, c.gates));
+        self.failed = Some(reason.to_owned());
+        Ok(())
+    }
+
+    /// Returns what the tick committed. Refused while a generation is still needed.
+    pub fn finish(self, _engine: &mut Engine) -> Result<TickOutcome> {
+        if let Some(reason) = self.failed {
+            return Err(Error::Generation { message: reason });
+        }
+        if !self.done {
+            return Err(Error::conflict(
+                "the tick still needs what step() asks for; provide it before finishing",
+            ));
+        }
+        Ok(self.outcome)
+    }
+
+    /// Whether [`TickMachine::finish`] would return now.
+    pub fn is_done(&self) -> bool {
+        self.done || self.failed.is_some()
+    }
+}
+
+impl crate::machine::Machine for TickMachine {
+    type Outcome = TickOutcome;
+
+    fn step(&mut self, engine: &mut Engine) -> Result<Step> {
+        TickMachine::step(self, engine)
+    }
+
+    fn provide(&mut self, engine: &mut Engine, result: GenerateResult) -> Result<()> {
+        TickMachine::provide(self, engine, result)
+    }
+
+    fn provide_embeddings(&mut self, engine: &mut Engine, vectors: Vec<Vec<f32>>) -> Result<()> {
+        TickMachine::provide_embeddings(self, engine, vectors)
+    }
+
+    fn provide_action(
+        &mut self,
+        engine: &mut Engine,
+        answer: std::result::Result<serde_json::Value, String>,
+    ) -> Result<()> {
+        TickMachine::provide_action(self, engine, answer)
+    }
+
+    fn fail(&mut self, engine: &mut Engine, reason: &str) -> Result<()> {
+        TickMachine::fail(self, engine, reason)
+    }
+
+    fn finish(self, engine: &mut Engine) -> Result<TickOutcome> {
+        TickMachine::finish(self, engine)
+    }
+}
+
+/// Plays host time from the world's clock to `until` (docs/drives.md): ticks at each
+/// [`Engine::next_tick_at`] up to `until`, every request answered by `generator`, then moves
+/// the clock to `until`. Returns each tick's outcome, in order. Stops at the first error (a
+/// failed generation holds that initiation back, committed, and is returned as the error).
+pub async fn advance(
+    engine: &mut Engine,
+    until: Millis,
+    options: &TickOptions,
+    generator: &dyn crate::machine::Generate,
+) -> Result<Vec<TickOutcome>> {
+    if until < engine.world().now() {
+        return Err(Error::invalid(
+            "time",
+            format!(
+                "advance: until ({until}) is before the world's clock ({}); time never goes back",
+                engine.world().now()
+            ),
+        ));
+    }
+    let mut outcomes = Vec::new();
+    // Each tick commits or moves the clock, so the loop ends; the bound guards a host whose
+    // options make every tick hold.
+    for _ in 0..1_000_000 {
+        let from = engine.world().now();
+        let Some(next) = engine.next_tick_at(from)? else {
+            break;
+        };
+        if next.at > until {
+            break;
+        }
+        let tick = engine.begin_tick(next.at, options.clone())?;
+        let outcome =
+            crate::machine::run(engine, tick, generator, &mut crate::machine::NoSink).await?;
+        let moved = engine.world().now() > from || !outcome.changes.is_empty();
+        outcomes.push(outcome);
+        if !moved
+            && engine
+                .next_tick_at(next.at)?
+                .is_some_and(|n| n.at <= next.at)
+        {
+            // Nothing changed and the same moment is due again: a gate the arithmetic cannot
+            // see (the sheet) holds; step past it.
+            engine.append(vec![Event::TimeAdvanced { to: next.at + 1 }])?;
+        }
+    }
+    if until > engine.world().now() {
+        engine.append(vec![Event::TimeAdvanced { to: until }])?;
+    }
+    Ok(outcomes)
+}
+
+/// Holds `entity`'s initiations one processing interval (recorded), noting the gates.
+fn hold(
+    batch: &mut crate::story::Batch,
+    outcome: &mut TickOutcome,
+    entity: EntityId,
+    now: Millis,
+    gates: Vec<Gate>,
+) -> Result<()> {
+    let event = crate::turn::hold_event(&batch.world, entity, now);
+    batch.push(event)?;
+    outcome.held.push((entity, gates));
+    Ok(())
+}
+
+/// The sheet's gate: `$initiate false` firing holds the initiation back. Evaluated with the
+/// addressee as `author`, nothing as `content`, and the character's drives; its random draws
+/// come from the world's generator without advancing it (nothing is recorded of them: the
+/// initiation, or the hold, is).
+fn sheet_gate(world: &World, c: &Candidate, now: Millis) -> Result<Gate> {
+    let author = world
+        .entity(c.to)
+        .map_or_else(String::new, |e| e.name.clone());
+    let message = Message {
+        author,
+        mentioned: Some(false),
+        drives: drives::values(world, c.speaker, now),
+        ..Message::default()
+    };
+    let seed = world.meta().map_or(0, |m| m.settings.seed);
+    let mut draws = SeededDraws::new(seed, world.draws_taken());
+    let decision = world.decide(c.speaker, &message, &mut draws)?;
+    let open = decision.initiate != Some(false);
+    Ok(Gate {
+        name: "sheet".into(),
+        open,
+        detail: if open {
+            "the sheet allows it".into()
+        } else {
+            "$initiate false fired".into()
+        },
+    })
+}
+
+/// What a tick at `now` does to `entity`'s mind in arithmetic: sleep or wake, and its inbox
+/// processed (by its mode) once due. `None`: nothing.
+fn maintain(world: &World, entity: EntityId, now: Millis) -> Option<MindChange> {
+    let mind = world.mind(entity)?;
+    let s = world.drive_settings(entity);
+    let night = s.is_night(drives::hour_of_day(now));
+    let energy = mind.energy_at(&s, now);
+    let mode_now = drives::mode_at(world, entity, now)?;
+    let asleep = if mind.asleep {
+        (!night && energy >= s.wake_energy).then_some(false)
+    } else {
+        let quiet = mode_now != crate::model::Mode::Alert;
+        ((night && quiet) || energy <= s.sleep_energy).then_some(true)
+    };
+    let mode = match asleep {
+        Some(true) => crate::model::Mode::Sleep,
+        Some(false) => crate::model::Mode::Relaxed,
+        None => mode_now,
+    };
+    let due_inbox = drives::inbox_due_at(world, entity, now).is_some_and(|at| at <= now);
+    let (mut processed, mut filtered) = (Vec::new(), Vec::new());
+    if due_inbox {
+        for s in &mind.inbox {
+            if mode.processes(s.priority) {
+                processed.push(s.id);
+            } else {
+                filtered.push(s.id);
+            }
+        }
+    }
+    let retry = mind.retry_at.is_some_and(|r| r <= now);
+    if asleep.is_none() && processed.is_empty() && filtered.is_empty() && !retry {
+        return None;
+    }
+    Some(MindChange {
+        entity,
+        asleep,
+        processed,
+        filtered,
+    })
+}
