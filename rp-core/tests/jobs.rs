@@ -99,6 +99,7 @@ fn every_machine_is_driven_by_the_same_calls() {
         JobKind::SceneClose,
         JobKind::TimeSkip,
         JobKind::Query,
+        JobKind::Tick,
     ] {
         let mut job = match kind {
             JobKind::Turn => jobs.pop().unwrap(),
@@ -116,6 +117,24 @@ fn every_machine_is_driven_by_the_same_calls() {
                     .unwrap(),
             ),
             JobKind::Query => Job::from(query(&mut t, skip_to + 1)),
+            JobKind::Tick => {
+                // A crash wakes Mira's attention: her inbox is due at once.
+                let mira = t.engine.world().resolve_entity("mira").unwrap();
+                t.engine
+                    .notify(
+                        mira,
+                        "sound",
+                        rp_core::Priority::Critical,
+                        "a crash",
+                        skip_to + 2,
+                    )
+                    .unwrap();
+                Job::from(
+                    t.engine
+                        .begin_tick(skip_to + 2, rp_core::tick::TickOptions::default())
+                        .unwrap(),
+                )
+            }
         };
         assert_eq!(job.kind(), kind);
         let head = t.engine.head();
@@ -124,12 +143,22 @@ fn every_machine_is_driven_by_the_same_calls() {
         drive(&mut t.engine, &mut job, &summary_or_line);
         let outcome = job.finish(&mut t.engine).unwrap();
         assert!(job.is_over());
-        assert!(t.engine.head() > head, "{kind:?} committed");
+        if kind == JobKind::Tick {
+            // A tick commits its arithmetic when it begins: here, Mira's inbox processed.
+            let JobOutcome::Tick(tick) = &outcome else {
+                panic!("a tick's outcome")
+            };
+            assert_eq!(tick.changes.len(), 1);
+            assert_eq!(tick.changes[0].processed.len(), 1);
+        } else {
+            assert!(t.engine.head() > head, "{kind:?} committed");
+        }
         let seq = match &outcome {
             JobOutcome::Turn(o) => o.seq,
             JobOutcome::SceneClose(o) => o.seq,
             JobOutcome::TimeSkip(o) => o.seq,
             JobOutcome::Query(o) => o.seq,
+            JobOutcome::Tick(o) => o.seq,
         };
         assert_eq!(seq, t.engine.head());
         // The outcome's JSON is its machine's, unwrapped.

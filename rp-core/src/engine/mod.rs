@@ -6,6 +6,7 @@ mod branches;
 mod catalog;
 mod commit;
 mod memories;
+mod schedule;
 mod writer;
 
 pub use branches::{BranchInfo, RewindPreview};
@@ -89,6 +90,9 @@ pub struct Engine {
     relationship_graph: Option<std::sync::Arc<crate::graph::RelationshipGraph>>,
     /// The entity kinds of the current world, once a query needed them.
     definition_index: Option<std::sync::Arc<crate::lore::DefinitionIndex>>,
+    /// When each character is next due (docs/drives.md), for the head and epoch it was worked
+    /// out at.
+    drive_schedule: Option<schedule::Cached>,
     /// The thread that writes durable commits while the engine works on (started when first
     /// needed).
     writer: Option<writer::Writer>,
@@ -195,6 +199,7 @@ impl Engine {
             lore_index: None,
             relationship_graph: None,
             definition_index: None,
+            drive_schedule: None,
             writer: None,
             epoch: 0,
         };
@@ -228,6 +233,7 @@ impl Engine {
             lore_index: None,
             relationship_graph: None,
             definition_index: None,
+            drive_schedule: None,
             writer: None,
             epoch: 0,
         })
@@ -492,6 +498,11 @@ fn load_world_costed(
                     location,
                     message: format!("it claims seq {}", snap.seq()),
                 });
+            }
+            if !snap.keeps_minds() {
+                // Written before drives: its minds are missing. Replay the log instead (the
+                // next snapshot has them).
+                break;
             }
             snap.reindex().map_err(|e| Error::Corrupt {
                 file: store.name().to_owned(),

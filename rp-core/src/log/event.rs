@@ -394,7 +394,7 @@ pub enum Event {
         #[serde(default)]
         entity: Option<EntityId>,
         /// The settings.
-        config: DriveConfig,
+        config: Box<DriveConfig>,
     },
     /// An entity's personality set (docs/drives.md).
     PersonalitySet {

@@ -43,16 +43,32 @@ impl World {
         }
     }
 
-    /// Fills in the minds a snapshot from before drives lacks (fresh, at the world's time).
-    pub(super) fn fill_minds(&mut self) {
-        let missing: Vec<EntityId> = self
-            .entities
-            .iter()
-            .filter(|e| !e.host_controlled && !self.minds.contains_key(&e.id))
-            .map(|e| e.id)
-            .collect();
-        for id in missing {
-            self.minds.insert(id, Mind::new(self.now));
-        }
+    /// Whether the world kept minds since its creation. A snapshot written before drives
+    /// existed did not: opening replays the log rather than start from it.
+    pub fn keeps_minds(&self) -> bool {
+        self.minds_kept
+    }
+}
+
+/// A map keyed by pairs of entities, serialised as a list of `[from, to, value]` (JSON has no
+/// tuple keys).
+pub(super) mod pair_map {
+    use crate::model::EntityId;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    type Map<V> = imbl::OrdMap<(EntityId, EntityId), V>;
+
+    pub fn serialize<S: Serializer, V: Serialize + Clone>(
+        map: &Map<V>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(map.iter().map(|((a, b), v)| (a, b, v)))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, V: Deserialize<'de> + Clone>(
+        d: D,
+    ) -> Result<Map<V>, D::Error> {
+        let items: Vec<(EntityId, EntityId, V)> = Vec::deserialize(d)?;
+        Ok(items.into_iter().map(|(a, b, v)| ((a, b), v)).collect())
     }
 }

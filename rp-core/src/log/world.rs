@@ -64,6 +64,10 @@ pub struct World {
     /// The world queries asked on this branch.
     #[serde(default)]
     pub(super) queries: Table<crate::model::WorldQuery>,
+    /// Whether the world has kept minds since its creation: false in a snapshot written before
+    /// drives existed, which opening does not use (it replays the log instead).
+    #[serde(default)]
+    pub(super) minds_kept: bool,
     /// The inner life of each engine-controlled entity (docs/drives.md).
     #[serde(default)]
     pub(super) minds: imbl::OrdMap<EntityId, Mind>,
@@ -71,10 +75,10 @@ pub struct World {
     #[serde(default)]
     pub(super) drive_config: DriveConfig,
     /// When each ordered pair last spoke in each other's hearing: social debt counts from it.
-    #[serde(default)]
+    #[serde(default, with = "super::minds::pair_map")]
     pub(super) contacts: imbl::OrdMap<(EntityId, EntityId), Millis>,
     /// What each (observer, observed) pair believes of the observed's availability.
-    #[serde(default)]
+    #[serde(default, with = "super::minds::pair_map")]
     pub(super) beliefs: imbl::OrdMap<(EntityId, EntityId), Belief>,
     /// What the host last reported of an entity's availability (believed by everyone).
     #[serde(default)]
@@ -429,7 +433,6 @@ impl World {
             sheets.compiled.insert(e.id, sheet);
         }
         self.sheets = sheets;
-        self.fill_minds();
         Ok(())
     }
 }

@@ -689,7 +689,13 @@ impl Mind {
         } else {
             -s.energy_drain_per_hour
         };
-        if (rate >= 0.0 && now >= level) || (rate <= 0.0 && now <= level) {
+        // Asleep it rises, awake it falls.
+        let reached = if self.asleep {
+            now >= level
+        } else {
+            now <= level
+        };
+        if reached {
             return Some(from);
         }
         if rate == 0.0 {

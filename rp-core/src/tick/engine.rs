@@ -34,7 +34,11 @@ impl Engine {
     /// host changes something. Refused if `now` is before the world's clock.
     pub fn next_tick_at(&mut self, now: Millis) -> Result<Option<NextTick>> {
         check_now(self, now, "next_tick_at")?;
-        Ok(drives::next_tick(self.world(), now))
+        // Worked out from the world's clock once per change: a moment already past is due now.
+        Ok(self.drive_schedule().first.map(|n| NextTick {
+            at: n.at.max(now),
+            ..n
+        }))
     }
 
     /// Starts a tick at `now` (see [`crate::tick`]): its arithmetic is committed at once; its
@@ -84,7 +88,10 @@ impl Engine {
         entity: Option<EntityId>,
         config: DriveConfig,
     ) -> Result<Seq> {
-        self.append(vec![Event::DrivesConfigured { entity, config }])
+        self.append(vec![Event::DrivesConfigured {
+            entity,
+            config: Box::new(config),
+        }])
     }
 
     /// Sets `entity`'s personality (every trait in [0, 1]). Recorded as an event.

@@ -132,9 +132,12 @@ impl TickMachine {
                 format!("now ({now}) is before the world's clock ({})", world.now()),
             ));
         }
-        let due: Vec<(EntityId, Millis, TickReason)> = drives::all_due(&world, world.now())
-            .into_iter()
+        let due: Vec<(EntityId, Millis, TickReason)> = engine
+            .drive_schedule()
+            .due
+            .iter()
             .filter(|(_, at, _)| *at <= now)
+            .copied()
             .collect();
         let story = drives::story_due(&world, world.now()).is_some_and(|at| at <= now);
         let mut outcome = TickOutcome {

@@ -171,6 +171,7 @@ impl World {
                     settings: settings.clone(),
                 });
                 self.now = *now;
+                self.minds_kept = true;
             }
             Event::EntityCreated {
                 id,
