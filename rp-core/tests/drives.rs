@@ -396,6 +396,13 @@ fn bad_input_is_a_clear_error_that_changes_nothing() {
     assert_eq!(e.kind(), ErrorKind::Invalid, "the player has no drives");
     assert!(Personality::from_json(r#"{"shyness": 0.2, "boldness": 1}"#).is_err());
     assert!(DriveConfig::from_json(r#"{"threshold": 2}"#).is_err());
+    let restless = DriveConfig {
+        sleep_energy: Some(0.5),
+        wake_energy: Some(0.4),
+        ..Default::default()
+    };
+    let e = t.engine.configure_drives(None, restless).unwrap_err();
+    assert!(e.to_string().contains("wake_energy"), "{e}");
     assert_eq!(t.engine.head(), head);
     assert_eq!(t.engine.world().to_bytes(), bytes);
 }

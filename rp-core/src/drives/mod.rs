@@ -11,7 +11,7 @@ mod schedule;
 
 pub use explain::{Candidate, Gate, Term};
 pub use schedule::{NextTick, TickReason, due, next_tick};
-pub(crate) use schedule::{all_due, inbox_due_at, story_due};
+pub(crate) use schedule::{all_due, earliest, inbox_due_at, story_due};
 
 use crate::error::{Error, Result};
 use crate::facts::DriveValues;

@@ -169,27 +169,33 @@ pub fn due(world: &World, entity: EntityId, from: Millis) -> Option<(Millis, Tic
 }
 
 /// The next moment at or after `now` at which a tick does something, over every character and
-/// the story; `None` when nothing will happen until something else changes.
+/// the story; `None` when nothing will happen until something else changes. (The engine keeps
+/// this per change of the world: `Engine::next_tick_at`.)
 pub fn next_tick(world: &World, now: Millis) -> Option<NextTick> {
-    let now = now.max(world.now());
-    let mut hearing = Hearing::default();
-    let mut best: Option<NextTick> = story_due(world, now).map(|at| NextTick {
-        at,
-        entity: None,
-        reason: TickReason::Story,
-    });
-    for (id, _) in world.minds() {
-        if let Some((at, reason)) = due_of(world, id, now, &mut hearing)
-            && best.is_none_or(|b| at < b.at)
-        {
-            best = Some(NextTick {
-                at,
-                entity: Some(id),
-                reason,
-            });
-        }
-    }
-    best
+    let from = world.now();
+    earliest(&all_due(world, from), story_due(world, from)).map(|n| NextTick {
+        at: n.at.max(now),
+        ..n
+    })
+}
+
+/// The earliest of the characters' due moments and the story's.
+pub(crate) fn earliest(
+    due: &[(EntityId, Millis, TickReason)],
+    story: Option<Millis>,
+) -> Option<NextTick> {
+    due.iter()
+        .map(|(id, at, reason)| NextTick {
+            at: *at,
+            entity: Some(*id),
+            reason: *reason,
+        })
+        .chain(story.map(|at| NextTick {
+            at,
+            entity: None,
+            reason: TickReason::Story,
+        }))
+        .min_by_key(|n| (n.at, n.entity))
 }
 
 /// Every character's due moment from `now`, in entity order (the engine's cache).

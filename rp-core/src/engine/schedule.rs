@@ -5,55 +5,69 @@
 use super::Engine;
 use crate::drives::{NextTick, TickReason};
 use crate::model::{EntityId, Millis, Seq};
-use std::sync::Arc;
+use std::collections::BTreeMap;
 
-/// The due moments of every character and of the story, as of the world's clock.
-#[derive(Debug)]
-pub(crate) struct Schedule {
-    /// Each character's earliest due moment from the world's clock, in entity order.
-    pub due: Vec<(EntityId, Millis, TickReason)>,
-    /// The earliest of them and the story's.
-    pub first: Option<NextTick>,
-}
-
+/// The due moments of every character and of the story, as of the world's clock, for the head
+/// and epoch they were worked out at.
 #[derive(Debug)]
 pub(super) struct Cached {
     head: Seq,
     epoch: u64,
-    schedule: Arc<Schedule>,
+    /// Each character's earliest due moment from the world's clock, in entity order.
+    due: Vec<(EntityId, Millis, TickReason)>,
+    story: Option<Millis>,
+    /// Characters a tick found due but with nothing to do (a crossing a gate closed since, a
+    /// rounding at the edge of a threshold): not due again before this time. Kept in memory
+    /// only; it changes what the engine reports, never the world.
+    deferred: BTreeMap<EntityId, Millis>,
+}
+
+impl Cached {
+    fn due(&self) -> impl Iterator<Item = (EntityId, Millis, TickReason)> + '_ {
+        self.due.iter().map(|(id, at, reason)| {
+            let at = self.deferred.get(id).map_or(*at, |d| (*at).max(*d));
+            (*id, at, *reason)
+        })
+    }
 }
 
 impl Engine {
-    /// The schedule of the current world (worked out when the world changed since).
-    pub(crate) fn drive_schedule(&mut self) -> Arc<Schedule> {
-        if let Some(c) = &self.drive_schedule
-            && c.head == self.head()
-            && c.epoch == self.epoch
-        {
-            return c.schedule.clone();
+    fn schedule(&mut self) -> &mut Cached {
+        let stale = self
+            .drive_schedule
+            .as_ref()
+            .is_none_or(|c| c.head != self.head() || c.epoch != self.epoch);
+        if stale {
+            let from = self.world.now();
+            self.drive_schedule = Some(Cached {
+                head: self.head(),
+                epoch: self.epoch,
+                due: crate::drives::all_due(&self.world, from),
+                story: crate::drives::story_due(&self.world, from),
+                deferred: BTreeMap::new(),
+            });
         }
-        let from = self.world.now();
-        let due = crate::drives::all_due(&self.world, from);
-        let story = crate::drives::story_due(&self.world, from).map(|at| NextTick {
-            at,
-            entity: None,
-            reason: TickReason::Story,
-        });
-        let first = due
-            .iter()
-            .map(|(id, at, reason)| NextTick {
-                at: *at,
-                entity: Some(*id),
-                reason: *reason,
-            })
-            .chain(story)
-            .min_by_key(|n| (n.at, n.entity));
-        let schedule = Arc::new(Schedule { due, first });
-        self.drive_schedule = Some(Cached {
-            head: self.head(),
-            epoch: self.epoch,
-            schedule: schedule.clone(),
-        });
-        schedule
+        self.drive_schedule.as_mut().expect("set above")
+    }
+
+    /// The earliest due moment of any character or of the story (worked out when the world
+    /// changed since).
+    pub(crate) fn next_due(&mut self) -> Option<NextTick> {
+        let s = self.schedule();
+        let due: Vec<_> = s.due().collect();
+        crate::drives::earliest(&due, s.story)
+    }
+
+    /// The characters due at or before `now`, with why.
+    pub(crate) fn due_by(&mut self, now: Millis) -> Vec<(EntityId, Millis, TickReason)> {
+        self.schedule()
+            .due()
+            .filter(|(_, at, _)| *at <= now)
+            .collect()
+    }
+
+    /// `entity` is not due again before `until` (a tick found nothing to do for it).
+    pub(crate) fn defer(&mut self, entity: EntityId, until: Millis) {
+        self.schedule().deferred.insert(entity, until);
     }
 }

@@ -314,8 +314,9 @@ pub struct DriveConfig {
 
 macro_rules! settings {
     ($($field:ident: $ty:ty = $default:expr),* $(,)?) => {
-        /// Drive settings resolved: the built-in defaults, then the world's, then the entity's.
-        #[derive(Clone, Debug, PartialEq, Serialize)]
+        /// Drive settings resolved: the built-in defaults, then the world's, then the entity's
+        /// (the stimulus kinds aside: [`DriveSettings::knows_kind`]).
+        #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
         pub struct DriveSettings {
             $(
                 #[doc = concat!("`", stringify!($field), "` (see [`DriveConfig`]).")]
@@ -323,8 +324,6 @@ macro_rules! settings {
             )*
             /// `weights`.
             pub weights: Weights,
-            /// Every stimulus kind known: the built-in ones and the world's.
-            pub stimulus_kinds: Vec<String>,
         }
 
         impl Default for DriveSettings {
@@ -332,7 +331,6 @@ macro_rules! settings {
                 DriveSettings {
                     $($field: $default,)*
                     weights: Weights::default(),
-                    stimulus_kinds: BUILTIN_STIMULUS_KINDS.iter().map(|k| k.to_string()).collect(),
                 }
             }
         }
@@ -342,13 +340,6 @@ macro_rules! settings {
             pub fn with(mut self, config: &DriveConfig) -> DriveSettings {
                 $(if let Some(v) = config.$field { self.$field = v; })*
                 if let Some(w) = config.weights { self.weights = w; }
-                if let Some(kinds) = &config.stimulus_kinds {
-                    for k in kinds {
-                        if !self.stimulus_kinds.contains(k) {
-                            self.stimulus_kinds.push(k.clone());
-                        }
-                    }
-                }
                 self
             }
         }
@@ -392,6 +383,32 @@ impl DriveSettings {
             Some(e) => s.with(e),
             None => s,
         }
+    }
+
+    /// Whether `kind` is a stimulus kind: a built-in one, or one the world's or the entity's
+    /// settings add.
+    pub fn knows_kind(kind: &str, world: &DriveConfig, entity: Option<&DriveConfig>) -> bool {
+        BUILTIN_STIMULUS_KINDS.contains(&kind)
+            || [Some(world), entity]
+                .into_iter()
+                .flatten()
+                .any(|c| c.stimulus_kinds.iter().flatten().any(|k| k == kind))
+    }
+
+    /// Every stimulus kind known: the built-in ones, then those the settings add.
+    pub fn kinds(world: &DriveConfig, entity: Option<&DriveConfig>) -> Vec<String> {
+        let mut out: Vec<String> = BUILTIN_STIMULUS_KINDS
+            .iter()
+            .map(|k| k.to_string())
+            .collect();
+        for c in [Some(world), entity].into_iter().flatten() {
+            for k in c.stimulus_kinds.iter().flatten() {
+                if !out.contains(k) {
+                    out.push(k.clone());
+                }
+            }
+        }
+        out
     }
 
     /// Whether `hour` (0–24) is night.

@@ -35,7 +35,7 @@ impl Engine {
     pub fn next_tick_at(&mut self, now: Millis) -> Result<Option<NextTick>> {
         check_now(self, now, "next_tick_at")?;
         // Worked out from the world's clock once per change: a moment already past is due now.
-        Ok(self.drive_schedule().first.map(|n| NextTick {
+        Ok(self.next_due().map(|n| NextTick {
             at: n.at.max(now),
             ..n
         }))

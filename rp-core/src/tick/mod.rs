@@ -132,13 +132,7 @@ impl TickMachine {
                 format!("now ({now}) is before the world's clock ({})", world.now()),
             ));
         }
-        let due: Vec<(EntityId, Millis, TickReason)> = engine
-            .drive_schedule()
-            .due
-            .iter()
-            .filter(|(_, at, _)| *at <= now)
-            .copied()
-            .collect();
+        let due = engine.due_by(now);
         let story = drives::story_due(&world, world.now()).is_some_and(|at| at <= now);
         let mut outcome = TickOutcome {
             at: now,
@@ -166,8 +160,9 @@ impl TickMachine {
                     Event::ScopedEventStarted { .. } | Event::ScopedEventClosed { .. }
                 )
             });
+        let mut idle: Vec<EntityId> = Vec::new();
         for (entity, _, _) in &due {
-            if let Some(change) = maintain(&batch.world, *entity, now) {
+            if let Some(change) = maintain(&world, &batch.world, *entity, now) {
                 batch.push(Event::MindTicked {
                     entity: change.entity,
                     at: now,
@@ -176,6 +171,8 @@ impl TickMachine {
                     filtered: change.filtered.clone(),
                 })?;
                 outcome.changes.push(change);
+            } else {
+                idle.push(*entity);
             }
             if world
                 .mind(*entity)
@@ -219,8 +216,27 @@ impl TickMachine {
         }
         planned.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.speaker.cmp(&b.speaker)));
         planned.truncate(options.max_initiations);
+        let acted: Vec<EntityId> = planned
+            .iter()
+            .map(|c| c.speaker)
+            .chain(outcome.held.iter().map(|(e, _)| *e))
+            .collect();
+        let intervals: Vec<(EntityId, f64)> = idle
+            .iter()
+            .filter(|e| !acted.contains(e))
+            .map(|e| {
+                let interval =
+                    drives::drives(&batch.world, *e, now).map_or(60_000.0, |d| d.interval_ms);
+                (*e, interval)
+            })
+            .collect();
         if batch.world.seq() > world.seq() {
             engine.append(batch.events)?;
+        }
+        // A character found due with nothing to do is not due again for an interval of its
+        // processing (so a host that ticks at next_tick_at never loops on one moment).
+        for (entity, interval) in intervals {
+            engine.defer(entity, now.saturating_add(interval.max(1_000.0) as Millis));
         }
         outcome.seq = engine.head();
         Ok(TickMachine {
@@ -402,9 +418,9 @@ pub async fn advance(
         ));
     }
     let mut outcomes = Vec::new();
-    // Each tick commits or moves the clock, so the loop ends; the bound guards a host whose
-    // options make every tick hold.
-    for _ in 0..1_000_000 {
+    // Each tick commits, or defers the characters it found nothing to do for, so the next
+    // moment due is later: the loop ends.
+    loop {
         let from = engine.world().now();
         let Some(next) = engine.next_tick_at(from)? else {
             break;
@@ -415,17 +431,7 @@ pub async fn advance(
         let tick = engine.begin_tick(next.at, options.clone())?;
         let outcome =
             crate::machine::run(engine, tick, generator, &mut crate::machine::NoSink).await?;
-        let moved = engine.world().now() > from || !outcome.changes.is_empty();
         outcomes.push(outcome);
-        if !moved
-            && engine
-                .next_tick_at(next.at)?
-                .is_some_and(|n| n.at <= next.at)
-        {
-            // Nothing changed and the same moment is due again: a gate the arithmetic cannot
-            // see (the sheet) holds; step past it.
-            engine.append(vec![Event::TimeAdvanced { to: next.at + 1 }])?;
-        }
     }
     if until > engine.world().now() {
         engine.append(vec![Event::TimeAdvanced { to: until }])?;
@@ -477,25 +483,29 @@ fn sheet_gate(world: &World, c: &Candidate, now: Millis) -> Result<Gate> {
 }
 
 /// What a tick at `now` does to `entity`'s mind in arithmetic: sleep or wake, and its inbox
-/// processed (by its mode) once due. `None`: nothing.
-fn maintain(world: &World, entity: EntityId, now: Millis) -> Option<MindChange> {
+/// processed (by its mode) once due, as the schedule saw it from the world before the tick
+/// (`before`). `None`: nothing.
+fn maintain(before: &World, world: &World, entity: EntityId, now: Millis) -> Option<MindChange> {
     let mind = world.mind(entity)?;
     let s = world.drive_settings(entity);
     let night = s.is_night(drives::hour_of_day(now));
     let energy = mind.energy_at(&s, now);
     let mode_now = drives::mode_at(world, entity, now)?;
+    // The schedule solved these moments to the millisecond; a hair of rounding must not keep
+    // the tick from doing what it came for.
+    const EPS: f64 = 1e-9;
     let asleep = if mind.asleep {
-        (!night && energy >= s.wake_energy).then_some(false)
+        (!night && energy >= s.wake_energy - EPS).then_some(false)
     } else {
         let quiet = mode_now != crate::model::Mode::Alert;
-        ((night && quiet) || energy <= s.sleep_energy).then_some(true)
+        ((night && quiet) || energy <= s.sleep_energy + EPS).then_some(true)
     };
     let mode = match asleep {
         Some(true) => crate::model::Mode::Sleep,
         Some(false) => crate::model::Mode::Relaxed,
         None => mode_now,
     };
-    let due_inbox = drives::inbox_due_at(world, entity, now).is_some_and(|at| at <= now);
+    let due_inbox = drives::inbox_due_at(before, entity, before.now()).is_some_and(|at| at <= now);
     let (mut processed, mut filtered) = (Vec::new(), Vec::new());
     if due_inbox {
         for s in &mind.inbox {

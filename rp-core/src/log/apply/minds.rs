@@ -31,6 +31,29 @@ impl World {
         config: &DriveConfig,
     ) -> Result<()> {
         config.check().map_err(|e| Error::invalid("drives", e))?;
+        // A sleeper must not wake only to fall asleep again at once.
+        let coherent = |world: &DriveConfig, own: Option<&DriveConfig>| {
+            let s = DriveSettings::resolve(world, own);
+            if s.wake_energy <= s.sleep_energy {
+                return Err(Error::invalid(
+                    "drives",
+                    format!(
+                        "wake_energy ({}) must be above sleep_energy ({})",
+                        s.wake_energy, s.sleep_energy
+                    ),
+                ));
+            }
+            Ok(())
+        };
+        match entity {
+            None => {
+                coherent(config, None)?;
+                for m in self.minds.values() {
+                    coherent(config, Some(&m.config))?;
+                }
+            }
+            Some(_) => coherent(&self.drive_config, Some(config))?,
+        }
         match entity {
             None => self.drive_config = config.clone(),
             Some(id) => {
@@ -75,17 +98,18 @@ impl World {
                 "a stimulus arrives alone (count 1)",
             ));
         }
-        let settings = self.drive_settings(entity);
-        if !settings.stimulus_kinds.contains(&stimulus.kind) {
+        let own = self.minds.get(&entity).map(|m| &m.config);
+        if !DriveSettings::knows_kind(&stimulus.kind, &self.drive_config, own) {
             return Err(Error::invalid(
                 "stimulus",
                 format!(
                     "unknown stimulus kind {:?}; the kinds are {}",
                     stimulus.kind,
-                    settings.stimulus_kinds.join(", ")
+                    DriveSettings::kinds(&self.drive_config, own).join(", ")
                 ),
             ));
         }
+        let settings = self.drive_settings(entity);
         let now = self.now;
         let mind = self.mind_mut(entity)?;
         let s = stimulus.clone();
