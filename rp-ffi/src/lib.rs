@@ -29,9 +29,9 @@
 //! - No Rust panic crosses into C: every entry point runs inside a panic
 //!   boundary and reports a panic as `RP_RESULT_PANIC` (or `NULL` for calls
 //!   that return a pointer).
-//! - Callbacks (`rp_engine_run_turn`, `rp_engine_run_job`) receive the
-//!   caller's `void *user_data` untouched, run on the calling thread before
-//!   the call returns, return
+//! - Callbacks (`rp_engine_run_turn`, `rp_engine_run_job`,
+//!   `rp_engine_advance`) receive the caller's `void *user_data` untouched,
+//!   run on the calling thread before the call returns, return
 //!   an `int` holding an `RP_RESULT_*` code, and may not call rp with the
 //!   engine that runs them (such a call is refused, never a deadlock).
 //! - Unless a function says otherwise, it may be called from any thread.
@@ -43,6 +43,7 @@ use std::ffi::{CStr, c_char};
 mod arg;
 mod branch;
 mod condition;
+mod drives;
 mod engine;
 mod error;
 mod graph;
@@ -93,6 +94,11 @@ pub use branch::{
     rp_engine_preview_rewind, rp_engine_rename_branch, rp_engine_rewind, rp_engine_switch_branch,
 };
 pub use condition::{rp_condition, rp_condition_compile, rp_condition_free, rp_condition_test};
+pub use drives::{
+    rp_engine_advance, rp_engine_begin_tick, rp_engine_configure_drives, rp_engine_drives,
+    rp_engine_initiation_candidates, rp_engine_next_tick, rp_engine_next_tick_at, rp_engine_notify,
+    rp_engine_report_availability, rp_engine_set_personality,
+};
 pub use engine::{
     rp_decision_explain, rp_engine, rp_engine_apply_world_file, rp_engine_create_from_world_file,
     rp_engine_decide, rp_engine_entity_id, rp_engine_export_world_file, rp_engine_free,

@@ -102,8 +102,9 @@ pub struct rp_token_sink {
 /// It must return normally (no `longjmp` or C++ exception across rp).
 ///
 /// `rp_engine_run_job` calls the same callback for the generations of a
-/// job (a scene's summaries, a time skip's, a query's rounds), under the
-/// same rules; there, what it streams through `sink` goes nowhere.
+/// job (a scene's summaries, a time skip's, a query's rounds, a tick's
+/// lines), and `rp_engine_advance` for those of its ticks, under the same
+/// rules; there, what it streams through `sink` goes nowhere.
 #[allow(non_camel_case_types)]
 pub type rp_generate_fn = Option<
     unsafe extern "C" fn(

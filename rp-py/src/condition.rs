@@ -2,8 +2,8 @@
 //! (rp-core's `facts::Condition`).
 
 use pyo3::prelude::*;
-use pyo3::types::PyList;
-use rp_core::facts::{ContextData, RegexCache};
+use pyo3::types::{PyDict, PyList};
+use rp_core::facts::{ContextData, DriveValues, RegexCache};
 
 use crate::json::json_to_py;
 
@@ -34,6 +34,7 @@ fn context(
     interaction_type: Option<String>,
     present: Vec<String>,
     hour: f64,
+    drives: DriveValues,
 ) -> ContextData {
     ContextData {
         name: name.to_owned(),
@@ -46,6 +47,17 @@ fn context(
         interaction_type,
         present,
         hour,
+        drives,
+    }
+}
+
+/// The `drives` a condition sees, from a dict with any of `energy`,
+/// `social_debt`, `task`, `curiosity`, `pressure`, `disturbance`, `asleep`,
+/// `mode` (read by rp-core as C's JSON is); None: the defaults.
+fn drive_values(py: Python<'_>, drives: Option<&Bound<'_, PyDict>>) -> PyResult<DriveValues> {
+    match drives {
+        Some(dict) => crate::json::from_dict(py, "drives", dict),
+        None => Ok(DriveValues::default()),
     }
 }
 
@@ -70,7 +82,9 @@ impl Condition {
 
     /// Whether the condition holds (JavaScript's truthiness of its value)
     /// in this context (``present`` lists who is there; ``response_ms`` None
-    /// means never). ``random()`` and ``roll()`` draw from the generator
+    /// means never; ``drives`` is what ``drives.*`` reads, a dict with any of
+    /// ``energy``, ``social_debt``, ``task``, ``curiosity``, ``pressure``,
+    /// ``disturbance``, ``asleep``, ``mode``: docs/drives.md). ``random()`` and ``roll()`` draw from the generator
     /// of ``seed``, from its start, so the same seed gives the same answer.
     /// A runtime type error makes it False, as on a sheet line (see
     /// ``test_traced`` for the message).
@@ -86,11 +100,13 @@ impl Condition {
         interaction_type = None,
         present = None,
         hour = 12.0,
+        drives = None,
         seed = 0,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn test(
         &self,
+        py: Python<'_>,
         name: &str,
         content: &str,
         author: &str,
@@ -101,8 +117,9 @@ impl Condition {
         interaction_type: Option<String>,
         present: Option<Vec<String>>,
         hour: f64,
+        drives: Option<&Bound<'_, PyDict>>,
         seed: u64,
-    ) -> bool {
+    ) -> PyResult<bool> {
         let data = context(
             name,
             content,
@@ -114,8 +131,9 @@ impl Condition {
             interaction_type,
             present.unwrap_or_default(),
             hour,
+            drive_values(py, drives)?,
         );
-        self.compiled.test_seeded(&data, seed).holds
+        Ok(self.compiled.test_seeded(&data, seed).holds)
     }
 
     /// ``test``, also returning what happened: a dict per random draw, dice
@@ -133,6 +151,7 @@ impl Condition {
         interaction_type = None,
         present = None,
         hour = 12.0,
+        drives = None,
         seed = 0,
     ))]
     #[allow(clippy::too_many_arguments)]
@@ -149,6 +168,7 @@ impl Condition {
         interaction_type: Option<String>,
         present: Option<Vec<String>>,
         hour: f64,
+        drives: Option<&Bound<'py, PyDict>>,
         seed: u64,
     ) -> PyResult<(bool, Bound<'py, PyList>)> {
         let data = context(
@@ -162,6 +182,7 @@ impl Condition {
             interaction_type,
             present.unwrap_or_default(),
             hour,
+            drive_values(py, drives)?,
         );
         let tested = self.compiled.test_seeded(&data, seed);
         let events = tested

@@ -1,9 +1,11 @@
 //! Jobs from Python (docs/architecture.md): the sans-IO machines that need the
 //! host's model but are not turns, in one poll form. `Job` is a scene close
 //! (rp-core's `SceneClose`: one summary per witness), a time skip
-//! (`TimeSkip`: the summaries of the scenes it closes) or a world query
-//! (`QueryMachine`: the query loop), begun by `World.begin_scene_close`,
-//! `begin_close_current_scene`, `begin_time_skip` and `begin_query`.
+//! (`TimeSkip`: the summaries of the scenes it closes), a world query
+//! (`QueryMachine`: the query loop) or a tick (`TickMachine`: the
+//! initiations of the characters whose pressure crossed), begun by
+//! `World.begin_scene_close`, `begin_close_current_scene`,
+//! `begin_time_skip`, `begin_query` and `begin_tick`.
 //!
 //! The same machines run in one call with a plain Python `generate`
 //! callable (`World.close_scene`, `close_current_scene`, `time_skip`, `ask`):
@@ -20,6 +22,7 @@ use pyo3::types::PyDict;
 use rp_core::job::{Job as CoreJob, JobOutcome};
 use rp_core::query::{QueryConfig, QueryInput, QueryMachine};
 use rp_core::scene::SceneOptions;
+use rp_core::tick::TickOptions;
 use rp_core::turn::{GenerateRequest, Step};
 use rp_core::{Engine, SceneId, Skip};
 
@@ -34,17 +37,23 @@ const ASYNC_FORM: &str = "the poll form (World.begin_scene_close, begin_time_ski
                           begin_query return a Job whose requests you may await)";
 
 /// A job in progress: a scene closing (one summary per witness), a time
-/// skip (the summaries of the scenes it closes) or a world query (the
-/// model's answer, after as many rounds of asking for more as it needs).
+/// skip (the summaries of the scenes it closes), a world query (the
+/// model's answer, after as many rounds of asking for more as it needs) or
+/// a tick (the first lines of the characters who start a conversation).
 /// Begun by ``World.begin_scene_close``, ``begin_close_current_scene``,
-/// ``begin_time_skip`` or ``begin_query``; nothing is committed until
-/// ``finish()``.
+/// ``begin_time_skip``, ``begin_query`` or ``begin_tick``; nothing is
+/// committed until ``finish()``, but for a tick (see ``World.begin_tick``:
+/// its arithmetic is committed when it begins, and each initiation as its
+/// turn ends).
 ///
 /// Drive it as a ``Turn``: call ``step()`` until it returns ``{"step":
-/// "done"}``, answering each ``"generate"`` step with ``provide()``; then
-/// ``finish()`` commits everything in one transaction and returns what it
-/// did. ``abandon()`` drops it, committing nothing. After either, every
-/// call but the properties raises ``Conflict``.
+/// "done"}``, answering each ``"generate"`` step with ``provide()`` (and,
+/// for a tick, whose initiations run as turns, each ``"embed"`` step with
+/// ``provide_embeddings()`` and each ``"act"`` step with
+/// ``provide_action()``); then ``finish()`` commits everything in one
+/// transaction and returns what it did. ``abandon()`` drops it, committing
+/// nothing more. After either, every call but the properties raises
+/// ``Conflict``.
 ///
 /// Calls release the GIL while the engine works. The job refuses to go on
 /// (``Conflict``) when its world changed since it began: begin it again.
@@ -107,6 +116,13 @@ impl Job {
     /// "needs_more_info", "requests": [...]}`` (then it is asked again with
     /// what the requests found).
     ///
+    /// A tick asks, for each initiation in turn, for its first line, of
+    /// purpose ``{"kind": "initiate", "speaker": id}`` (the prompt says
+    /// why it speaks first, and to whom), then for what the rest of its
+    /// turn needs, as ``Turn.step`` does: the replies of those who heard
+    /// it and answer (``{"kind": "reply", ...}``), ``"embed"`` and ``"act"``
+    /// steps when its turn options ask for them.
+    ///
     /// Raises ``Conflict`` when the job is over or its world changed.
     fn step<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let step = self.with_machine(py, |machine, engine| machine.step(engine))?;
@@ -131,11 +147,46 @@ impl Job {
         self.with_machine(py, |machine, engine| machine.provide(engine, result))
     }
 
+    /// Answers the last ``"embed"`` step (a tick's turn with semantic
+    /// recall), as ``Turn.provide_embeddings`` does: one vector per text, in
+    /// order, all of the same length.
+    ///
+    /// Raises ``Conflict`` when no vectors were asked for (every job but a
+    /// tick), ``InvalidInput`` for the wrong number of vectors, vectors of
+    /// different lengths, or values that are not finite.
+    fn provide_embeddings(&self, py: Python<'_>, vectors: Vec<Vec<f32>>) -> PyResult<()> {
+        self.with_machine(py, |machine, engine| {
+            machine.provide_embeddings(engine, vectors)
+        })
+    }
+
+    /// Answers the last ``"act"`` step (a host action of a tick's turn), as
+    /// ``Turn.provide_action`` does: what the game did (``answer``, any
+    /// JSON-like value; ``{}`` for nothing to say), or why it did not
+    /// (``refusal``); give exactly one.
+    ///
+    /// Raises ``TypeError`` when both or neither are given, or for an answer
+    /// that cannot become JSON; ``Conflict`` when no host action was asked
+    /// for (every job but a tick); ``InvalidInput`` for an answer longer
+    /// than a recorded text may be.
+    #[pyo3(signature = (answer = None, *, refusal = None))]
+    fn provide_action(
+        &self,
+        py: Python<'_>,
+        answer: Option<&Bound<'_, PyAny>>,
+        refusal: Option<String>,
+    ) -> PyResult<()> {
+        let answer = crate::turn::action_answer(answer, refusal)?;
+        self.with_machine(py, |machine, engine| machine.provide_action(engine, answer))
+    }
+
     /// The host's model could not answer the last step (or the host gave
     /// up), with ``reason``: ``step()`` returns ``{"step": "done"}`` from
     /// then on. ``finish()`` then records a query as failed, or raises
     /// ``GenerationError`` naming ``reason`` for a scene close or a time
-    /// skip, committing nothing (as every machine of rp-core does).
+    /// skip, committing nothing (as every machine of rp-core does), and for
+    /// a tick, whose initiation in progress is held back one processing
+    /// interval (committed at once).
     ///
     /// Raises ``Conflict`` when the job asks for nothing (it has ended, or
     /// waits for ``finish()``), is over, or its world changed.
@@ -158,7 +209,17 @@ impl Job {
     ///   finished action was cleared);
     /// - a query: ``"query"`` (the record, as ``World.get_query`` gives it),
     ///   ``"context"`` (what the model was last shown) and ``"iterations"``
-    ///   (the rounds of asking for more).
+    ///   (the rounds of asking for more);
+    /// - a tick: ``"at"`` (its time), ``"changes"`` (minds that changed:
+    ///   ``"entity"``, ``"asleep"`` (True fell asleep, False woke, None),
+    ///   ``"processed"`` and ``"filtered"`` stimulus ids),
+    ///   ``"initiations"`` (in the order made: ``"candidate"``, as
+    ///   ``World.initiation_candidates`` gives it, ``"explanation"`` in
+    ///   words, and ``"turn"``, the outcome of its turn as ``Turn.finish``
+    ///   gives it), ``"held"`` (``[entity, gates]`` pairs of the
+    ///   initiations a gate held back), ``"retries"`` (entities whose
+    ///   ``$retry`` fell due: run a wake-up turn near them) and ``"story"``
+    ///   (whether scoped events started or expired).
     ///
     /// Raises ``Conflict`` while ``step()`` still asks for something (the
     /// job goes on), when its world changed, or when the job is over. A
@@ -196,13 +257,14 @@ impl Job {
     /// lands at) and ``"scenes"`` (the open scenes it closes); for a query,
     /// ``"query"`` (the record so far), ``"context"`` (what the model is
     /// shown) and ``"capabilities"`` (what the pending request offers to
-    /// look up). Raises ``Conflict`` as ``step()`` does.
+    /// look up); for a tick, ``"at"`` and ``"initiations"`` (how many were
+    /// made so far). Raises ``Conflict`` as ``step()`` does.
     fn progress<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let progress = self.with_machine(py, |machine, engine| machine.progress(engine))?;
         json::json_to_py(py, &progress)
     }
 
-    /// ``"scene_close"``, ``"time_skip"`` or ``"query"``.
+    /// ``"scene_close"``, ``"time_skip"``, ``"query"`` or ``"tick"``.
     #[getter]
     fn kind(&self) -> &'static str {
         self.kind
@@ -315,6 +377,14 @@ fn query(
     }
 }
 
+/// The machine of `World.begin_tick`.
+fn tick(
+    now: i64,
+    options: TickOptions,
+) -> impl FnOnce(&mut Engine) -> Result<CoreJob, rp_core::Error> + Send {
+    move |engine| engine.begin_tick(now, options).map(CoreJob::from)
+}
+
 /// A query configuration from an optional dict (the defaults when `None`),
 /// every key optional, unknown keys and values out of range refused
 /// (`InvalidInput`).
@@ -373,6 +443,16 @@ pub(crate) fn begin_query(
 ) -> PyResult<Job> {
     let config = query_config(world.py(), config)?;
     Job::begin(world, query(text, now, as_entity, config))
+}
+
+/// `World.begin_tick`.
+pub(crate) fn begin_tick(
+    world: &Bound<'_, World>,
+    now: i64,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Job> {
+    let options = crate::drives::tick_options(world.py(), options)?;
+    Job::begin(world, tick(now, options))
 }
 
 /// `World.close_scene`.

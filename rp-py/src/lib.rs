@@ -13,8 +13,10 @@
 //! - [`story`]: scoped events and threads (`ScopedEvent`, `Thread`, and
 //!   the conversions of `World.plan_event` and friends);
 //! - [`scene`]: `Scene`, and the scene options and reads of `World`;
-//! - [`job`]: `Job`, the poll form of a scene close, a time skip or a world
-//!   query, and the one-call forms driven by a Python `generate`;
+//! - [`job`]: `Job`, the poll form of a scene close, a time skip, a world
+//!   query or a tick, and the one-call forms driven by a Python `generate`;
+//! - [`drives`]: the conversions of `World`'s drive methods, and
+//!   `World.advance` (rp-core's `tick::advance` with a Python `generate`);
 //! - [`graph`]: the relationship queries and the world-query records;
 //! - [`decision`]: `Decision`, the outcome of response control;
 //! - [`condition`]: `Condition`, one condition of the fact language on its own;
@@ -39,6 +41,7 @@ use pyo3::prelude::*;
 mod bench;
 mod condition;
 mod decision;
+mod drives;
 mod edits;
 mod errors;
 mod graph;

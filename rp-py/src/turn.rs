@@ -120,6 +120,25 @@ pub(crate) fn generate_result(
     }
 }
 
+/// The host's answer to a host action, as `provide_action` takes it: what
+/// the game did (`answer`), or why it did not (`refusal`); exactly one.
+pub(crate) fn action_answer(
+    answer: Option<&Bound<'_, PyAny>>,
+    refusal: Option<String>,
+) -> PyResult<Result<serde_json::Value, String>> {
+    match (answer, refusal) {
+        (Some(answer), None) => Ok(Ok(json::py_to_json(answer)?)),
+        (None, Some(reason)) => Ok(Err(reason)),
+        (Some(_), Some(_)) => Err(PyTypeError::new_err(
+            "provide_action() takes an answer or a refusal, not both",
+        )),
+        (None, None) => Err(PyTypeError::new_err(
+            "provide_action() needs an answer (what the game did; {} for nothing to say) or \
+             refusal= (why it did not)",
+        )),
+    }
+}
+
 /// `World.begin_turn`: commits the input and decides who answers.
 pub(crate) fn begin(
     world: &Bound<'_, World>,
@@ -343,21 +362,7 @@ impl Turn {
         answer: Option<&Bound<'_, PyAny>>,
         refusal: Option<String>,
     ) -> PyResult<()> {
-        let answer = match (answer, refusal) {
-            (Some(answer), None) => Ok(json::py_to_json(answer)?),
-            (None, Some(reason)) => Err(reason),
-            (Some(_), Some(_)) => {
-                return Err(PyTypeError::new_err(
-                    "provide_action() takes an answer or a refusal, not both",
-                ));
-            }
-            (None, None) => {
-                return Err(PyTypeError::new_err(
-                    "provide_action() needs an answer (what the game did; {} for nothing to \
-                     say) or refusal= (why it did not)",
-                ));
-            }
-        };
+        let answer = action_answer(answer, refusal)?;
         self.with_machine(py, |machine, engine| machine.provide_action(engine, answer))
     }
 
@@ -506,32 +511,15 @@ impl ScriptedGenerator {
 
     /// Queues ``answers`` for requests of ``purpose``, in order:
     /// ``"state_update"`` (the answers of the state-update pass, JSON texts
-    /// such as ``'{"reports": []}'``), ``"summary"``, ``"query"``, or
+    /// such as ``'{"reports": []}'``), ``"summary"``, ``"query"``,
     /// ``"reply"`` (the replies of any speaker, after those ``script``
-    /// queued for that speaker). Raises ``InvalidInput`` for another
-    /// purpose.
+    /// queued for that speaker) or ``"initiate"`` (the first lines of
+    /// conversations characters start on their own, whoever speaks; see
+    /// ``World.begin_tick``). Raises ``InvalidInput`` for another purpose.
     fn script_purpose(&self, py: Python<'_>, purpose: &str, answers: Vec<String>) -> PyResult<()> {
-        let purpose = match purpose {
-            // Replies are scripted by purpose whoever speaks: the speaker is not read.
-            "reply" => Purpose::Reply {
-                speaker: EntityId(0),
-            },
-            "state_update" => Purpose::StateUpdate,
-            "summary" => Purpose::Summary,
-            "query" => Purpose::Query,
-            other => {
-                return Err(crate::errors::to_py_err(
-                    py,
-                    rp_core::Error::Invalid {
-                        what: "purpose",
-                        reason: format!(
-                            "{other:?} is not a purpose; use \"reply\", \"state_update\", \
-                             \"summary\" or \"query\""
-                        ),
-                    },
-                ));
-            }
-        };
+        // Replies and initiations are scripted by purpose whoever speaks.
+        let purpose =
+            Purpose::from_name(purpose).map_err(|error| crate::errors::to_py_err(py, error))?;
         self.0.script_purpose(&purpose, answers);
         Ok(())
     }

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rp_engine import Condition, FactSyntaxError
+from rp_engine import Condition, FactSyntaxError, InvalidInput
 
 
 def test_a_condition_holds_or_not_in_a_context() -> None:
@@ -35,6 +35,18 @@ def test_every_variable_of_the_context_reaches_the_condition() -> None:
         assert not c.test(**{**kwargs, key: other})  # type: ignore[arg-type]
     # response_ms None is "never responded": infinitely long ago.
     assert Condition("response_ms > 1e300").test(response_ms=None)
+
+
+def test_drives_reach_the_condition_as_they_reach_a_sheet() -> None:
+    tired = Condition('drives.energy < 0.3 && drives.mode === "relaxed"')
+    assert not tired.test()  # full energy by default
+    assert tired.test(drives={"energy": 0.2})
+    assert not tired.test(drives={"energy": 0.2, "mode": "sleep"})
+    assert Condition("drives.asleep").test(drives={"asleep": True})
+    # The same refusals as C's JSON: an unknown member, a mode that is not one.
+    for bad in ({"stamina": 1.0}, {"mode": "dozing"}):
+        with pytest.raises(InvalidInput):
+            tired.test(drives=bad)
 
 
 def test_the_seed_decides_the_draws() -> None:

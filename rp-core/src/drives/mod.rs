@@ -301,12 +301,14 @@ pub fn values(world: &World, entity: EntityId, at: Millis) -> DriveValues {
     match drives(world, entity, at) {
         Ok(d) => DriveValues {
             energy: d.energy,
-            social_debt: d
-                .social_debt
-                .iter()
-                .filter(|(to, _)| world.hearers(entity).contains(*to))
-                .map(|(_, v)| *v)
-                .fold(0.0, f64::max),
+            social_debt: {
+                let hearers = world.hearers(entity);
+                d.social_debt
+                    .iter()
+                    .filter(|(to, _)| hearers.contains(*to))
+                    .map(|(_, v)| *v)
+                    .fold(0.0, f64::max)
+            },
             task: d.task,
             curiosity: d.curiosity,
             pressure: d.pressure,

@@ -96,8 +96,10 @@ pub(crate) fn due_of(
         return best;
     }
     // Falls asleep at night once out of conversation, or when exhausted.
-    let quiet = alert_until(world, entity, &t.s).map_or(from, |u| u.max(from));
-    offer(night_from(&t.s, quiet), TickReason::Sleep);
+    if t.s.night_start != t.s.night_end {
+        let quiet = alert_until(world, entity, &t.s).map_or(from, |u| u.max(from));
+        offer(night_from(&t.s, quiet), TickReason::Sleep);
+    }
     let exhausted = mind.energy_reaches(&t.s, t.s.sleep_energy, from);
     if let Some(at) = exhausted {
         offer(at, TickReason::Sleep);

@@ -69,6 +69,20 @@ The relationship graph answers ``relationships_of``, ``connected``,
     print(outcome["query"]["answer"]["content"])
     print(world.path("Wren", "Mira Holt"))
 
+Characters have drives between turns: energy that drains with the hours,
+social debt toward those they know, task pressure, curiosity. When the
+pressure toward someone within earshot crosses its threshold, a tick lets
+the character speak first (a request of purpose ``"initiate"``).
+``world.next_tick_at(now=...)`` says when that next happens,
+``world.begin_tick(now=...)`` gives the tick as a ``Job``, and
+``world.advance(until=..., generate=model)`` plays host time in one call::
+
+    world.configure_drives({"social_debt_per_hour": 2.0})
+    print(world.drives("Mira Holt", now=0)["energy"])
+    for tick in world.advance(until=3 * 3_600_000, generate=model):
+        for initiation in tick["initiations"]:
+            print(initiation["explanation"])
+
 Errors are subclasses of ``RpError``, one per kind of engine error.
 ``ActionRefused`` is the host's own: an ``on_action`` callable raises it to
 refuse a host action.

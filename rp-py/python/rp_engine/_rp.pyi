@@ -123,6 +123,7 @@ class Condition:
         interaction_type: Optional[str] = None,
         present: Optional[Sequence[str]] = None,
         hour: float = 12.0,
+        drives: Optional[dict[str, Any]] = None,
         seed: int = 0,
     ) -> bool:
         """Whether the condition holds in this context (draws from ``seed``)."""
@@ -139,6 +140,7 @@ class Condition:
         interaction_type: Optional[str] = None,
         present: Optional[Sequence[str]] = None,
         hour: float = 12.0,
+        drives: Optional[dict[str, Any]] = None,
         seed: int = 0,
     ) -> tuple[bool, list[dict[str, Any]]]:
         """``test``, with a dict per random draw, dice roll and runtime error."""
@@ -247,23 +249,30 @@ class Turn:
 
 @final
 class Job:
-    """A scene close, a time skip or a world query in progress, begun by
+    """A scene close, a time skip, a world query or a tick in progress, begun by
     ``World.begin_scene_close``, ``begin_close_current_scene``,
-    ``begin_time_skip`` or ``begin_query``; nothing is committed before ``finish()``.
+    ``begin_time_skip``, ``begin_query`` or ``begin_tick``; nothing is committed
+    before ``finish()`` (but a tick's arithmetic, at its beginning, and each of its
+    initiations, as its turn ends).
 
     Call ``step()`` until it returns ``{"step": "done"}``, answering each
-    ``"generate"`` step with ``provide()``; then ``finish()``. ``abandon()``
-    drops the job, committing nothing.
+    ``"generate"`` step with ``provide()`` (and a tick's ``"embed"`` and ``"act"``
+    steps with ``provide_embeddings()`` and ``provide_action()``); then
+    ``finish()``. ``abandon()`` drops the job, committing nothing more.
     """
 
     def step(self) -> dict[str, Any]:
         """What the job needs next: ``{"step": "generate", ...}`` (a request) or ``{"step": "done"}``."""
     def provide(self, result: Union[str, dict[str, Any]]) -> None:
         """Answers the last ``"generate"`` step with the text or a result dict."""
+    def provide_embeddings(self, vectors: _Vectors) -> None:
+        """Answers the last ``"embed"`` step (a tick's turn): one vector per text, in order."""
+    def provide_action(self, answer: Any = None, *, refusal: Optional[str] = None) -> None:
+        """Answers the last ``"act"`` step (a tick's turn): what the game did, or ``refusal=``."""
     def fail(self, reason: str) -> None:
         """The host's model could not answer: the job asks for nothing more; ``finish()`` then
         records a query as failed, or raises ``GenerationError`` for a scene close or a time
-        skip, committing nothing."""
+        skip, committing nothing, and for a tick (its initiation in progress held back)."""
     def finish(self) -> dict[str, Any]:
         """Commits the job in one transaction and returns what it did (with ``"seq"``)."""
     def abandon(self) -> None:
@@ -272,7 +281,7 @@ class Job:
         """Where the job stands: ``"kind"``, ``"done"`` and the machine's own fields."""
     @property
     def kind(self) -> str:
-        """``"scene_close"``, ``"time_skip"`` or ``"query"``."""
+        """``"scene_close"``, ``"time_skip"``, ``"query"`` or ``"tick"``."""
     @property
     def active(self) -> bool:
         """Whether the job goes on (False after ``finish()`` or ``abandon()``)."""
@@ -289,7 +298,7 @@ class ScriptedGenerator:
         """Queues ``lines`` for the replies of ``speaker``, in order."""
     def script_purpose(self, purpose: str, answers: Sequence[str]) -> None:
         """Queues ``answers`` for requests of ``purpose`` (``"state_update"``, ``"summary"``,
-        ``"query"`` or ``"reply"``), in order."""
+        ``"query"``, ``"reply"`` or ``"initiate"``), in order."""
     def __call__(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """Answers a generate request with a result dict."""
     @property
@@ -1056,6 +1065,72 @@ class World:
         step: float = 0.1,
     ) -> int:
         """Judges and applies state-update reports, all or none; returns the head."""
+    def drives(self, entity: _Named, *, now: int) -> dict[str, Any]:
+        """The drives of a character at ``now`` (not before the world's clock); changes nothing.
+
+        Keys: ``"entity"``, ``"at"``, ``"energy"``, ``"mode"``, ``"interval_ms"``,
+        ``"disturbance"``, ``"wake_threshold"``, ``"social_debt"`` (``[entity, debt]``
+        pairs), ``"task"``, ``"curiosity"``, ``"pressure"``, ``"threshold"``,
+        ``"personality"``, ``"inbox"``, ``"noticed"``, ``"notes"``, ``"held_until"``.
+        Raises NotFound, InvalidInput (``now`` before the clock, a host-controlled entity).
+        """
+    def initiation_candidates(self, entity: _Named, *, now: int) -> list[dict[str, Any]]:
+        """A character's candidate initiations at ``now``, highest pressure first.
+
+        Each has ``"speaker"``, ``"to"``, ``"about"``, ``"terms"``, ``"score"``,
+        ``"threshold"``, ``"pushed_over_by"``, ``"gates"`` and ``"explanation"`` (words).
+        """
+    def next_tick_at(self, *, now: int) -> Optional[dict[str, Any]]:
+        """When a tick next does something, from ``now``: ``{"at", "entity", "reason"}``.
+
+        None while nothing will happen until the host changes something. Raises
+        InvalidInput when ``now`` is before the world's clock.
+        """
+    def begin_tick(self, *, now: int, options: Optional[dict[str, Any]] = None) -> Job:
+        """Starts a tick at ``now`` (its arithmetic committed at once); drive the Job.
+
+        Each initiation asks for a line of purpose ``{"kind": "initiate", "speaker": id}``.
+        ``options``: ``"turn"`` (turn options) and ``"max_initiations"`` (default 2).
+        """
+    def advance(
+        self,
+        *,
+        until: int,
+        generate: _Generate,
+        options: Optional[dict[str, Any]] = None,
+    ) -> list[dict[str, Any]]:
+        """Plays host time to ``until``, ticking at each ``next_tick_at``; the ticks' outcomes.
+
+        ``generate`` answers every request, as for ``close_scene``; the clock ends at
+        ``until``. The World is held for the whole call: calling it from ``generate``
+        raises Conflict. When ``generate`` raises, GenerationError is raised from it
+        (the ticks before it stay committed).
+        """
+    def notify(
+        self, entity: _Named, kind: str, priority: str, payload: str, *, now: int
+    ) -> int:
+        """Delivers a stimulus to a character's inbox at ``now``; returns its id.
+
+        ``kind``: a built-in kind (``"line"``, ``"sound"``, ``"sight"``, ``"touch"``,
+        ``"message"``, ``"lore"``, ``"game"``) or one ``configure_drives`` adds;
+        ``priority``: ``"critical"``, ``"high"``, ``"normal"``, ``"low"`` or ``"idle"``.
+        Raises NotFound, InvalidInput (unknown kind or priority, ``now``).
+        """
+    def configure_drives(
+        self, config: dict[str, Any], entity: Optional[_Named] = None
+    ) -> int:
+        """Sets the world's drive settings (or ``entity``'s, over the world's); returns the head.
+
+        Raises InvalidInput (an unknown key, a value out of range) and changes nothing.
+        """
+    def set_personality(self, entity: _Named, personality: dict[str, float]) -> int:
+        """Sets a character's personality (traits in [0, 1], 0.5 when not given); returns the head.
+
+        Raises InvalidInput (an unknown trait, a trait outside [0, 1]) and changes nothing.
+        """
+    def report_availability(self, entity: _Named, availability: float, *, now: int) -> int:
+        """Reports ``entity``'s availability (0–1) at ``now``, believed by every character;
+        returns the head."""
     @property
     def branch(self) -> str:
         """The name of the current branch."""

@@ -460,7 +460,7 @@ impl World {
             .map(crate::json::py_to_json)
             .collect::<PyResult<Vec<_>>>()?;
         let outcome = py.detach(|| {
-            let mut engine = self.engine.lock().map_err(|_| Err(Failure::Poisoned))?;
+            let mut engine = self.lock().map_err(Err)?;
             let engine = engine.as_mut().ok_or(Err(Failure::Closed))?;
             let result = crate::edits::apply_reports(engine, reports, present, step)
                 .map_err(|e| e.map_err(Failure::Core));

@@ -17,21 +17,25 @@
 //! - [`scenes`]: scenes, their closing, and time skips;
 //! - [`queries`]: world queries and their records;
 //! - [`graph`]: relationship queries, and the drawings for notebooks;
-//! - [`branches`]: history branches and rewind.
+//! - [`branches`]: history branches and rewind;
+//! - [`drives`]: the characters' drives, stimuli and personality, and the
+//!   tick (a `Job`, or host time played in one call by `advance`).
 
+use std::cell::RefCell;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 use rp_core::{Durability, Engine, EngineOptions, PublishedHead};
 
-use crate::errors::{RpError, to_py_err};
+use crate::errors::{Conflict, RpError, to_py_err};
 
 mod branches;
+mod drives;
 mod entities;
 mod graph;
 mod memories;
@@ -56,7 +60,11 @@ mod turns;
 /// threads have calls of their own (``plan_event()``, ``start_event()``,
 /// ``complete_event()``, ``run_due()``, ``open_thread()``,
 /// ``scoped_events()``, ``threads()``). History branches
-/// (``rewind()``, ``fork()``, ``branches()``, ``switch_branch()``). In a
+/// (``rewind()``, ``fork()``, ``branches()``, ``switch_branch()``). The
+/// characters' drives move with host time (``drives()``,
+/// ``initiation_candidates()``, ``notify()``); ``next_tick_at()`` says when
+/// one of them next does something, and a tick (``begin_tick()``, or
+/// ``advance()`` over a stretch of host time) lets them speak first. In a
 /// notebook a World shows itself as HTML, and ``graph()`` draws its
 /// relationships.
 ///
@@ -66,7 +74,9 @@ mod turns;
 /// at a time, each whole (a call waits, without the GIL, for the one
 /// before). A ``Turn`` holds that lock only during each of its calls, so
 /// other calls may come between its steps (a commit in between makes the
-/// turn refuse to go on).
+/// turn refuse to go on). ``advance()`` holds the lock for its whole run,
+/// its ``generate`` included: a call on the World from that ``generate``
+/// raises ``Conflict``.
 ///
 /// Ctrl-C: ``open`` checks for signals while it works and is interrupted at
 /// once. Other calls run to their end first (each is one short commit, or a
@@ -91,6 +101,9 @@ enum Failure {
     Closed,
     /// An earlier call panicked while holding the engine.
     Poisoned,
+    /// A call from a callback of a call that holds the engine on this thread
+    /// (`World.advance`'s `generate`).
+    Busy,
 }
 
 impl From<rp_core::Error> for Failure {
@@ -106,6 +119,39 @@ fn to_py(py: Python<'_>, failure: Failure) -> PyErr {
         Failure::Poisoned => RpError::new_err(
             "the World is unusable: an earlier call on it panicked (a bug in rp); close it",
         ),
+        Failure::Busy => Conflict::new_err(
+            "the World is busy: a call on it (World.advance) holds it while it calls back into \
+             Python, so the callback cannot call the World; answer from the request alone",
+        ),
+    }
+}
+
+thread_local! {
+    /// The Worlds (by address) whose engine this thread holds while it calls
+    /// back into Python ([`World::with_engine_calling_out`]). A call on one of
+    /// them from such a callback is refused: the lock it would wait for is
+    /// held by its own thread, and would never come free.
+    static CALLING_OUT: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Marks a World as held by this thread while calling out, until dropped.
+struct CallingOut(usize);
+
+impl CallingOut {
+    fn enter(world: usize) -> CallingOut {
+        CALLING_OUT.with(|held| held.borrow_mut().push(world));
+        CallingOut(world)
+    }
+}
+
+impl Drop for CallingOut {
+    fn drop(&mut self) {
+        CALLING_OUT.with(|held| {
+            let mut held = held.borrow_mut();
+            if let Some(at) = held.iter().rposition(|world| *world == self.0) {
+                held.remove(at);
+            }
+        });
     }
 }
 
@@ -118,6 +164,27 @@ impl World {
         }
     }
 
+    /// This World's identity, for [`CALLING_OUT`].
+    fn address(&self) -> usize {
+        std::ptr::from_ref(self) as usize
+    }
+
+    /// Whether this thread holds this World's engine while calling back into
+    /// Python.
+    fn calling_out(&self) -> bool {
+        let address = self.address();
+        CALLING_OUT.with(|held| held.borrow().contains(&address))
+    }
+
+    /// Takes the engine's lock; refused (rather than waiting forever) when
+    /// this thread holds it already, calling back into Python.
+    fn lock(&self) -> Result<MutexGuard<'_, Option<Engine>>, Failure> {
+        if self.calling_out() {
+            return Err(Failure::Busy);
+        }
+        self.engine.lock().map_err(|_| Failure::Poisoned)
+    }
+
     /// Runs `body` on the engine with the GIL released.
     pub(crate) fn with_engine<T: Send>(
         &self,
@@ -125,13 +192,30 @@ impl World {
         body: impl FnOnce(&mut Engine) -> Result<T, rp_core::Error> + Send,
     ) -> PyResult<T> {
         py.detach(|| {
-            let mut engine = self.engine.lock().map_err(|_| Failure::Poisoned)?;
+            let mut engine = self.lock()?;
             let engine = engine.as_mut().ok_or(Failure::Closed)?;
             let result = body(engine);
             self.publish(engine);
             Ok(result?)
         })
         .map_err(|failure| to_py(py, failure))
+    }
+
+    /// Runs `body` on the engine as [`World::with_engine`] does, for a body
+    /// that calls back into Python while it holds the engine (rp-core's
+    /// `tick::advance` calling `generate`): a call on this World from such a
+    /// callback raises `Conflict` instead of waiting for the lock its own
+    /// thread holds. Calls from other threads wait, as for any call.
+    pub(crate) fn with_engine_calling_out<T: Send>(
+        &self,
+        py: Python<'_>,
+        body: impl FnOnce(&mut Engine) -> Result<T, rp_core::Error> + Send,
+    ) -> PyResult<T> {
+        let address = self.address();
+        self.with_engine(py, move |engine| {
+            let _held = CallingOut::enter(address);
+            body(engine)
+        })
     }
 
     /// Runs `body` on a machine held in `held` (a turn's or a job's) and on the
@@ -325,7 +409,12 @@ impl World {
     }
 
     /// Closes the world and its save file. Closing twice does nothing.
-    fn close(&self, py: Python<'_>) {
+    /// Raises ``Conflict`` from the ``generate`` of the World's own
+    /// ``advance``, which holds it.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        if self.calling_out() {
+            return Err(to_py(py, Failure::Busy));
+        }
         // Dropping an engine closes its file: no GIL needed meanwhile.
         py.detach(|| {
             let mut held = self.engine.lock().unwrap_or_else(PoisonError::into_inner);
@@ -334,11 +423,16 @@ impl World {
             drop(held);
             drop(engine);
         });
+        Ok(())
     }
 
     /// Whether ``close()`` was called.
     #[getter]
     fn closed(&self, py: Python<'_>) -> bool {
+        if self.calling_out() {
+            // Held open by the call this thread is making.
+            return false;
+        }
         py.detach(|| {
             self.engine
                 .lock()
@@ -359,9 +453,9 @@ impl World {
         _exc_type: Option<Bound<'_, PyAny>>,
         _exc_value: Option<Bound<'_, PyAny>>,
         _traceback: Option<Bound<'_, PyAny>>,
-    ) -> bool {
-        self.close(py);
-        false
+    ) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
@@ -377,7 +471,13 @@ impl World {
                 engine.head()
             ))
         });
-        described.unwrap_or_else(|_| "<World (closed)>".to_owned())
+        described.unwrap_or_else(|_| {
+            if self.calling_out() {
+                "<World (busy: held by the call that calls back)>".to_owned()
+            } else {
+                "<World (closed)>".to_owned()
+            }
+        })
     }
 }
 
