@@ -224,6 +224,47 @@ fn the_sheet_can_hold_an_initiation_back() {
 }
 
 #[test]
+fn a_sheet_reads_the_drives_in_response_control() {
+    let mut t = tavern(DriveConfig {
+        social_debt_per_hour: Some(0.0),
+        sleep_energy: Some(0.0),
+        ..Default::default()
+    });
+    t.engine
+        .append(vec![Event::EntityEdited {
+            id: t.tobias,
+            name: None,
+            aliases: None,
+            facts: Some(FactSheet::from_text(
+                "A fisherman.\n$if drives.energy < 0.5: $respond false",
+            )),
+            host_controlled: None,
+        }])
+        .unwrap();
+    let generator = ScriptedGenerator::default();
+    let mut say = |t: &mut Tavern, at| {
+        t.engine
+            .run_turn_blocking(
+                TurnInput::say(t.wren, "Tobias, still up?", at),
+                Default::default(),
+                &generator,
+                &mut rp_core::machine::NoSink,
+            )
+            .unwrap()
+    };
+    // Fresh at 9:00 (energy ~0.96): he answers. After fourteen hours awake (~0.4): he doesn't.
+    assert_eq!(say(&mut t, 9 * HOUR).replies.len(), 1);
+    let tired = say(&mut t, 23 * HOUR);
+    assert!(tired.replies.is_empty(), "{:?}", tired.decisions);
+    assert!(
+        tired.decisions[0]
+            .decision
+            .explain()
+            .contains("$respond false")
+    );
+}
+
+#[test]
 fn twenty_low_stimuli_wake_a_rested_sleeper() {
     // No drain: energy stays 1.0, so the wake threshold is 0.5 (seed 004). No social debt
     // either: nothing but the night is due.

@@ -295,8 +295,12 @@ pub fn drives(world: &World, entity: EntityId, at: Millis) -> Result<Drives> {
     })
 }
 
-/// What `drives` shows `entity`'s fact sheet at `at` (defaults for an entity without drives).
+/// What `drives` shows `entity`'s fact sheet at `at` (defaults for an entity without drives,
+/// and for a sheet that never reads them: they are not worked out then).
 pub fn values(world: &World, entity: EntityId, at: Millis) -> DriveValues {
+    if !world.sheet(entity).is_some_and(|s| s.reads_drives()) {
+        return DriveValues::default();
+    }
     let at = at.max(world.now());
     match drives(world, entity, at) {
         Ok(d) => DriveValues {

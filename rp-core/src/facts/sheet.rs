@@ -76,6 +76,8 @@ pub struct Sheet {
     self_facts: SelfFacts,
     /// Whether any line can turn responding on (`$respond` / `$respond true`).
     has_respond: bool,
+    /// Whether any condition may read `drives` (conservatively: its text names it).
+    reads_drives: bool,
 }
 
 /// One entry of a decision's trace.
@@ -343,12 +345,18 @@ impl Sheet {
             };
             out.push(Line { number, kind });
         }
+        // The variable can only be reached by its name, so a condition that does not spell it
+        // cannot read it: the engine works the drives out only for sheets that may.
+        let reads_drives = lines
+            .iter()
+            .any(|l| directive_word(l.trim_start()) == Some("if") && l.contains("drives"));
         Ok(Sheet {
             lines: out,
             plain,
             plain_lower,
             self_facts,
             has_respond,
+            reads_drives,
         })
     }
 
@@ -367,6 +375,12 @@ impl Sheet {
     /// responds only if the last `$respond` that fired says so.
     pub fn has_respond(&self) -> bool {
         self.has_respond
+    }
+
+    /// Whether a condition of the sheet may read `drives` (when not, the drives need not be
+    /// worked out to evaluate it).
+    pub fn reads_drives(&self) -> bool {
+        self.reads_drives
     }
 
     /// Evaluates the sheet top to bottom against `ctx`, drawing randomness from `draws`.
