@@ -192,6 +192,50 @@ fn the_tick_before_the_crossing_does_nothing_and_at_it_asks_for_a_line() {
 }
 
 #[test]
+fn an_initiation_closes_the_scenes_due_around_it_first() {
+    // Slow enough that the scene of the first line is over an hour old at the second.
+    let mut t = tavern(DriveConfig {
+        social_debt_per_hour: Some(0.4),
+        ..Default::default()
+    });
+    let mut purposes = Vec::new();
+    for _ in 0..2 {
+        let next = t
+            .engine
+            .next_tick_at(t.engine.world().now())
+            .unwrap()
+            .unwrap();
+        assert!(
+            matches!(next.reason, drives::TickReason::Pressure { .. }),
+            "{next:?}"
+        );
+        let mut tick = t
+            .engine
+            .begin_tick(next.at, TickOptions::default())
+            .unwrap();
+        while let Step::Generate(request) = tick.step(&mut t.engine).unwrap() {
+            purposes.push(request.purpose.name());
+            let text = match request.purpose {
+                Purpose::StateUpdate => r#"{"reports": []}"#,
+                _ => "The rain, again.",
+            };
+            tick.provide(&mut t.engine, GenerateResult::text(text))
+                .unwrap();
+        }
+        assert_eq!(tick.finish(&mut t.engine).unwrap().initiations.len(), 1);
+    }
+    let first = purposes.iter().position(|p| *p == "initiate").unwrap();
+    let second = purposes.iter().rposition(|p| *p == "initiate").unwrap();
+    assert!(
+        purposes[first + 1..second].contains(&"summary"),
+        "the first scene is summarised before the second line: {purposes:?}"
+    );
+    let scenes: Vec<&Scene> = t.engine.world().scenes().collect();
+    assert_eq!(scenes.len(), 2);
+    assert!(!scenes[0].is_open() && scenes[1].is_open());
+}
+
+#[test]
 fn the_sheet_can_hold_an_initiation_back() {
     let mut t = tavern(chatty());
     t.engine

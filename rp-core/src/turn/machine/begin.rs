@@ -484,7 +484,21 @@ impl TurnMachine {
         }
         let counter = Arc::new(CharsPerToken(options.prompt.chars_per_token));
         let speaker = candidate.speaker;
-        Ok(TurnMachine {
+        // As in any turn, the scenes due around the speaker close first (their summaries
+        // asked for before its line), so the line opens a fresh scene rather than join one.
+        let closing = if options.scenes.enabled {
+            let world = engine.world();
+            scene::due_for_turn(
+                world,
+                speaker,
+                &world.hearers(speaker),
+                now,
+                &options.scenes,
+            )
+        } else {
+            Vec::new()
+        };
+        let mut m = TurnMachine {
             options,
             query: String::new(),
             input: TurnInput::wake(speaker, now),
@@ -512,7 +526,16 @@ impl TurnMachine {
             significance: BTreeMap::new(),
             closing: Vec::new(),
             initiation: Some(super::Initiating { candidate, reason }),
-        })
+        };
+        for id in &closing {
+            let close = SceneClose::plan(&m.scratch, *id, now, &m.options.scenes)?;
+            m.closing.push(close);
+        }
+        if !m.closing.is_empty() {
+            m.phase = Phase::Summarizing;
+            m.settle_scenes()?;
+        }
+        Ok(m)
     }
 
     /// Response control for `candidates` (engine-controlled ones, in id order) to `content`
