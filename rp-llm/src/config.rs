@@ -275,6 +275,7 @@ impl ClientConfig {
             state_update: fast.clone(),
             summary: fast.clone(),
             query: fast,
+            initiate: None,
             embed,
         };
         config.validate()?;
@@ -417,6 +418,14 @@ mod tests {
         for p in [Purpose::StateUpdate, Purpose::Summary, Purpose::Query] {
             assert_eq!(c.model_for(&p), "fast");
         }
+        // A character's first line goes to the smart model, as a reply does.
+        let initiate = Purpose::Initiate {
+            speaker: EntityId(1),
+        };
+        assert_eq!(c.model_for(&initiate), "smart");
+        let mut own = c.clone();
+        own.models.initiate = Some("opener".into());
+        assert_eq!(own.model_for(&initiate), "opener");
         assert_eq!(c.embed_model(), "smart");
         assert_eq!(c.max_retries, DEFAULT_MAX_RETRIES);
         // An empty key is no key.
