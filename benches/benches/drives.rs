@@ -166,15 +166,38 @@ fn tavern_day() {
         .collect();
     let generator = ScriptedGenerator::new("{name} looks up. ({n})");
     let hours = scaled(24, 6);
+    let options = TickOptions::default();
     let cpu = thread_cpu();
     let wall = Instant::now();
-    let outcomes = block_on(advance(
-        &mut engine,
-        start_at + hours * HOUR,
-        &TickOptions::default(),
-        &generator,
-    ))
-    .expect("the day");
+    // The morning in the booth with Tobias; at midday Wren takes a stool at the bar, within
+    // Mira's earshot (the host's one move of the day).
+    let midday = start_at + hours / 2 * HOUR;
+    let mut outcomes =
+        block_on(advance(&mut engine, midday, &options, &generator)).expect("the morning");
+    let w = engine.world();
+    let wren = w.entity_by_key("wren").expect("wren");
+    let bar = w.container_by_key("bar").expect("the bar").id;
+    let mut activity = wren.activity.clone();
+    activity.position = Some(Position {
+        container: bar,
+        slot: Some("stools".into()),
+    });
+    let wren = wren.id;
+    engine
+        .append(vec![Event::ActivityChanged {
+            entity: wren,
+            activity,
+        }])
+        .expect("Wren moves to the bar");
+    outcomes.extend(
+        block_on(advance(
+            &mut engine,
+            start_at + hours * HOUR,
+            &options,
+            &generator,
+        ))
+        .expect("the afternoon and the night"),
+    );
     let cpu = thread_cpu() - cpu;
     let wall = wall.elapsed();
     let requests = generator.requests();
@@ -188,9 +211,17 @@ fn tavern_day() {
         .map(|i| i.candidate.speaker)
         .collect();
     let all_initiated = characters.iter().all(|c| initiators.contains(c));
+    let mut per_character: BTreeMap<String, usize> = BTreeMap::new();
+    for i in outcomes.iter().flat_map(|o| &o.initiations) {
+        let name = engine
+            .world()
+            .entity(i.candidate.speaker)
+            .map_or_else(|| i.candidate.speaker.to_string(), |e| e.name.clone());
+        *per_character.entry(name).or_default() += 1;
+    }
     let per_hour = requests.len() as f64 / (characters.len() as f64 * hours as f64);
     report(format!(
-        "drives.tavern_day hours={hours} characters={} ticks={} model_calls={} calls_per_character_hour={per_hour:.2} target<=1 generative_agents~54 by_purpose={by_purpose:?} every_character_initiated={all_initiated} engine_cpu_ms={} wall_ms={}",
+        "drives.tavern_day hours={hours} characters={} ticks={} model_calls={} calls_per_character_hour={per_hour:.2} target<=1 generative_agents~54 by_purpose={by_purpose:?} every_character_initiated={all_initiated} initiations={per_character:?} engine_cpu_ms={} wall_ms={}",
         characters.len(),
         outcomes.len(),
         requests.len(),

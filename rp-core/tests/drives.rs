@@ -236,6 +236,50 @@ fn an_initiation_closes_the_scenes_due_around_it_first() {
 }
 
 #[test]
+fn an_unanswered_approach_holds_the_next_one_back_until_an_answer() {
+    let mut t = tavern(chatty());
+    let generator = ScriptedGenerator::new("Evening. ({n})");
+    let first = t.engine.next_tick_at(8 * HOUR).unwrap().unwrap();
+    block_on(advance(
+        &mut t.engine,
+        first.at,
+        &TickOptions::default(),
+        &generator,
+    ))
+    .unwrap();
+    let ignored = t.engine.world().belief(t.tobias, t.wren).unwrap();
+    assert_eq!((ignored.availability, ignored.at), (0.0, first.at));
+    // Social debt alone would bring him back in ten minutes; the unanswered line makes it
+    // longer, until the belief fades.
+    let second = t.engine.next_tick_at(first.at).unwrap().unwrap();
+    assert!(
+        second.at - first.at > 30 * MINUTE,
+        "{}",
+        second.at - first.at
+    );
+    let c = t
+        .engine
+        .initiation_candidates(t.tobias, first.at + 20 * MINUTE)
+        .unwrap();
+    assert!(
+        c[0].gates
+            .iter()
+            .any(|g| g.name == "availability" && !g.open)
+    );
+    // Wren answers: he is available again.
+    t.engine
+        .run_turn_blocking(
+            TurnInput::say(t.wren, "Evening to you.", first.at + MINUTE),
+            Default::default(),
+            &generator,
+            &mut rp_core::machine::NoSink,
+        )
+        .unwrap();
+    let answered = t.engine.world().belief(t.tobias, t.wren).unwrap();
+    assert_eq!(answered.availability, 1.0);
+}
+
+#[test]
 fn the_sheet_can_hold_an_initiation_back() {
     let mut t = tavern(chatty());
     t.engine

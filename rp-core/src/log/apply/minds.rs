@@ -213,6 +213,16 @@ impl World {
         }
         let mind = self.mind_mut(initiation.speaker)?;
         mind.held_until = None;
+        // Until the addressee answers (its line sets the belief back to available), having
+        // spoken to it unanswered is an observation that it is not available: seed 004's
+        // "no response" signal. The belief's confidence fades as any other.
+        self.beliefs.insert(
+            (initiation.speaker, initiation.to),
+            Belief {
+                availability: 0.0,
+                at,
+            },
+        );
         Ok(())
     }
 
