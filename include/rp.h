@@ -94,15 +94,18 @@ typedef struct rp_condition rp_condition;
 typedef struct rp_engine rp_engine;
 
 // A job in progress: a sans-IO loop of the engine other than the turn
-// (closing a scene, a time skip, a world query), begun with
+// (closing a scene, a time skip, a world query, a tick), begun with
 // `rp_engine_begin_scene_close`, `rp_engine_begin_close_current_scene`,
-// `rp_engine_begin_time_skip` or `rp_engine_begin_query`; driven with
-// `rp_job_step` and `rp_job_provide` (the poll form) or run whole by
-// `rp_engine_run_job` (the callback form); committed with `rp_job_finish`;
-// released with `rp_job_free`.
+// `rp_engine_begin_time_skip`, `rp_engine_begin_query` or
+// `rp_engine_begin_tick`; driven with `rp_job_step` and `rp_job_provide`
+// (`rp_job_provide_embeddings` and `rp_job_provide_action` for the vectors
+// and host actions a tick's turns may ask for), the poll form, or run
+// whole by `rp_engine_run_job` (the callback form); committed with
+// `rp_job_finish`; released with `rp_job_free`.
 //
 // Nothing of a job is committed before it finishes: a job freed before
-// (or abandoned) leaves the world as it was.
+// (or abandoned) leaves the world as it was. A tick is the exception: it
+// commits as it goes (see `rp_engine_begin_tick`).
 //
 // A job belongs to the engine it began on: every call takes that engine
 // again, and another engine is refused with `RP_RESULT_INVALID`. Once
@@ -220,8 +223,9 @@ typedef struct rp_turn rp_turn;
 // It must return normally (no `longjmp` or C++ exception across rp).
 //
 // `rp_engine_run_job` calls the same callback for the generations of a
-// job (a scene's summaries, a time skip's, a query's rounds), under the
-// same rules; there, what it streams through `sink` goes nowhere.
+// job (a scene's summaries, a time skip's, a query's rounds, a tick's
+// lines), and `rp_engine_advance` for those of its ticks, under the same
+// rules; there, what it streams through `sink` goes nowhere.
 typedef int (*rp_generate_fn)(void *user_data,
                               const char *request_json,
                               size_t request_json_len,
@@ -594,6 +598,438 @@ enum rp_result rp_condition_test(const struct rp_condition *condition,
                                  uint64_t seed,
                                  bool *out_holds,
                                  char **out_trace_json);
+
+// Writes the drives of the engine-controlled entity `entity_id` at `now`
+// (host clock, ms; not before the world's clock) as JSON to `*out_json` (a
+// string the caller releases with `rp_string_free`). Changes nothing:
+// drives are functions of time between recorded changes, so any `now`
+// from the world's clock on may be read.
+//
+// ```text
+// {"entity": 3, "at": 43200000,
+//  "energy": 0.52,              // 0-1: falls while awake, rises asleep
+//  "mode": "relaxed",           // "alert" (in a conversation), "normal"
+//                               // (something pending), "relaxed" or
+//                               // "sleep"
+//  "interval_ms": 1776000.0,    // its inbox's processing interval now
+//  "disturbance": 0.0,          // a sleeper's; what wakes it:
+//  "wake_threshold": 0.74,
+//  "social_debt": [[1, 1.0], [2, 0.0]],  // [entity, 0-1] toward each
+//                               // entity it has an edge to, in id order
+//  "task": 0.15, "curiosity": 0.0,       // 0-1
+//  "pressure": 0.975,           // the highest initiation pressure toward
+//                               // anyone within earshot (0 if no one)
+//  "threshold": 0.75,           // the pressure at which it initiates
+//  "personality": {"humor": 0.5, "formality": 0.5, "curiosity": 0.5,
+//                  "patience": 0.5, "empathy": 0.5, "shyness": 0.5,
+//                  "independence": 0.5},
+//  "inbox": [STIMULUS, ...],    // waiting to be processed
+//  "noticed": [STIMULUS, ...],  // processed, for its next prompt
+//  "notes": [{"stimulus": STIMULUS, "fate": "filtered", "at": 60000}],
+//                               // stimuli merged ({"merged": id}),
+//                               // dropped ("stale", "overflow"),
+//                               // "filtered" or that "woke" it
+//  "held_until": null}          // no initiation before then, or null
+// ```
+//
+// A `STIMULUS` is `{"id": 20, "kind": "door", "priority": "normal",
+// "payload": "the door slams", "at": 60000, "count": 1}` (see
+// `rp_engine_notify`; `"count"`: how many merged into it).
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+// entity; `RP_RESULT_INVALID` for a host-controlled entity (the player has
+// no drives) or a `now` before the world's clock; `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback
+// running on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_drives(const struct rp_engine *engine,
+                                uint64_t entity_id,
+                                int64_t now,
+                                char **out_json);
+
+// Writes the candidate initiations of the engine-controlled entity
+// `entity_id` at `now` (host clock, ms; not before the world's clock) as a
+// JSON array to `*out_json` (a string the caller releases with
+// `rp_string_free`): one per entity it has an edge to among those within
+// earshot and awake, highest pressure first. Changes nothing.
+//
+// Each candidate is rp-core's `Candidate` with its explanation in words
+// added as `"explanation"` (rp-core's `Candidate::explain`):
+//
+// ```text
+// [{"speaker": 3, "to": 1,
+//   "about": "social_debt",     // the drive that weighs most: also
+//                               // "task" or "curiosity"
+//   "terms": [{"name": "social_debt", "value": 1.0, "weight": 0.6,
+//              "contribution": 0.6},
+//             {"name": "task", ...}, {"name": "curiosity", ...},
+//             {"name": "availability", ...}],   // always these four
+//   "score": 0.975,             // the sum of the contributions
+//   "threshold": 0.75,
+//   "pushed_over_by": "social_debt",  // the term without which the score
+//                               // would stay below the threshold, or null
+//   "gates": [{"name": "awake", "open": true, "detail": "awake"},
+//             {"name": "energy", "open": true,
+//              "detail": "energy 0.52, needs 0.20"},
+//             {"name": "availability", ...}, {"name": "held", ...}],
+//                               // all open: it may initiate
+//   "explanation": "Tobias Reed → Wren: pressure 0.97 ≥ threshold 0.75
+//                   (about social_debt)\n  social_debt   1.00 × 0.60 =
+//                   0.600\n ... gate held         open (not held)\n"}]
+// ```
+//
+// The explanation has one line for the pressure, one per term, one for
+// `pushed_over_by` and one per gate, each ending with `\n`.
+//
+// A tick adds one more gate, `"sheet"` (the fact sheet's `$initiate`),
+// when the candidate crosses.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+// entity; `RP_RESULT_INVALID` for a host-controlled entity or a `now`
+// before the world's clock; `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback
+// running on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_initiation_candidates(const struct rp_engine *engine,
+                                               uint64_t entity_id,
+                                               int64_t now,
+                                               char **out_json);
+
+// When the next tick is due, seen from `now` (host clock, ms; not before
+// the world's clock): the exact earliest time at or after `now` at which a
+// tick does something (a pressure reaching its threshold with its gates
+// open, a character falling asleep or waking, an inbox due, a `$retry`, a
+// scoped event's start or expiry). Changes nothing.
+//
+// Writes `*out_due`: `true` when there is such a time, written to
+// `*out_at`; `false` when nothing will happen until the host changes
+// something (a line, a stimulus, a setting), with `*out_at` set to 0. A
+// host sleeps until `*out_at` and begins a tick then
+// (`rp_engine_begin_tick`). `rp_engine_next_tick` says why.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` when `now` is before the
+// world's clock; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback running on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_at` and `out_due` are writable.
+enum rp_result rp_engine_next_tick_at(const struct rp_engine *engine,
+                                      int64_t now,
+                                      int64_t *out_at,
+                                      bool *out_due);
+
+// `rp_engine_next_tick_at` with the reason, as JSON written to
+// `*out_json` (a string the caller releases with `rp_string_free`):
+//
+// ```text
+// {"at": 43200000,               // host time
+//  "entity": 3,                  // the character concerned, or null for
+//                                // the story
+//  "reason": {"kind": "pressure", "to": 1}}
+//                                // its pressure toward entity 1 reaches
+//                                // the threshold; or {"kind": "sleep"},
+//                                // "wake", "inbox", "retry", "story"
+// ```
+//
+// or `null` when nothing will happen until the host changes something.
+// The codes are those of `rp_engine_next_tick_at`.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_next_tick(const struct rp_engine *engine, int64_t now, char **out_json);
+
+// Begins a tick at `now` (host clock, ms; not before the world's clock;
+// usually the time `rp_engine_next_tick_at` gave) and writes the new job
+// to `*out_job`; drive it with `rp_job_step`, `rp_job_provide` and
+// `rp_job_finish`, or run it with `rp_engine_run_job`.
+//
+// Unlike the other jobs, a tick commits as it goes:
+//
+// 1. at once, in this call, its arithmetic: the clock moves to `now`,
+//    scoped events due start or expire, characters fall asleep or wake,
+//    inboxes due are processed (one commit; none when nothing is due);
+// 2. then, for each character whose pressure crossed its threshold with
+//    every gate open (at most `"max_initiations"`, highest pressure
+//    first), the job asks for one line (a `"generate"` step of purpose
+//    `{"kind": "initiate", "speaker": 3}`) and runs the rest as a turn:
+//    the line is said to those within earshot, who answer as response
+//    control decides (steps of purpose `"reply"`). Each initiation's turn
+//    is committed when it ends, before the next one is asked for.
+//
+// With nothing due the first step is `"done"` and nothing is committed.
+// A job freed before it finishes keeps what was committed (the
+// arithmetic, the initiations that ended) and abandons the initiation in
+// progress. `rp_job_fail` holds the initiation in progress back for one
+// processing interval (committed) and ends the tick; `rp_job_finish` then
+// returns `RP_RESULT_GENERATION` with the reason.
+//
+// `options_json` (`options_json_len` bytes of UTF-8, borrowed for the
+// call; `NULL` with length 0 for the defaults) is an object whose fields
+// are all optional; unknown fields are refused:
+//
+// ```text
+// {"turn": {...},             // the options of the initiations' turns
+//                             // (see rp_turn_begin)
+//  "max_initiations": 2}      // the most characters that start a
+//                             // conversation in one tick
+// ```
+//
+// A tick whose turn options say `"semantic": true` or declare host
+// `"actions"` also asks for `"embed"` and `"act"` steps, answered with
+// `rp_job_provide_embeddings` and `rp_job_provide_action` (or failed).
+//
+// The outcome `rp_job_finish` writes is described there.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for options that do not
+// match or are out of range, or a `now` before the world's clock;
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback
+// running on this engine), `RP_RESULT_STORAGE`. On failure no job is made
+// and nothing changes.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `options_json` is `NULL` (with `options_json_len` 0) or points to
+// `options_json_len` readable bytes; `out_job` is writable.
+enum rp_result rp_engine_begin_tick(struct rp_engine *engine,
+                                    int64_t now,
+                                    const char *options_json,
+                                    size_t options_json_len,
+                                    struct rp_job **out_job);
+
+// Plays host time from the world's clock to `until` (host clock, ms; not
+// before the world's clock) through the host's model: a tick at each time
+// `rp_engine_next_tick_at` gives up to `until`, each generation answered
+// by `generate`, then the clock moves to `until`. Writes the outcome of
+// each tick, in order, as a JSON array to `*out_json` (a string the caller
+// releases with `rp_string_free`); each is the outcome `rp_job_finish`
+// writes for a tick. The same as `rp_engine_next_tick_at`,
+// `rp_engine_begin_tick` and `rp_engine_run_job` in a loop.
+//
+// - `options_json`, `options_json_len`: the tick options, as for
+//   `rp_engine_begin_tick` (`NULL` with length 0 for the defaults).
+// - `generate`: the host's model (see `rp_generate_fn`; what it streams
+//   through its sink goes nowhere); must not be `NULL`.
+// - `user_data`: handed to `generate` untouched; may be `NULL`.
+//
+// The callback runs on the calling thread, before this call returns, while
+// the engine is held: other threads' calls on the engine wait, and the
+// callback's own calls with this engine are refused with
+// `RP_RESULT_CONFLICT`.
+//
+// Each tick commits as it goes (see `rp_engine_begin_tick`), so a failure
+// keeps what the ticks before it committed. When `generate` fails (returns
+// another code than `RP_RESULT_OK`, or a result rp cannot read), the
+// initiation it was asked for is held back (committed), the call stops and
+// returns `RP_RESULT_GENERATION` with the callback's message in
+// `rp_last_error()`, and nothing is written to `*out_json`. So does a tick
+// whose turn options ask for vectors (`"semantic": true`) or carry out
+// host actions, which this callback cannot answer.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_GENERATION` as above;
+// `RP_RESULT_INVALID` for options that do not match or are out of range,
+// an `until` before the world's clock, or a result the world refuses;
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback
+// running on this engine), `RP_RESULT_STORAGE`.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `options_json` is `NULL` (with `options_json_len` 0) or points to
+// `options_json_len` readable bytes; `generate` follows its type's
+// documentation; `out_json` is writable.
+enum rp_result rp_engine_advance(struct rp_engine *engine,
+                                 int64_t until,
+                                 const char *options_json,
+                                 size_t options_json_len,
+                                 rp_generate_fn generate,
+                                 void *user_data,
+                                 char **out_json);
+
+// Delivers a stimulus to the inbox of the engine-controlled entity
+// `entity_id` at `now` (host clock, ms; the world's clock advances to it)
+// and writes its id to `*out_stimulus_id`: something the character
+// perceives outside dialogue (a door slams, a message arrives). Recorded
+// as one event (with the clock's advance, if any). What the inbox did with
+// it (queued, merged into an earlier one, dropped, filtered by a sleeper,
+// or woke it) shows in `rp_engine_drives` (`"inbox"`, `"notes"`); a tick
+// processes it when its inbox is due.
+//
+// - `kind`, `kind_len`: a built-in kind (`"line"`, `"sound"`, `"sight"`,
+//   `"touch"`, `"message"`, `"lore"`, `"game"`) or one the world's drive
+//   settings add (`"stimulus_kinds"`, see `rp_engine_configure_drives`).
+// - `priority`, `priority_len`: `"critical"` (never filtered, wakes a
+//   sleeper), `"high"`, `"normal"`, `"low"` or `"idle"`.
+// - `payload`, `payload_len`: what it is, in prose (at most 4096 bytes).
+//
+// All three are UTF-8, borrowed for the call.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+// entity; `RP_RESULT_INVALID` for an unknown kind or priority, a payload
+// too long, a host-controlled entity, or a `now` before the world's clock;
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback
+// running on this engine), `RP_RESULT_STORAGE`. On failure the world is
+// unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `kind`, `priority` and `payload` point to `kind_len`, `priority_len` and
+// `payload_len` readable bytes; `out_stimulus_id` is writable.
+enum rp_result rp_engine_notify(struct rp_engine *engine,
+                                uint64_t entity_id,
+                                const char *kind,
+                                size_t kind_len,
+                                const char *priority,
+                                size_t priority_len,
+                                const char *payload,
+                                size_t payload_len,
+                                int64_t now,
+                                uint64_t *out_stimulus_id);
+
+// Sets drive settings: the world's with `entity_id` 0, or else those of
+// the engine-controlled entity `entity_id`, laid over the world's. Each
+// call replaces the settings of its scope, those a world file's `[drives]`
+// tables set included (fields not given take the world's value, or the
+// built-in default). Recorded as one event.
+//
+// `config_json` (`config_json_len` bytes of UTF-8, borrowed for the call)
+// is an object whose fields are all optional; unknown fields are refused:
+//
+// ```text
+// {"enabled": true,                  // false: no drives (items)
+//  "energy_per_line": 0.02,          // energy a generated line costs, 0-1
+//  "energy_drain_per_hour": 0.04,    // lost awake; rates are >= 0
+//  "energy_recharge_per_hour": 0.15, // regained asleep
+//  "social_debt_per_hour": 0.25,     // gained without contact, at
+//                                    // affinity 0 (doubled at 1)
+//  "follow_up_hours": 2.0,           // task and curiosity come back
+//                                    // over this after it speaks
+//  "threshold": 0.75,                // the pressure that initiates, 0-1
+//  "min_energy": 0.2,                // the least energy to initiate
+//  "availability_gate": 0.3,         // below this believed availability
+//                                    // only urgent initiations go ahead
+//  "urgent_task": 0.8,               // task pressure that is urgent
+//  "belief_hours": 2.0,              // an availability report fades
+//                                    // over this
+//  "night_start": 22.0, "night_end": 6.0,   // hours of day, 0-24
+//  "sleep_energy": 0.05,             // falls asleep at or below this
+//  "wake_energy": 0.3,               // wakes by day once back to this
+//  "alert_minutes": 5.0,             // alert after a line said or heard
+//  "interval_alert_s": 10.0, "interval_normal_s": 120.0,
+//  "interval_relaxed_s": 1200.0, "interval_sleep_s": 3600.0,
+//                                    // inbox processing intervals
+//  "night_factor": 1.5,              // intervals at night are longer
+//  "disturbance_decay": 0.95,        // a sleeper's disturbance kept per
+//                                    // sleep interval
+//  "inbox_capacity": 32,             // at least 1
+//  "aggregate_ms": 5000,             // same kind within this: merged
+//  "stale_low_ms": 60000, "stale_idle_ms": 30000,  // dropped when older
+//  "weights": {"social_debt": 0.6, "task": 0.5, "curiosity": 0.4,
+//              "availability": 0.3},   // of the pressure terms, 0-10
+//  "stimulus_kinds": ["door"]}       // kinds beyond the built-in ones
+//                                    // (letters, digits, '_', '-')
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not
+// match or a value out of range (a negative rate, a threshold above 1),
+// or a host-controlled entity; `RP_RESULT_NOT_FOUND` when there is no such
+// entity; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback
+// running on this engine), `RP_RESULT_STORAGE`. On failure the world is
+// unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `config_json` points to `config_json_len` readable bytes.
+enum rp_result rp_engine_configure_drives(struct rp_engine *engine,
+                                          uint64_t entity_id,
+                                          const char *config_json,
+                                          size_t config_json_len);
+
+// Sets the personality of the engine-controlled entity `entity_id`: seven
+// traits, each in [0, 1], that shift its threshold, weights and patience
+// and give its prompt a temperament line. Recorded as one event.
+//
+// `personality_json` (`personality_json_len` bytes of UTF-8, borrowed for
+// the call) is an object; traits not given are 0.5, unknown fields are
+// refused:
+//
+// ```text
+// {"humor": 0.5,         // 0 serious, 1 playful
+//  "formality": 0.5,     // 0 casual, 1 formal
+//  "curiosity": 0.5,     // 0 passive, 1 inquisitive
+//  "patience": 0.5,      // 0 impatient, 1 patient
+//  "empathy": 0.5,       // 0 detached, 1 emotionally attuned
+//  "shyness": 0.5,       // 0 direct, 1 hesitant
+//  "independence": 0.5}  // 0 approval-seeking, 1 self-directed
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not
+// match, a trait outside [0, 1] (the message names it), or a
+// host-controlled entity; `RP_RESULT_NOT_FOUND` when there is no such
+// entity; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback
+// running on this engine), `RP_RESULT_STORAGE`. On failure the world is
+// unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `personality_json` points to `personality_json_len` readable bytes.
+enum rp_result rp_engine_set_personality(struct rp_engine *engine,
+                                         uint64_t entity_id,
+                                         const char *personality_json,
+                                         size_t personality_json_len);
+
+// Reports the availability of entity `entity_id` (usually the player) at
+// `now` (host clock, ms; the world's clock advances to it): 1 present and
+// attentive, 0.3 idle, 0 away. Every character believes it, with a
+// confidence that fades over the drive settings' `"belief_hours"`; below
+// the `"availability_gate"` only urgent initiations go ahead. Recorded as
+// one event (with the clock's advance, if any).
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+// entity; `RP_RESULT_INVALID` for an availability outside [0, 1] (or not
+// a number) or a `now` before the world's clock;
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback running on this engine),
+// `RP_RESULT_STORAGE`. On failure the world is unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// None beyond the signature.
+enum rp_result rp_engine_report_availability(struct rp_engine *engine,
+                                             uint64_t entity_id,
+                                             double availability,
+                                             int64_t now);
 
 // Creates a new world named `name` in memory, with no save file.
 //
@@ -1216,12 +1652,18 @@ enum rp_result rp_engine_begin_query(struct rp_engine *engine,
 
 // What the job needs next, as JSON written to `*out_step_json` (a string
 // the caller releases with `rp_string_free`), in the shape of
-// `rp_turn_step`; a job asks only for generations:
+// `rp_turn_step`; a scene close, a time skip and a query ask only for
+// generations:
 //
 // ```text
 // {"step": "generate",
 //  "purpose": {"kind": "summary"},   // a witness's summary of a scene
-//                                    // ({"kind": "query"}: a query round)
+//                                    // ({"kind": "query"}: a query round;
+//                                    // {"kind": "initiate", "speaker": 3}:
+//                                    // a tick's first line of a
+//                                    // conversation, and {"kind": "reply",
+//                                    // "speaker": 2} the answers to it, as
+//                                    // rp_turn_step describes them)
 //  "messages": [{"role": "system", "content": "You are Tobias Reed..."},
 //               {"role": "user", "content": "..."}],
 //  "params": {"temperature": 0.3},   // the options' sampling, as set
@@ -1229,6 +1671,12 @@ enum rp_result rp_engine_begin_query(struct rp_engine *engine,
 //                                    // match (summaries have none)
 // {"step": "done"}                   // nothing more: rp_job_finish
 // ```
+//
+// A tick's turns may also offer `"tools"` (answered with `"tool_calls"`,
+// as for `rp_turn_provide`), ask for `"embed"` steps when its turn options
+// say `"semantic": true` (answered with `rp_job_provide_embeddings`), and
+// `"act"` steps when they declare host actions (answered with
+// `rp_job_provide_action`), in the shapes `rp_turn_step` describes.
 //
 // Asking again without providing returns the same step.
 //
@@ -1249,9 +1697,10 @@ enum rp_result rp_job_step(struct rp_engine *engine, struct rp_job *job, char **
 // `result_json` (`result_json_len` bytes of UTF-8, borrowed for the call)
 // is the result object of `rp_turn_provide` (`{"text": "..."}` is enough;
 // `"model"`, `"prompt_tokens"`, `"completion_tokens"` are recorded,
-// `"tool_calls"` are ignored). For a summary, `"text"` (trimmed) is the
-// witness's memory of the scene; for a query round, the model's JSON
-// answer (see `rp_engine_begin_query`), as a string.
+// `"tool_calls"` are ignored by all but a tick's turns). For a summary,
+// `"text"` (trimmed) is the witness's memory of the scene; for a query
+// round, the model's JSON answer (see `rp_engine_begin_query`), as a
+// string; for a tick, the line, as for `rp_turn_provide`.
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match,
 // an empty or oversized summary, or an `engine` that is not the one the job
@@ -1271,6 +1720,77 @@ enum rp_result rp_job_provide(struct rp_engine *engine,
                               const char *result_json,
                               size_t result_json_len);
 
+// Gives the job the vectors its last `"embed"` step asked for (a tick
+// whose turn options say `"semantic": true`, see `rp_engine_begin_tick`),
+// as `rp_turn_provide_embeddings` gives them to a turn.
+//
+// `vectors_json` (`vectors_json_len` bytes of UTF-8, borrowed for the call)
+// is an array with one vector per text of the step, in order; each vector is
+// an array of 1 to 4096 finite numbers, all vectors of the same length:
+//
+// ```text
+// [[0.12, -0.5, 0.33], [0.8, 0.1, -0.2]]
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match,
+// a count or length that does not, or an `engine` that is not the one the
+// job began on; `RP_RESULT_CONFLICT` when the job is not waiting for
+// vectors (a scene close, a time skip and a query never ask for them), is
+// over, is being run by `rp_engine_run_job`, or the engine changed since
+// it began; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`. On failure the job is unchanged.
+//
+// Thread: any (see `rp_job`).
+//
+// # Safety
+//
+// `vectors_json` points to `vectors_json_len` readable bytes.
+enum rp_result rp_job_provide_embeddings(struct rp_engine *engine,
+                                         struct rp_job *job,
+                                         const char *vectors_json,
+                                         size_t vectors_json_len);
+
+// Answers the host action the last `"act"` step asked for (a tick whose
+// turn options declare `"actions"` of `"updates"`, see
+// `rp_engine_begin_tick`; the step is as `rp_turn_step` describes it): what
+// the game did, or why it refused, as `rp_turn_provide_action` answers a
+// turn. Give exactly one of the two:
+//
+// - `answer_json` (`answer_json_len` bytes of UTF-8, borrowed for the
+//   call): any JSON value saying what the game did, such as
+//   `{"opened": true, "system_line": "The cellar door creaks open."}`. It
+//   is recorded as the `"answer"` of the action's report (replay never asks
+//   again). When it is an object with a `"system_line"` string, that line
+//   is injected for the next prompts (see `rp_engine_inject_system_line`).
+// - `refusal` (`refusal_len` bytes of UTF-8, borrowed for the call): why
+//   the game did not do it, recorded as the report's `"rejected"` (cut to
+//   1000 bytes). The job goes on.
+//
+// Pass the other as `NULL` with length 0.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NULL_ARGUMENT` when both are `NULL`;
+// `RP_RESULT_INVALID` when both are given, for an answer that is not JSON
+// or is longer than a recorded text may be, or an `engine` that is not the
+// one the job began on; `RP_RESULT_CONFLICT` when the job is not waiting
+// for a host action (call `rp_job_step` first; a scene close, a time skip
+// and a query never ask for one), is over, is being run by
+// `rp_engine_run_job`, or the engine changed since it began;
+// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`. On failure the job
+// is unchanged.
+//
+// Thread: any (see `rp_job`).
+//
+// # Safety
+//
+// `answer_json` is `NULL` (with `answer_json_len` 0) or points to
+// `answer_json_len` readable bytes; the same for `refusal`.
+enum rp_result rp_job_provide_action(struct rp_engine *engine,
+                                     struct rp_job *job,
+                                     const char *answer_json,
+                                     size_t answer_json_len,
+                                     const char *refusal,
+                                     size_t refusal_len);
+
 // Tells the job the host could not answer its last step (the model
 // failed, the host gave up), with `reason` (`reason_len` bytes of UTF-8,
 // borrowed for the call): the job's next step is `"done"`. What
@@ -1278,6 +1798,9 @@ enum rp_result rp_job_provide(struct rp_engine *engine,
 // rp-core (`rp_core::machine`): a query is recorded as failed with `reason`
 // (cut to 2000 bytes; empty: "the host ended the query") and its outcome
 // written; a scene close or a time skip commits nothing and returns
+// `RP_RESULT_GENERATION` naming `reason`; a tick holds the initiation in
+// progress back for one processing interval (committed at once), keeps
+// what it committed before, and `rp_job_finish` returns
 // `RP_RESULT_GENERATION` naming `reason`.
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for an `engine` that is not
@@ -1338,6 +1861,28 @@ enum rp_result rp_job_fail(struct rp_engine *engine,
 //  "iterations": 1}         // needs-more-info rounds fulfilled
 // ```
 //
+// Of a tick (`rp_engine_begin_tick`), what it committed:
+//
+// ```text
+// {"seq": 61,               // the head after the tick
+//  "at": 43200000,          // the tick's time
+//  "changes": [{"entity": 2, "asleep": true,   // fell asleep (false:
+//               "processed": [20],             // woke; null: neither),
+//               "filtered": []}],              // stimuli its inbox
+//                           // processed or its mode filtered out
+//  "initiations": [{"candidate": {...},  // as rp_engine_initiation_
+//                                        // candidates writes one, with
+//                                        // the "sheet" gate added
+//                   "explanation": "Tobias Reed → Wren: pressure ...",
+//                   "turn": {...}}],     // the turn it started, as
+//                           // rp_turn_finish writes it (its first reply
+//                           // is the initiating line)
+//  "held": [[3, [GATE, ...]]],  // characters whose initiation a gate
+//                           // held back, with the gates
+//  "retries": [],           // characters whose $retry fell due
+//  "story": false}          // whether scoped events started or expired
+// ```
+//
 // Returns `RP_RESULT_OK`; `RP_RESULT_CONFLICT` when the job still needs a
 // step, is over, is being run by `rp_engine_run_job`, or the engine changed
 // since it began; `RP_RESULT_INVALID` when `engine` is not the one the job
@@ -1391,11 +1936,12 @@ enum rp_result rp_job_free(struct rp_job *job);
 //
 // When `generate` fails (returns another code than `RP_RESULT_OK`, or a
 // result rp cannot read), this returns `RP_RESULT_GENERATION` with the
-// callback's message in `rp_last_error()`. A scene close or a time skip is
-// then left as it was before the failed generation, nothing committed: run
-// it again, drive it with `rp_job_step`, or free it. A query is recorded
-// as failed (as `rp_job_fail` then `rp_job_finish` would) and the job is
-// over. A result the job refuses (an empty summary) returns
+// callback's message in `rp_last_error()`. A scene close, a time skip or
+// a tick is then left as it was before the failed generation, nothing
+// (more) committed: run it again, drive it with `rp_job_step`, or free it
+// (a tick keeps what it committed before: see `rp_engine_begin_tick`). A
+// query is recorded as failed (as `rp_job_fail` then `rp_job_finish`
+// would) and the job is over. A result the job refuses (an empty summary) returns
 // `RP_RESULT_INVALID`, the job left as it was.
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_GENERATION`, `RP_RESULT_INVALID` as

@@ -258,9 +258,9 @@ private:
     rp_turn *turn_;
 };
 
-// A job in progress (rp_job: closing a scene, a time skip, a world query),
-// the poll form: made by Engine::begin_scene_close,
-// begin_close_current_scene, begin_time_skip or begin_query; owned (the
+// A job in progress (rp_job: closing a scene, a time skip, a world query, a
+// tick), the poll form: made by Engine::begin_scene_close,
+// begin_close_current_scene, begin_time_skip, begin_query or begin_tick; owned (the
 // destructor frees it; a job freed before finish() is abandoned, nothing of
 // it committed). Run it whole with Engine::run_job. It keeps the raw handle
 // of its engine: the engine must outlive it (a call after the engine is
@@ -291,7 +291,23 @@ public:
         detail::check(
             rp_job_provide(engine_, job_, detail::text(result_json), result_json.size()));
     }
-    // Ends a query as failed (rp_job_fail); finish() then records it.
+    // The vectors an "embed" step asked for (rp_job_provide_embeddings).
+    void provide_embeddings(std::string_view vectors_json) {
+        detail::check(rp_job_provide_embeddings(engine_, job_, detail::text(vectors_json),
+                                                vectors_json.size()));
+    }
+    // What the game did for an "act" step (rp_job_provide_action).
+    void provide_action(std::string_view answer_json) {
+        detail::check(rp_job_provide_action(engine_, job_, detail::text(answer_json),
+                                            answer_json.size(), nullptr, 0));
+    }
+    // Why the game refused an "act" step (rp_job_provide_action).
+    void refuse_action(std::string_view reason) {
+        detail::check(rp_job_provide_action(engine_, job_, nullptr, 0, detail::text(reason),
+                                            reason.size()));
+    }
+    // The host could not answer (rp_job_fail): a query is recorded as failed, a tick holds
+    // its initiation back; finish() then reports it.
     void fail(std::string_view reason) {
         detail::check(rp_job_fail(engine_, job_, detail::text(reason), reason.size()));
     }
@@ -679,6 +695,50 @@ public:
             rp_engine_begin_query(engine_, detail::text(input_json), input_json.size(), &job));
         return Job(engine_, job);
     }
+    // A tick at `now` (rp_engine_begin_tick, docs/drives.md): its arithmetic is
+    // committed at once, its initiations asked for through the job.
+    Job begin_tick(std::int64_t now, std::string_view options_json = {}) {
+        rp_job *job = nullptr;
+        detail::check(rp_engine_begin_tick(engine_, now, detail::optional_text(options_json),
+                                           options_json.size(), &job));
+        return Job(engine_, job);
+    }
+
+    // Drives (docs/drives.md). A character's drives at `now`, as JSON.
+    std::string drives(std::uint64_t entity, std::int64_t now) const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_drives(engine_, entity, now, out); });
+    }
+    // Its candidate initiations at `now`, each with its "explanation".
+    std::string initiation_candidates(std::uint64_t entity, std::int64_t now) const {
+        return detail::string_out([&](char **out) {
+            return rp_engine_initiation_candidates(engine_, entity, now, out);
+        });
+    }
+    // The next moment a tick does something, as JSON (`null`: nothing will).
+    std::string next_tick(std::int64_t now) const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_next_tick(engine_, now, out); });
+    }
+    // Delivers a stimulus; returns its id.
+    std::uint64_t notify(std::uint64_t entity, std::string_view kind, std::string_view priority,
+                         std::string_view payload, std::int64_t now) {
+        std::uint64_t id = 0;
+        detail::check(rp_engine_notify(engine_, entity, detail::text(kind), kind.size(),
+                                       detail::text(priority), priority.size(),
+                                       detail::text(payload), payload.size(), now, &id));
+        return id;
+    }
+    // The world's drive settings (entity 0) or an entity's.
+    void configure_drives(std::uint64_t entity, std::string_view config_json) {
+        detail::check(rp_engine_configure_drives(engine_, entity, detail::text(config_json),
+                                                 config_json.size()));
+    }
+    void set_personality(std::uint64_t entity, std::string_view personality_json) {
+        detail::check(rp_engine_set_personality(engine_, entity, detail::text(personality_json),
+                                                personality_json.size()));
+    }
+
     // The callback form (rp_engine_run_job): runs `job` to its end through
     // `generate`, callable as std::string(std::string_view request_json,
     // rp::TokenSink &sink) (what it streams goes nowhere), and returns the

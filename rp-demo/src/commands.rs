@@ -1,11 +1,12 @@
 //! The player's commands: [`HELP`] lists them, and each is a method of [`Session`] here:
-//! `/why` (a character's last response decision and its trace), `/prompt` (the prompt a
-//! character would be given now, piece by piece), `/state`, `/go`, `/wait`, and the history
-//! commands `/rewind`, `/branches` and `/switch` over the engine's branches.
+//! `/why` (a character's last response decision and its trace, then why it last spoke first),
+//! `/prompt` (the prompt a character would be given now, piece by piece), `/state`, `/go`, and
+//! the history commands `/rewind`, `/branches` and `/switch` over the engine's branches. The
+//! commands over the drives (`/wait`, `/drives`) are in `drives.rs`.
 
 use crate::print::clock;
 use crate::resolve_entity;
-use crate::session::{LINE_MS, Session, last_heard};
+use crate::session::{Session, last_heard};
 use rp_core::{Activity, EntityId, Event, Millis, Position, Seq};
 
 /// Game time a walk across the room takes.
@@ -16,11 +17,16 @@ const REWIND_CHOICES: usize = 5;
 /// The commands, as `/help` lists them.
 pub const HELP: &str = "\
 Type a line to speak as Wren. Commands:
-  /why NAME      NAME's last response decision and why (the trace of its fact sheet)
+  /why NAME      NAME's last response decision and why (the trace of its fact sheet), and
+                 why NAME last spoke first, unasked (during a /wait)
   /prompt NAME   the prompt NAME would be given now: every piece, its section, why it is there
   /state         where everyone is, what they are doing, moods and relationships
   /go PLACE      walk to the bar or back to the booth (who hears you depends on where you are)
   /wait          let half a minute pass (someone who hesitated may speak up)
+  /wait DURATION let time pass (20m, 1h30m, 45s): whoever is left alone long enough speaks
+                 first; characters fall asleep and wake
+  /drives NAME   NAME's drives now: energy, mode, social debt, task, curiosity, pressure,
+                 and the strongest pull to speak first, explained
   /rewind        the seqs to rewind to, to unsay each of your recent lines
   /rewind SEQ    rewind the story to just after event SEQ; the undone events stay a branch
   /branches      the branches of the story
@@ -39,7 +45,8 @@ impl Session {
             "prompt" => self.prompt(arg)?,
             "state" => self.state(),
             "go" => self.go(arg)?,
-            "wait" => self.wait()?,
+            "wait" => self.wait(arg)?,
+            "drives" => self.drives(arg)?,
             "rewind" => self.rewind(arg)?,
             "branches" => self.branches(),
             "switch" => self.switch(arg)?,
@@ -51,17 +58,32 @@ impl Session {
         Ok(true)
     }
 
-    /// `/why NAME`.
-    fn why(&self, arg: &str) -> rp_core::Result<()> {
+    /// `/why NAME`: the last response decision, then why NAME last spoke first.
+    fn why(&mut self, arg: &str) -> rp_core::Result<()> {
         let Some(id) = self.find(arg, "/why") else {
             return Ok(());
         };
-        let name = self.name(id);
-        let w = self.engine.world();
-        if w.entity(id).is_some_and(|e| e.host_controlled) {
-            println!("  {name} is yours: the engine never decides for the player.");
+        if self
+            .engine
+            .world()
+            .entity(id)
+            .is_some_and(|e| e.host_controlled)
+        {
+            println!(
+                "  {} is yours: the engine never decides for the player.",
+                self.name(id)
+            );
             return Ok(());
         }
+        self.why_decision(id)?;
+        self.why_initiative(id)
+    }
+
+    /// `id`'s last response decision: with its trace when made in this session, else the
+    /// outcome and the lines that fired, from the log.
+    fn why_decision(&self, id: EntityId) -> rp_core::Result<()> {
+        let name = self.name(id);
+        let w = self.engine.world();
         if let Some(weighed) = self.decisions.get(&id) {
             println!(
                 "  {name} weighed \"{}\" at {}{}:",
@@ -344,20 +366,6 @@ impl Session {
         Ok(())
     }
 
-    /// `/wait`.
-    fn wait(&mut self) -> rp_core::Result<()> {
-        let to = self.engine.world().now() + LINE_MS;
-        let due = self.wakes.iter().any(|w| w.at <= to);
-        self.wake_due(to)?;
-        if self.engine.world().now() < to {
-            self.engine.append(vec![Event::TimeAdvanced { to }])?;
-        }
-        if !due {
-            println!("  Half a minute passes. The rain keeps on. ({})", clock(to));
-        }
-        Ok(())
-    }
-
     /// `/rewind [SEQ]`.
     fn rewind(&mut self, arg: &str) -> rp_core::Result<()> {
         let head = self.engine.head();
@@ -487,7 +495,7 @@ impl Session {
 
     /// The character the player names in `command` ([`resolve_entity`]); prints why not when
     /// there is none (or no name was given), with the characters there are.
-    fn find(&self, arg: &str, command: &str) -> Option<EntityId> {
+    pub(crate) fn find(&self, arg: &str, command: &str) -> Option<EntityId> {
         let w = self.engine.world();
         let characters: Vec<&str> = w
             .entities()

@@ -9,9 +9,13 @@
 //! hands both to a [`Session`]; this library holds the rest:
 //!
 //! * [`Session`] plays: each line of the player is a turn of the engine, streamed as it comes;
-//!   the commands of [`HELP`] (`/why`, `/prompt`, `/state`, `/go`, `/wait`, `/rewind`,
-//!   `/branches`, `/switch`) show why the characters did what they did and move through the
-//!   story's history; [`Args`] reads the command line;
+//!   the commands of [`HELP`] (`/why`, `/prompt`, `/state`, `/go`, `/wait`, `/drives`,
+//!   `/rewind`, `/branches`, `/switch`) show why the characters did what they did and move
+//!   through the story's history; `/wait DURATION` ([`parse_duration`]) plays host time through
+//!   rp-core's ticks, so a character left alone long enough speaks first; [`Args`] reads the
+//!   command line;
+//! * [`Initiations`] is the scripted generator of a `/wait`: a character that speaks first
+//!   says the next line of its `initiate` script;
 //! * [`ScriptedLines`] are what the characters say without a model, as data, and make the
 //!   scripted generator of each turn; [`Voices`] chooses between them and a [`Model`];
 //! * [`resolve_entity`] is how a name the player types ("Tobias", "the innkeeper") resolves to
@@ -28,6 +32,7 @@
 
 mod args;
 mod commands;
+mod drives;
 mod lines;
 mod names;
 mod observe;
@@ -39,7 +44,8 @@ mod voices;
 
 pub use args::{Args, USAGE};
 pub use commands::HELP;
-pub use lines::{Line, ScriptedLines};
+pub use drives::parse_duration;
+pub use lines::{Initiations, Line, ScriptedLines};
 pub use names::resolve_entity;
 pub use observe::{Call, Observed};
 pub use print::clock;

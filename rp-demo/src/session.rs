@@ -2,8 +2,10 @@
 //! response decision of each character, the pending `$retry` wake-ups, what each character has
 //! said on this branch, the statistics), and the loop that plays it: each line the player types
 //! is a turn ([`Engine::run_turn_blocking`]), each line starting with `/` a command (the
-//! commands are in `commands.rs`, what they share to print in `print.rs`).
+//! commands are in `commands.rs` and, for the drives, `drives.rs`; what they share to print in
+//! `print.rs`).
 
+use crate::drives::Initiative;
 use crate::print::{Stream, clock, report_updates};
 use crate::{Observed, Stats, Voices, check_save};
 use rp_core::facts::Decision;
@@ -14,7 +16,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// Game time that passes with each line the player says (and with `/wait`).
+/// Game time that passes with each line the player says (and with `/wait` without a duration).
 pub const LINE_MS: Millis = 30_000;
 /// Lines of the story so far a resumed session prints.
 const RECAP_LINES: usize = 6;
@@ -42,7 +44,7 @@ pub struct Session {
     pub(crate) player: EntityId,
     pub(crate) options: TurnOptions,
     /// Who speaks for the characters.
-    voices: Voices,
+    pub(crate) voices: Voices,
     /// The last response decision of each character, made in this session on this branch.
     pub(crate) decisions: BTreeMap<EntityId, Weighed>,
     /// Wake-ups asked for by `$retry`, not yet run.
@@ -50,11 +52,13 @@ pub struct Session {
     /// The last event that sets the tavern up: rewinds stop there.
     pub(crate) floor: Seq,
     /// The lines each character has said on this branch.
-    said: BTreeMap<EntityId, HashSet<String>>,
+    pub(crate) said: BTreeMap<EntityId, HashSet<String>>,
+    /// Each character's last initiation in this session on this branch (from `/wait`).
+    pub(crate) initiations: BTreeMap<EntityId, Initiative>,
     /// A pause per streamed token (when stdout is a terminal).
     typing: Option<Duration>,
     /// What the session's turns came to (`--stats`).
-    stats: Stats,
+    pub(crate) stats: Stats,
     /// Print each state-update pass's raw answers and every report's fate (`--show-updates`).
     pub show_updates: bool,
 }
@@ -102,6 +106,7 @@ impl Session {
             wakes: Vec::new(),
             floor,
             said: BTreeMap::new(),
+            initiations: BTreeMap::new(),
             typing: std::io::stdout().is_terminal().then_some(TYPING),
             stats: Stats::default(),
             show_updates: false,
@@ -328,6 +333,7 @@ impl Session {
         self.decisions.clear();
         self.wakes.clear();
         self.said.clear();
+        self.initiations.clear();
         for (_, e) in self.engine.events(self.floor + 1, self.engine.head())? {
             if let Event::AssistantTurn { utterance } = e {
                 self.said

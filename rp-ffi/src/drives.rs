@@ -304,9 +304,9 @@ pub unsafe extern "C" fn rp_engine_next_tick(
 ///                             // conversation in one tick
 /// ```
 ///
-/// `rp_job` answers generations only: leave `"semantic"` false and declare
-/// no `"actions"` in the turn options of a tick (an `"embed"` or `"act"`
-/// step cannot be answered through `rp_job`, only failed).
+/// A tick whose turn options say `"semantic": true` or declare host
+/// `"actions"` also asks for `"embed"` and `"act"` steps, answered with
+/// `rp_job_provide_embeddings` and `rp_job_provide_action` (or failed).
 ///
 /// The outcome `rp_job_finish` writes is described there.
 ///

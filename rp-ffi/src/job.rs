@@ -1,8 +1,10 @@
 //! Jobs from C (docs/architecture.md): the sans-IO machines other than the turn,
 //! as calls on an `rp_job`: closing a scene (rp-core's `SceneClose`), a
-//! time skip (`TimeSkip`) and a world query (`QueryMachine`). One handle
-//! type serves the three, since they share the loop: step, provide the
-//! generation asked for, finish. `rp_engine_run_job` is the callback form.
+//! time skip (`TimeSkip`), a world query (`QueryMachine`) and a tick
+//! (`TickMachine`, begun in [`crate::drives`]). One handle type serves them
+//! all, since they share the loop: step, provide what the step asks for (a
+//! generation; a tick's turns may also ask for vectors and host actions),
+//! finish. `rp_engine_run_job` is the callback form.
 //!
 //! An `rp_job` holds the owned machine beside the handle number of the
 //! engine it began on, like an `rp_turn`.
@@ -20,19 +22,22 @@ use crate::engine::{CallingOut, check_engine, rp_engine, with_engine};
 use crate::error::{Error, ffi_result, rp_result};
 use crate::handle::{Handles, Publish};
 use crate::run_turn::{CallbackGenerator, rp_generate_fn};
-use crate::turn::{to_c_json, to_json};
+use crate::turn::{action_answer_arg, from_json, to_c_json, to_json};
 use crate::world::{invalid_json, write_json};
 
 /// A job in progress: a sans-IO loop of the engine other than the turn
-/// (closing a scene, a time skip, a world query), begun with
+/// (closing a scene, a time skip, a world query, a tick), begun with
 /// `rp_engine_begin_scene_close`, `rp_engine_begin_close_current_scene`,
-/// `rp_engine_begin_time_skip` or `rp_engine_begin_query`; driven with
-/// `rp_job_step` and `rp_job_provide` (the poll form) or run whole by
-/// `rp_engine_run_job` (the callback form); committed with `rp_job_finish`;
-/// released with `rp_job_free`.
+/// `rp_engine_begin_time_skip`, `rp_engine_begin_query` or
+/// `rp_engine_begin_tick`; driven with `rp_job_step` and `rp_job_provide`
+/// (`rp_job_provide_embeddings` and `rp_job_provide_action` for the vectors
+/// and host actions a tick's turns may ask for), the poll form, or run
+/// whole by `rp_engine_run_job` (the callback form); committed with
+/// `rp_job_finish`; released with `rp_job_free`.
 ///
 /// Nothing of a job is committed before it finishes: a job freed before
-/// (or abandoned) leaves the world as it was.
+/// (or abandoned) leaves the world as it was. A tick is the exception: it
+/// commits as it goes (see `rp_engine_begin_tick`).
 ///
 /// A job belongs to the engine it began on: every call takes that engine
 /// again, and another engine is refused with `RP_RESULT_INVALID`. Once
@@ -129,7 +134,7 @@ fn ready(stage: &mut Stage) -> Result<&mut Job, Error> {
 /// # Safety
 ///
 /// `out` is writable.
-unsafe fn new_job(
+pub(crate) unsafe fn new_job(
     engine: *mut rp_engine,
     out: std::ptr::NonNull<*mut rp_job>,
     begin: impl FnOnce(&mut Engine) -> Result<Job, Error>,
@@ -443,12 +448,18 @@ pub unsafe extern "C" fn rp_engine_begin_query(
 
 /// What the job needs next, as JSON written to `*out_step_json` (a string
 /// the caller releases with `rp_string_free`), in the shape of
-/// `rp_turn_step`; a job asks only for generations:
+/// `rp_turn_step`; a scene close, a time skip and a query ask only for
+/// generations:
 ///
 /// ```text
 /// {"step": "generate",
 ///  "purpose": {"kind": "summary"},   // a witness's summary of a scene
-///                                    // ({"kind": "query"}: a query round)
+///                                    // ({"kind": "query"}: a query round;
+///                                    // {"kind": "initiate", "speaker": 3}:
+///                                    // a tick's first line of a
+///                                    // conversation, and {"kind": "reply",
+///                                    // "speaker": 2} the answers to it, as
+///                                    // rp_turn_step describes them)
 ///  "messages": [{"role": "system", "content": "You are Tobias Reed..."},
 ///               {"role": "user", "content": "..."}],
 ///  "params": {"temperature": 0.3},   // the options' sampling, as set
@@ -456,6 +467,12 @@ pub unsafe extern "C" fn rp_engine_begin_query(
 ///                                    // match (summaries have none)
 /// {"step": "done"}                   // nothing more: rp_job_finish
 /// ```
+///
+/// A tick's turns may also offer `"tools"` (answered with `"tool_calls"`,
+/// as for `rp_turn_provide`), ask for `"embed"` steps when its turn options
+/// say `"semantic": true` (answered with `rp_job_provide_embeddings`), and
+/// `"act"` steps when they declare host actions (answered with
+/// `rp_job_provide_action`), in the shapes `rp_turn_step` describes.
 ///
 /// Asking again without providing returns the same step.
 ///
@@ -490,9 +507,10 @@ pub unsafe extern "C" fn rp_job_step(
 /// `result_json` (`result_json_len` bytes of UTF-8, borrowed for the call)
 /// is the result object of `rp_turn_provide` (`{"text": "..."}` is enough;
 /// `"model"`, `"prompt_tokens"`, `"completion_tokens"` are recorded,
-/// `"tool_calls"` are ignored). For a summary, `"text"` (trimmed) is the
-/// witness's memory of the scene; for a query round, the model's JSON
-/// answer (see `rp_engine_begin_query`), as a string.
+/// `"tool_calls"` are ignored by all but a tick's turns). For a summary,
+/// `"text"` (trimmed) is the witness's memory of the scene; for a query
+/// round, the model's JSON answer (see `rp_engine_begin_query`), as a
+/// string; for a tick, the line, as for `rp_turn_provide`.
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match,
 /// an empty or oversized summary, or an `engine` that is not the one the job
@@ -525,6 +543,103 @@ pub unsafe extern "C" fn rp_job_provide(
     })
 }
 
+/// Gives the job the vectors its last `"embed"` step asked for (a tick
+/// whose turn options say `"semantic": true`, see `rp_engine_begin_tick`),
+/// as `rp_turn_provide_embeddings` gives them to a turn.
+///
+/// `vectors_json` (`vectors_json_len` bytes of UTF-8, borrowed for the call)
+/// is an array with one vector per text of the step, in order; each vector is
+/// an array of 1 to 4096 finite numbers, all vectors of the same length:
+///
+/// ```text
+/// [[0.12, -0.5, 0.33], [0.8, 0.1, -0.2]]
+/// ```
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match,
+/// a count or length that does not, or an `engine` that is not the one the
+/// job began on; `RP_RESULT_CONFLICT` when the job is not waiting for
+/// vectors (a scene close, a time skip and a query never ask for them), is
+/// over, is being run by `rp_engine_run_job`, or the engine changed since
+/// it began; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+/// `RP_RESULT_INVALID_HANDLE`. On failure the job is unchanged.
+///
+/// Thread: any (see `rp_job`).
+///
+/// # Safety
+///
+/// `vectors_json` points to `vectors_json_len` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_job_provide_embeddings(
+    engine: *mut rp_engine,
+    job: *mut rp_job,
+    vectors_json: *const c_char,
+    vectors_json_len: usize,
+) -> rp_result {
+    ffi_result(|| {
+        // SAFETY: the caller guarantees `vectors_json` points to
+        // `vectors_json_len` bytes.
+        let json = unsafe { str_arg("vectors_json", vectors_json, vectors_json_len) }?;
+        let vectors: Vec<Vec<f32>> = from_json("embeddings JSON", json)?;
+        with_job(engine, job, |engine, stage| {
+            Ok(ready(stage)?.provide_embeddings(engine, vectors)?)
+        })
+    })
+}
+
+/// Answers the host action the last `"act"` step asked for (a tick whose
+/// turn options declare `"actions"` of `"updates"`, see
+/// `rp_engine_begin_tick`; the step is as `rp_turn_step` describes it): what
+/// the game did, or why it refused, as `rp_turn_provide_action` answers a
+/// turn. Give exactly one of the two:
+///
+/// - `answer_json` (`answer_json_len` bytes of UTF-8, borrowed for the
+///   call): any JSON value saying what the game did, such as
+///   `{"opened": true, "system_line": "The cellar door creaks open."}`. It
+///   is recorded as the `"answer"` of the action's report (replay never asks
+///   again). When it is an object with a `"system_line"` string, that line
+///   is injected for the next prompts (see `rp_engine_inject_system_line`).
+/// - `refusal` (`refusal_len` bytes of UTF-8, borrowed for the call): why
+///   the game did not do it, recorded as the report's `"rejected"` (cut to
+///   1000 bytes). The job goes on.
+///
+/// Pass the other as `NULL` with length 0.
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_NULL_ARGUMENT` when both are `NULL`;
+/// `RP_RESULT_INVALID` when both are given, for an answer that is not JSON
+/// or is longer than a recorded text may be, or an `engine` that is not the
+/// one the job began on; `RP_RESULT_CONFLICT` when the job is not waiting
+/// for a host action (call `rp_job_step` first; a scene close, a time skip
+/// and a query never ask for one), is over, is being run by
+/// `rp_engine_run_job`, or the engine changed since it began;
+/// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`. On failure the job
+/// is unchanged.
+///
+/// Thread: any (see `rp_job`).
+///
+/// # Safety
+///
+/// `answer_json` is `NULL` (with `answer_json_len` 0) or points to
+/// `answer_json_len` readable bytes; the same for `refusal`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_job_provide_action(
+    engine: *mut rp_engine,
+    job: *mut rp_job,
+    answer_json: *const c_char,
+    answer_json_len: usize,
+    refusal: *const c_char,
+    refusal_len: usize,
+) -> rp_result {
+    ffi_result(|| {
+        // SAFETY: the caller upholds this function's contract, which is
+        // action_answer_arg's.
+        let answer =
+            unsafe { action_answer_arg(answer_json, answer_json_len, refusal, refusal_len) }?;
+        with_job(engine, job, |engine, stage| {
+            Ok(ready(stage)?.provide_action(engine, answer)?)
+        })
+    })
+}
+
 /// Tells the job the host could not answer its last step (the model
 /// failed, the host gave up), with `reason` (`reason_len` bytes of UTF-8,
 /// borrowed for the call): the job's next step is `"done"`. What
@@ -532,6 +647,9 @@ pub unsafe extern "C" fn rp_job_provide(
 /// rp-core (`rp_core::machine`): a query is recorded as failed with `reason`
 /// (cut to 2000 bytes; empty: "the host ended the query") and its outcome
 /// written; a scene close or a time skip commits nothing and returns
+/// `RP_RESULT_GENERATION` naming `reason`; a tick holds the initiation in
+/// progress back for one processing interval (committed at once), keeps
+/// what it committed before, and `rp_job_finish` returns
 /// `RP_RESULT_GENERATION` naming `reason`.
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for an `engine` that is not
@@ -602,6 +720,28 @@ pub unsafe extern "C" fn rp_job_fail(
 ///  "context": {"entities": [...], "summaries": [...],
 ///              "relationships": [...], ...},  // what the model saw last
 ///  "iterations": 1}         // needs-more-info rounds fulfilled
+/// ```
+///
+/// Of a tick (`rp_engine_begin_tick`), what it committed:
+///
+/// ```text
+/// {"seq": 61,               // the head after the tick
+///  "at": 43200000,          // the tick's time
+///  "changes": [{"entity": 2, "asleep": true,   // fell asleep (false:
+///               "processed": [20],             // woke; null: neither),
+///               "filtered": []}],              // stimuli its inbox
+///                           // processed or its mode filtered out
+///  "initiations": [{"candidate": {...},  // as rp_engine_initiation_
+///                                        // candidates writes one, with
+///                                        // the "sheet" gate added
+///                   "explanation": "Tobias Reed → Wren: pressure ...",
+///                   "turn": {...}}],     // the turn it started, as
+///                           // rp_turn_finish writes it (its first reply
+///                           // is the initiating line)
+///  "held": [[3, [GATE, ...]]],  // characters whose initiation a gate
+///                           // held back, with the gates
+///  "retries": [],           // characters whose $retry fell due
+///  "story": false}          // whether scoped events started or expired
 /// ```
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_CONFLICT` when the job still needs a
@@ -682,11 +822,12 @@ pub unsafe extern "C" fn rp_job_free(job: *mut rp_job) -> rp_result {
 ///
 /// When `generate` fails (returns another code than `RP_RESULT_OK`, or a
 /// result rp cannot read), this returns `RP_RESULT_GENERATION` with the
-/// callback's message in `rp_last_error()`. A scene close or a time skip is
-/// then left as it was before the failed generation, nothing committed: run
-/// it again, drive it with `rp_job_step`, or free it. A query is recorded
-/// as failed (as `rp_job_fail` then `rp_job_finish` would) and the job is
-/// over. A result the job refuses (an empty summary) returns
+/// callback's message in `rp_last_error()`. A scene close, a time skip or
+/// a tick is then left as it was before the failed generation, nothing
+/// (more) committed: run it again, drive it with `rp_job_step`, or free it
+/// (a tick keeps what it committed before: see `rp_engine_begin_tick`). A
+/// query is recorded as failed (as `rp_job_fail` then `rp_job_finish`
+/// would) and the job is over. A result the job refuses (an empty summary) returns
 /// `RP_RESULT_INVALID`, the job left as it was.
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_GENERATION`, `RP_RESULT_INVALID` as

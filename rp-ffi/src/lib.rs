@@ -109,7 +109,7 @@ pub use graph::{rp_engine_graph, rp_engine_query, rp_engine_recent_queries};
 pub use job::{
     rp_engine_begin_close_current_scene, rp_engine_begin_query, rp_engine_begin_scene_close,
     rp_engine_begin_time_skip, rp_engine_run_job, rp_job, rp_job_fail, rp_job_finish, rp_job_free,
-    rp_job_provide, rp_job_step,
+    rp_job_provide, rp_job_provide_action, rp_job_provide_embeddings, rp_job_step,
 };
 pub use memory::{
     rp_engine_add_memory, rp_engine_always_loaded, rp_engine_mark_recalled, rp_engine_memories_of,

@@ -1,6 +1,7 @@
 //! The world file's shape, parsed with spans so every error can name its line.
 
 use crate::error::Error;
+use crate::model::{DriveConfig, Personality};
 use serde::Deserialize;
 use std::ops::Range;
 use toml::Spanned;
@@ -20,6 +21,9 @@ pub struct WorldDoc {
     /// `[[edges]]`.
     #[serde(default)]
     pub edges: Vec<EdgeDoc>,
+    /// `[drives]`: the world's drive settings, laid over the built-in defaults (docs/drives.md).
+    #[serde(default)]
+    pub drives: Option<Spanned<DriveConfig>>,
 }
 
 /// `[world]`.
@@ -116,6 +120,13 @@ pub struct EntityDoc {
     /// Items in hand (entity keys, a subset of the inventory).
     #[serde(default)]
     pub holding: Vec<Spanned<String>>,
+    /// Its drive settings, laid over the world's (`{ enabled = false }` for an item). Not for
+    /// a player.
+    #[serde(default)]
+    pub drives: Option<Spanned<DriveConfig>>,
+    /// Its personality: traits in [0, 1], 0.5 when not given. Not for a player.
+    #[serde(default)]
+    pub personality: Option<Spanned<Personality>>,
 }
 
 /// `[[edges]]`.

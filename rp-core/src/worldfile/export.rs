@@ -25,6 +25,35 @@ fn block(facts: &FactSheet) -> String {
     }
 }
 
+/// The world's drive settings as a `[drives]` table (`[drives.weights]` after it).
+fn drives_table(config: &DriveConfig) -> String {
+    #[derive(serde::Serialize)]
+    struct File<'a> {
+        drives: &'a DriveConfig,
+    }
+    toml::to_string(&File { drives: config }).unwrap_or_default()
+}
+
+/// An entity's drive settings as an inline table.
+fn drives_inline(config: &DriveConfig) -> String {
+    let mut out = String::new();
+    match serde::Serialize::serialize(config, toml::ser::ValueSerializer::new(&mut out)) {
+        Ok(_) => out,
+        Err(_) => "{}".to_owned(),
+    }
+}
+
+/// A personality as an inline table of the traits that are not 0.5.
+fn personality_inline(p: &Personality) -> String {
+    let traits: Vec<String> = p
+        .traits()
+        .into_iter()
+        .filter(|(_, v)| *v != 0.5)
+        .map(|(name, v)| format!("{name} = {}", toml::Value::Float(v)))
+        .collect();
+    format!("{{ {} }}", traits.join(", "))
+}
+
 fn list(items: impl IntoIterator<Item = String>) -> String {
     let items: Vec<String> = items.into_iter().collect();
     format!("[{}]", items.join(", "))
@@ -85,7 +114,8 @@ impl Keys {
 }
 
 /// The world as a world file. Loading the result into an empty world gives back the same
-/// entities, containers, placements and edges (under the same keys).
+/// entities, containers, placements and edges (under the same keys), and the same drive
+/// settings and personalities (written when they are not the defaults).
 pub fn export(world: &World) -> String {
     let keys = Keys::new(world);
     let mut out = String::new();
@@ -96,6 +126,9 @@ pub fn export(world: &World) -> String {
         quote(name),
         world.now()
     );
+    if *world.drive_config() != DriveConfig::default() {
+        let _ = write!(out, "\n{}", drives_table(world.drive_config()));
+    }
     for c in world.containers() {
         let _ = writeln!(
             out,
@@ -183,6 +216,18 @@ pub fn export(world: &World) -> String {
                 "holding = {}",
                 list(a.holding.iter().map(|i| keys.entity(*i)))
             );
+        }
+        if let Some(mind) = world.mind(e.id).filter(|_| !e.host_controlled) {
+            if mind.config != DriveConfig::default() {
+                let _ = writeln!(out, "drives = {}", drives_inline(&mind.config));
+            }
+            if mind.personality != Personality::default() {
+                let _ = writeln!(
+                    out,
+                    "personality = {}",
+                    personality_inline(&mind.personality)
+                );
+            }
         }
         if !e.facts.is_empty() {
             let _ = writeln!(out, "facts = {}", block(&e.facts));

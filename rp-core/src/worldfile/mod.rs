@@ -5,6 +5,10 @@
 //! [world]
 //! name = "The Crooked Lantern"
 //!
+//! [drives]                            # the world's drive settings (optional)
+//! night_start = 2.0                   # the regulars keep late hours
+//! night_end = 7.0
+//!
 //! [[containers]]
 //! id = "tavern"                       # a stable key; patches match on it
 //! name = "The Crooked Lantern"
@@ -27,11 +31,36 @@
 //! A traveller with ink-stained fingers.
 //! """
 //!
+//! [[entities]]
+//! id = "tobias"
+//! name = "Tobias Reed"
+//! container = "booth"
+//! slot = "bench"
+//! personality = { shyness = 0.7, patience = 0.3 }
+//! drives = { social_debt_per_hour = 3.0 }
+//!
+//! [[entities]]
+//! id = "letter"
+//! name = "the sealed letter"
+//! drives = { enabled = false }        # an item: no drives
+//!
 //! [[edges]]
 //! from = "wren"
 //! to = "tavern-keeper"
 //! affinity = 0.2
 //! ```
+//!
+//! Drives (docs/drives.md): the top-level `[drives]` table holds the world's drive settings
+//! (any field of [`DriveConfig`](crate::model::DriveConfig): `threshold`,
+//! `social_debt_per_hour`, `night_start`, `weights = { social_debt = 0.8 }`, …), laid over the
+//! built-in defaults. An entity's `drives = { … }` (the same fields) is laid over the world's;
+//! `drives = { enabled = false }` is for items and anything else that never starts a
+//! conversation. An entity's `personality = { … }` gives its traits (`humor`, `formality`,
+//! `curiosity`, `patience`, `empathy`, `shyness`, `independence`), each in [0, 1], 0.5 when not
+//! given. A player (`player = true`) has neither. Values are checked like everything else: a
+//! rate below zero or a trait above 1 is an error at its key, and nothing applies. Loading
+//! records `DrivesConfigured` and `PersonalitySet` events where the values differ from the
+//! world's; export writes them back when they are not the defaults.
 //!
 //! Patching: when a newer version of a file is applied to a save that loaded an older one, each
 //! field the new version changed (compared with the version last applied) is set; fields the

@@ -193,6 +193,88 @@ fn check_references(p: &Planner<'_>, doc: &WorldDoc) -> Result<()> {
     Ok(())
 }
 
+/// Checks drive settings and personalities before anything is planned: a value out of range is
+/// an error at its key (nothing applies), and a player has neither.
+fn check_drives(p: &Planner<'_>, doc: &WorldDoc) -> Result<()> {
+    if let Some(d) = &doc.drives {
+        d.get_ref()
+            .check()
+            .map_err(|m| value_error(p, d.span(), "", m))?;
+    }
+    for e in &doc.entities {
+        if e.player {
+            let given = [
+                e.drives.as_ref().map(|d| (d.span(), "entities.drives")),
+                e.personality
+                    .as_ref()
+                    .map(|x| (x.span(), "entities.personality")),
+            ];
+            if let Some((span, field)) = given.into_iter().flatten().next() {
+                return Err(p.err(
+                    span,
+                    field,
+                    format!(
+                        "{} is a player (player = true): players have no drives or personality; \
+                         the host decides what they say",
+                        e.name
+                    ),
+                ));
+            }
+        }
+        if let Some(d) = &e.drives {
+            d.get_ref()
+                .check()
+                .map_err(|m| value_error(p, d.span(), "entities.", m))?;
+        }
+        if let Some(x) = &e.personality {
+            x.get_ref()
+                .check()
+                .map_err(|m| value_error(p, x.span(), "entities.", m))?;
+        }
+    }
+    Ok(())
+}
+
+/// A `DriveConfig::check` or `Personality::check` message ("drives.weights.task is 11; …",
+/// "personality.shyness is 1.5; …") as an error at the key it names inside the table at `span`
+/// (the table itself when the key is not found), its field prefixed with `prefix`.
+fn value_error(p: &Planner<'_>, span: Range<usize>, prefix: &str, message: String) -> Error {
+    let (path, key) = match message.split_once(' ') {
+        Some((path, _)) if path.contains('.') => {
+            (path.to_owned(), path.rsplit('.').next().unwrap_or(path))
+        }
+        // "stimulus kind \"…\" is not a name …"
+        _ => ("drives.stimulus_kinds".to_owned(), "stimulus_kinds"),
+    };
+    // A `[table]`'s span may be its header alone: its keys follow, up to the next header.
+    let body_end = p.text[span.end.min(p.text.len())..]
+        .match_indices('\n')
+        .map(|(i, _)| span.end + i + 1)
+        .find(|&at| p.text[at..].trim_start().starts_with('['))
+        .unwrap_or(p.text.len());
+    let span = key_in(p.text, span.clone(), key)
+        .or_else(|| key_in(p.text, span.start..body_end, key))
+        .unwrap_or(span);
+    p.err(span, &format!("{prefix}{path}"), message)
+}
+
+/// Where `key = …` is assigned inside `span` of `text`.
+fn key_in(text: &str, span: Range<usize>, key: &str) -> Option<Range<usize>> {
+    let inside = text.get(span.clone())?;
+    let mut from = 0;
+    while let Some(i) = inside[from..].find(key) {
+        let at = from + i;
+        let before = inside[..at].chars().next_back();
+        let after = inside[at + key.len()..].trim_start_matches([' ', '\t']);
+        let word_start = before.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+        if word_start && after.starts_with('=') {
+            return Some(span.start + at..span.start + at + key.len());
+        }
+        from = at + key.len();
+    }
+    None
+}
+
 /// Containers ordered so every parent comes before its children.
 fn parents_first<'d>(p: &Planner<'_>, doc: &'d WorldDoc) -> Result<Vec<&'d ContainerDoc>> {
     let mut placed: BTreeSet<&str> = BTreeSet::new();
@@ -239,12 +321,16 @@ pub fn plan(world: &World, file: &str, text: &str, doc: &WorldDoc) -> Result<Vec
         events: Vec::new(),
     };
     check_references(&p, doc)?;
+    check_drives(&p, doc)?;
     if let Some(base) = &base {
         remove_dropped(&mut p, base, doc)?;
     }
     plan_containers(&mut p, doc, base.as_ref())?;
+    // The world's drive settings before the characters', which are laid over them.
+    plan_world_drives(&mut p, doc, base.as_ref())?;
     let created = plan_entities(&mut p, doc, base.as_ref())?;
     place_new_entities(&mut p, doc, &created)?;
+    plan_minds(&mut p, doc, base.as_ref())?;
     plan_edges(&mut p, doc, base.as_ref())?;
     p.push(
         Event::WorldFileApplied {
@@ -421,6 +507,88 @@ fn plan_entities(
         }
     }
     Ok(created)
+}
+
+/// The world's drive settings (`[drives]`; none given: the built-in defaults).
+fn plan_world_drives(p: &mut Planner<'_>, doc: &WorldDoc, base: Option<&WorldDoc>) -> Result<()> {
+    let config = pick(
+        base.map(|b| drive_config(&b.drives)),
+        drive_config(&doc.drives),
+        p.world.drive_config().clone(),
+    );
+    if config != *p.world.drive_config() {
+        let span = doc.drives.as_ref().map_or(0..0, |d| d.span());
+        p.push(
+            Event::DrivesConfigured {
+                entity: None,
+                config: Box::new(config),
+            },
+            span,
+            "drives",
+        )?;
+    }
+    Ok(())
+}
+
+fn drive_config(given: &Option<Spanned<DriveConfig>>) -> DriveConfig {
+    given
+        .as_ref()
+        .map(|d| d.get_ref().clone())
+        .unwrap_or_default()
+}
+
+fn personality(given: &Option<Spanned<Personality>>) -> Personality {
+    given.as_ref().map(|x| *x.get_ref()).unwrap_or_default()
+}
+
+/// Each character's drive settings and personality (none given: the world's settings, every
+/// trait 0.5), for new entities and, three-way like every field, for existing ones.
+fn plan_minds(p: &mut Planner<'_>, doc: &WorldDoc, base: Option<&WorldDoc>) -> Result<()> {
+    for e in &doc.entities {
+        let id = p.entity_id(&e.id, "entities.id")?;
+        let b = base.and_then(|b| b.entities.iter().find(|x| x.id.get_ref() == e.id.get_ref()));
+        // A host-controlled entity has no drives: nothing to keep but the defaults.
+        let (cur_config, cur_personality) = p
+            .world
+            .entity(id)
+            .filter(|x| !x.host_controlled)
+            .and_then(|_| p.world.mind(id))
+            .map(|m| (m.config.clone(), m.personality))
+            .unwrap_or_default();
+        let config = pick(
+            b.map(|b| drive_config(&b.drives)),
+            drive_config(&e.drives),
+            cur_config.clone(),
+        );
+        if config != cur_config {
+            let span = e.drives.as_ref().map_or(e.id.span(), |d| d.span());
+            p.push(
+                Event::DrivesConfigured {
+                    entity: Some(id),
+                    config: Box::new(config),
+                },
+                span,
+                "entities.drives",
+            )?;
+        }
+        let traits = pick(
+            b.map(|b| personality(&b.personality)),
+            personality(&e.personality),
+            cur_personality,
+        );
+        if traits != cur_personality {
+            let span = e.personality.as_ref().map_or(e.id.span(), |x| x.span());
+            p.push(
+                Event::PersonalitySet {
+                    entity: id,
+                    personality: traits,
+                },
+                span,
+                "entities.personality",
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// Inventories first (items must not stand anywhere), then positions and activities.

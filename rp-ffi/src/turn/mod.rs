@@ -91,13 +91,57 @@ fn finished() -> Error {
 
 /// Reads `what` from JSON, refusing what does not match with
 /// `RP_RESULT_INVALID`.
-fn from_json<T: serde::de::DeserializeOwned>(what: &'static str, json: &str) -> Result<T, Error> {
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
+    what: &'static str,
+    json: &str,
+) -> Result<T, Error> {
     serde_json::from_str(json).map_err(|error| {
         Error::from(rp_core::Error::Invalid {
             what,
             reason: error.to_string(),
         })
     })
+}
+
+/// Reads the host's answer to an `"act"` step: exactly one of `answer_json`
+/// (any JSON value, what the game did: `Ok`) and `refusal` (why it refused:
+/// `Err`), the other `NULL`. Both given is `RP_RESULT_INVALID`, both `NULL`
+/// `RP_RESULT_NULL_ARGUMENT`.
+///
+/// # Safety
+///
+/// `answer_json` is `NULL` or points to `answer_json_len` readable bytes; the
+/// same for `refusal`.
+pub(crate) unsafe fn action_answer_arg(
+    answer_json: *const c_char,
+    answer_json_len: usize,
+    refusal: *const c_char,
+    refusal_len: usize,
+) -> Result<std::result::Result<serde_json::Value, String>, Error> {
+    match (answer_json.is_null(), refusal.is_null()) {
+        (false, false) => Err(Error::new(
+            rp_result::Invalid,
+            "both `answer_json` and `refusal` are given; pass one of them and NULL for \
+             the other",
+        )),
+        (true, true) => Err(Error::new(
+            rp_result::NullArgument,
+            "`answer_json` and `refusal` are both NULL; pass what the game did or why \
+             it refused",
+        )),
+        (false, true) => {
+            // SAFETY: the caller guarantees `answer_json` points to
+            // `answer_json_len` bytes.
+            let json = unsafe { str_arg("answer_json", answer_json, answer_json_len) }?;
+            Ok(Ok(from_json::<serde_json::Value>("action answer", json)?))
+        }
+        (true, false) => {
+            // SAFETY: the caller guarantees `refusal` points to `refusal_len`
+            // bytes.
+            let reason = unsafe { str_arg("refusal", refusal, refusal_len) }?;
+            Ok(Err(reason.to_owned()))
+        }
+    }
 }
 
 /// The JSON of a value rp-core made (its types always serialise).
@@ -522,34 +566,10 @@ pub unsafe extern "C" fn rp_turn_provide_action(
     refusal_len: usize,
 ) -> rp_result {
     ffi_result(|| {
-        let answer = match (answer_json.is_null(), refusal.is_null()) {
-            (false, false) => {
-                return Err(Error::new(
-                    rp_result::Invalid,
-                    "both `answer_json` and `refusal` are given; pass one of them and NULL \
-                     for the other",
-                ));
-            }
-            (true, true) => {
-                return Err(Error::new(
-                    rp_result::NullArgument,
-                    "`answer_json` and `refusal` are both NULL; pass what the game did or \
-                     why it refused",
-                ));
-            }
-            (false, true) => {
-                // SAFETY: the caller guarantees `answer_json` points to
-                // `answer_json_len` bytes.
-                let json = unsafe { str_arg("answer_json", answer_json, answer_json_len) }?;
-                Ok(from_json::<serde_json::Value>("action answer", json)?)
-            }
-            (true, false) => {
-                // SAFETY: the caller guarantees `refusal` points to
-                // `refusal_len` bytes.
-                let reason = unsafe { str_arg("refusal", refusal, refusal_len) }?;
-                Err(reason.to_owned())
-            }
-        };
+        // SAFETY: the caller upholds this function's contract, which is
+        // action_answer_arg's.
+        let answer =
+            unsafe { action_answer_arg(answer_json, answer_json_len, refusal, refusal_len) }?;
         with_turn(engine, turn, |engine, state| {
             Ok(running(&mut state.machine)?.provide_action(engine, answer)?)
         })
