@@ -297,35 +297,10 @@ impl TurnMachine {
         // The input's commit is written while response control and the first prompt are
         // worked out: with durable commits the disk's wait hides behind that work.
         let make = move |engine: &mut Engine| -> Result<TurnMachine> {
-            let mut m = TurnMachine {
-                options,
-                query: input.text.clone(),
-                input,
-                base: engine.head(),
-                input_utterance,
-                scratch: engine.world().clone(),
-                pending: Vec::new(),
-                epoch: engine.epoch(),
-                decisions: Vec::new(),
-                responders: Vec::new(),
-                next: 0,
-                phase: Phase::NextResponder,
-                query_vector: None,
-                replies: Vec::new(),
-                silent: Vec::new(),
-                wake: Vec::new(),
-                prompts: Vec::new(),
-                recalled: Vec::new(),
-                lines,
-                counter,
-                updated: false,
-                shown_system: Vec::new(),
-                tool_rounds: 0,
-                reports: Vec::new(),
-                significance: BTreeMap::new(),
-                closing: Vec::new(),
-                initiation: None,
-            };
+            let query = input.text.clone();
+            let mut m = TurnMachine::fresh(engine, input, options, counter, query, None);
+            m.input_utterance = input_utterance;
+            m.lines = lines;
             m.decide_responders()?;
             for id in &closing {
                 let close = SceneClose::plan(&m.scratch, *id, now, &m.options.scenes)?;
@@ -410,42 +385,14 @@ impl TurnMachine {
                     None => continue,
                 }
             };
-            let speech = self.scratch.speech(entity);
-            let mentioned = self.scratch.mentions(entity, &content);
-            let message = Message {
-                content: content.clone(),
-                author,
-                mentioned: Some(mentioned),
-                response_ms: speech.last_spoke.map(|t| (now - t) as f64),
-                retry_ms: (now - arrived).max(0) as f64,
-                unread_count: speech.unread,
-                interaction_type: None,
-                hour: None,
-                drives: crate::drives::values(&self.scratch, entity, now),
-            };
-            let seed = self.scratch.meta().map_or(0, |m| m.settings.seed);
-            let mut draws = SeededDraws::new(seed, self.scratch.draws_taken());
-            let decision = self.scratch.decide(entity, &message, &mut draws)?;
-            let event = decision_event(entity, &decision);
-            self.scratch.apply(&event)?;
-            self.pending.push(event);
-            if let Some(ms) = decision.retry_ms {
-                self.wake.push(Wake {
-                    entity,
-                    at: now.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX)),
-                });
-            } else if decision.respond {
+            let (mentioned, respond) = self.decide_one(entity, &content, author, arrived)?;
+            if respond {
                 mentioned_first.push((!mentioned, entity));
                 if self.query.is_empty() {
                     // A wake-up turn answers the line each heard; recall uses the first.
                     self.query = content;
                 }
             }
-            self.decisions.push(TurnDecision {
-                entity,
-                mentioned,
-                decision,
-            });
         }
         mentioned_first.sort();
         self.responders = mentioned_first
@@ -458,6 +405,46 @@ impl TurnMachine {
 }
 
 impl TurnMachine {
+    /// A machine for a turn on `engine` as it is now, nothing decided or asked yet.
+    fn fresh(
+        engine: &Engine,
+        input: TurnInput,
+        options: TurnOptions,
+        counter: Arc<dyn TokenCounter>,
+        query: String,
+        initiation: Option<super::Initiating>,
+    ) -> TurnMachine {
+        TurnMachine {
+            options,
+            query,
+            input,
+            base: engine.head(),
+            input_utterance: None,
+            scratch: engine.world().clone(),
+            pending: Vec::new(),
+            epoch: engine.epoch(),
+            decisions: Vec::new(),
+            responders: Vec::new(),
+            next: 0,
+            phase: Phase::NextResponder,
+            query_vector: None,
+            replies: Vec::new(),
+            silent: Vec::new(),
+            wake: Vec::new(),
+            prompts: Vec::new(),
+            recalled: Vec::new(),
+            lines: Vec::new(),
+            counter,
+            updated: false,
+            shown_system: Vec::new(),
+            tool_rounds: 0,
+            reports: Vec::new(),
+            significance: BTreeMap::new(),
+            closing: Vec::new(),
+            initiation,
+        }
+    }
+
     /// Starts a conversation for `candidate.speaker` (docs/drives.md): its line is asked for
     /// first, with the same prompt as a reply plus `reason`; once it is said, those who heard it
     /// decide through response control whether to answer, and the turn goes on as any other.
@@ -498,35 +485,17 @@ impl TurnMachine {
         } else {
             Vec::new()
         };
-        let mut m = TurnMachine {
+        let input = TurnInput::wake(speaker, now);
+        let initiating = super::Initiating { candidate, reason };
+        let mut m = TurnMachine::fresh(
+            engine,
+            input,
             options,
-            query: String::new(),
-            input: TurnInput::wake(speaker, now),
-            base: engine.head(),
-            input_utterance: None,
-            scratch: engine.world().clone(),
-            pending: Vec::new(),
-            epoch: engine.epoch(),
-            decisions: Vec::new(),
-            responders: vec![speaker],
-            next: 0,
-            phase: Phase::NextResponder,
-            query_vector: None,
-            replies: Vec::new(),
-            silent: Vec::new(),
-            wake: Vec::new(),
-            prompts: Vec::new(),
-            recalled: Vec::new(),
-            lines: Vec::new(),
             counter,
-            updated: false,
-            shown_system: Vec::new(),
-            tool_rounds: 0,
-            reports: Vec::new(),
-            significance: BTreeMap::new(),
-            closing: Vec::new(),
-            initiation: Some(super::Initiating { candidate, reason }),
-        };
+            String::new(),
+            Some(initiating),
+        );
+        m.responders = vec![speaker];
         for id in &closing {
             let close = SceneClose::plan(&m.scratch, *id, now, &m.options.scenes)?;
             m.closing.push(close);
@@ -538,6 +507,54 @@ impl TurnMachine {
         Ok(m)
     }
 
+    /// Response control for `entity` to `content` by `author`, said at `arrived`: the
+    /// decision recorded (on the scratch world, and a `$retry` noted as a wake-up). Returns
+    /// whether the line mentions it and whether it responds now.
+    fn decide_one(
+        &mut self,
+        entity: EntityId,
+        content: &str,
+        author: String,
+        arrived: Millis,
+    ) -> Result<(bool, bool)> {
+        let now = self.input.now;
+        let speech = self.scratch.speech(entity);
+        let mentioned = self.scratch.mentions(entity, content);
+        let message = Message {
+            content: content.to_owned(),
+            author,
+            mentioned: Some(mentioned),
+            response_ms: speech.last_spoke.map(|t| (now - t) as f64),
+            retry_ms: (now - arrived).max(0) as f64,
+            unread_count: speech.unread,
+            interaction_type: None,
+            hour: None,
+            drives: crate::drives::values(&self.scratch, entity, now),
+        };
+        let seed = self.scratch.meta().map_or(0, |m| m.settings.seed);
+        let mut draws = SeededDraws::new(seed, self.scratch.draws_taken());
+        let decision = self.scratch.decide(entity, &message, &mut draws)?;
+        let event = decision_event(entity, &decision);
+        self.scratch.apply(&event)?;
+        self.pending.push(event);
+        let respond = match decision.retry_ms {
+            Some(ms) => {
+                self.wake.push(Wake {
+                    entity,
+                    at: now.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX)),
+                });
+                false
+            }
+            None => decision.respond,
+        };
+        self.decisions.push(TurnDecision {
+            entity,
+            mentioned,
+            decision,
+        });
+        Ok((mentioned, respond))
+    }
+
     /// Response control for `candidates` (engine-controlled ones, in id order) to `content`
     /// by `author`, said at `at`: those who respond are added to the responders, mentioned
     /// first, up to the turn's limit.
@@ -547,9 +564,7 @@ impl TurnMachine {
         content: &str,
         author: &str,
         at: Millis,
-        _line: Option<UtteranceId>,
     ) -> Result<()> {
-        let now = self.input.now;
         let mut mentioned_first = Vec::new();
         for entity in candidates {
             if self
@@ -559,38 +574,10 @@ impl TurnMachine {
             {
                 continue;
             }
-            let speech = self.scratch.speech(entity);
-            let mentioned = self.scratch.mentions(entity, content);
-            let message = Message {
-                content: content.to_owned(),
-                author: author.to_owned(),
-                mentioned: Some(mentioned),
-                response_ms: speech.last_spoke.map(|t| (now - t) as f64),
-                retry_ms: (now - at).max(0) as f64,
-                unread_count: speech.unread,
-                interaction_type: None,
-                hour: None,
-                drives: crate::drives::values(&self.scratch, entity, now),
-            };
-            let seed = self.scratch.meta().map_or(0, |m| m.settings.seed);
-            let mut draws = SeededDraws::new(seed, self.scratch.draws_taken());
-            let decision = self.scratch.decide(entity, &message, &mut draws)?;
-            let event = decision_event(entity, &decision);
-            self.scratch.apply(&event)?;
-            self.pending.push(event);
-            if let Some(ms) = decision.retry_ms {
-                self.wake.push(Wake {
-                    entity,
-                    at: now.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX)),
-                });
-            } else if decision.respond && !self.responders.contains(&entity) {
+            let (mentioned, respond) = self.decide_one(entity, content, author.to_owned(), at)?;
+            if respond && !self.responders.contains(&entity) {
                 mentioned_first.push((!mentioned, entity));
             }
-            self.decisions.push(TurnDecision {
-                entity,
-                mentioned,
-                decision,
-            });
         }
         mentioned_first.sort();
         let room = self

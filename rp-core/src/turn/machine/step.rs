@@ -327,7 +327,7 @@ impl TurnMachine {
                     let candidates: Vec<EntityId> =
                         witnesses.iter().filter(|w| *w != speaker).collect();
                     self.query = text.clone();
-                    self.decide_for(candidates, &text, &name, self.input.now, Some(id))?;
+                    self.decide_for(candidates, &text, &name, self.input.now)?;
                 }
             }
             None => self.silent.push(speaker),
