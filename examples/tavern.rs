@@ -31,7 +31,7 @@
 //! play. The session itself (the turn loop, the commands, what is printed) is rp-demo's
 //! `Session`.
 
-use rp_core::{Engine, EngineOptions, EntityId, EntityState, Event, FactSheet, Seq};
+use rp_core::{DriveConfig, Engine, EngineOptions, EntityId, EntityState, Event, FactSheet, Seq};
 use rp_demo::{Args, Model, ScriptedLines, Session, Voices};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -104,22 +104,33 @@ fn create(save: &Path) -> rp_core::Result<Engine> {
 }
 
 /// The off-stage character the demo adds to a new save: known only by rumour, it has no place
-/// in the tavern, but its summary loads into a prompt when someone mentions it (lore). Any
-/// change to a world is an event, checked by the engine and committed to the log.
+/// in the tavern, but its summary loads into a prompt when someone mentions it (lore). It never
+/// starts a conversation (its drives are off). Any change to a world is an event, checked by
+/// the engine and committed to the log.
 fn add_the_ferryman(engine: &mut Engine) -> rp_core::Result<Seq> {
     let id = EntityId(engine.world().next_id());
-    engine.append(vec![Event::EntityCreated {
-        id,
-        key: None,
-        name: "the Ferryman".into(),
-        aliases: vec![],
-        facts: FactSheet::from_text(
-            "keywords: Ferryman, heron seal\n\
+    engine.append(vec![
+        Event::EntityCreated {
+            id,
+            key: None,
+            name: "the Ferryman".into(),
+            aliases: vec![],
+            facts: FactSheet::from_text(
+                "keywords: Ferryman, heron seal\n\
              summary: A boatman no one admits to having met. He takes travellers across the salt \
              marsh by night, for a price paid in advance, and seals his letters with a black \
              heron.",
-        ),
-        host_controlled: false,
-        state: EntityState::default(),
-    }])
+            ),
+            host_controlled: false,
+            state: EntityState::default(),
+        },
+        Event::DrivesConfigured {
+            entity: Some(id),
+            config: DriveConfig {
+                enabled: Some(false),
+                ..DriveConfig::default()
+            }
+            .into(),
+        },
+    ])
 }

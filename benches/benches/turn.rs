@@ -557,6 +557,7 @@ fn time_phases(engine: &mut Engine, input: PhaseInput<'_>, out: &mut PhaseSample
             unread_count: speech.unread,
             interaction_type: None,
             hour: None,
+            drives: rp_core::drives::values(&world, entity, now),
         };
         let mut draws = SeededDraws::new(seed, world.draws_taken());
         black_box(world.decide(entity, &message, &mut draws).expect("decide"));

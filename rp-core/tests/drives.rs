@@ -330,7 +330,7 @@ fn a_sheet_reads_the_drives_in_response_control() {
         }])
         .unwrap();
     let generator = ScriptedGenerator::default();
-    let mut say = |t: &mut Tavern, at| {
+    let say = |t: &mut Tavern, at| {
         t.engine
             .run_turn_blocking(
                 TurnInput::say(t.wren, "Tobias, still up?", at),

@@ -26,7 +26,7 @@ fn the_tavern_loads_as_described() {
     assert_eq!(w.meta().unwrap().name, "The Crooked Lantern");
     assert_eq!(w.containers().count(), 3);
     assert_eq!(w.entities().count(), 4);
-    assert_eq!(w.edges().count(), 4);
+    assert_eq!(w.edges().count(), 5);
     let wren = w.entity_by_key("wren").unwrap();
     assert!(wren.host_controlled);
     let booth = w.container_by_key("booth").unwrap();
@@ -51,7 +51,22 @@ fn the_tavern_loads_as_described() {
     // Asymmetric edges stay two records.
     assert_eq!(w.edge(mira.id, tobias.id).unwrap().trust, -0.2);
     assert_eq!(w.edge(tobias.id, mira.id).unwrap().trust, 0.7);
-    assert!(w.edge(tobias.id, wren.id).is_none());
+    // Tobias's eye on the stranger in his booth: one-way, Wren has no edge back.
+    let noticed = w.edge(tobias.id, wren.id).unwrap();
+    assert_eq!((noticed.affinity, noticed.trust), (0.2, 0.0));
+    assert!(
+        noticed
+            .summary
+            .starts_with("The stranger sharing his booth")
+    );
+    assert!(w.edge(wren.id, tobias.id).is_none());
+    // Drives: the world's late nights, the characters' personalities, no drives for the letter.
+    assert_eq!(w.drive_config().night_start, Some(2.0));
+    assert_eq!(w.mind(tobias.id).unwrap().personality.shyness, 0.7);
+    assert_eq!(w.mind(mira.id).unwrap().personality.shyness, 0.1);
+    assert_eq!(w.mind(tobias.id).unwrap().config.threshold, Some(0.6));
+    assert!(!w.drive_settings(letter.id).enabled);
+    assert!(w.mind(wren.id).is_none(), "the player has no mind");
 }
 
 #[test]
@@ -165,6 +180,269 @@ fn a_newer_file_patches_only_what_it_changed() {
     // And the patch is ordinary history: rewind undoes it.
     e.rewind(head).unwrap();
     assert!(e.world().entity_by_key("letter").is_some());
+}
+
+const DRIVES: &str = r#"
+[world]
+name = "Drives"
+
+[drives]
+night_start = 1.0
+social_debt_per_hour = 0.5
+
+[drives.weights]
+social_debt = 0.8
+
+[[containers]]
+id = "room"
+name = "the room"
+
+[[entities]]
+id = "ana"
+name = "Ana"
+player = true
+container = "room"
+
+[[entities]]
+id = "bo"
+name = "Bo"
+container = "room"
+personality = { shyness = 0.9, humor = 0.2 }
+drives = { threshold = 0.5, stimulus_kinds = ["smell"] }
+
+[[entities]]
+id = "cup"
+name = "a cup"
+drives = { enabled = false }
+"#;
+
+#[test]
+fn drive_settings_and_personalities_load_into_the_world() {
+    let e = load(DRIVES).unwrap();
+    let w = e.world();
+    let config = w.drive_config();
+    assert_eq!(config.night_start, Some(1.0));
+    assert_eq!(config.social_debt_per_hour, Some(0.5));
+    assert_eq!(config.weights.unwrap().social_debt, 0.8);
+    assert_eq!(
+        config.weights.unwrap().task,
+        0.5,
+        "weights not given keep their default"
+    );
+    let bo = w.entity_by_key("bo").unwrap().id;
+    let mind = w.mind(bo).unwrap();
+    assert_eq!(mind.personality.shyness, 0.9);
+    assert_eq!(mind.personality.humor, 0.2);
+    assert_eq!(mind.personality.patience, 0.5, "a trait not given is 0.5");
+    assert_eq!(mind.config.threshold, Some(0.5));
+    let s = w.drive_settings(bo);
+    assert_eq!(
+        (s.threshold, s.social_debt_per_hour, s.night_start),
+        (0.5, 0.5, 1.0),
+        "Bo's settings over the world's over the defaults"
+    );
+    assert!(DriveSettings::knows_kind(
+        "smell",
+        w.drive_config(),
+        Some(&mind.config)
+    ));
+    assert!(!w.drive_settings(w.entity_by_key("cup").unwrap().id).enabled);
+    // The drives read from the file are the engine's: Bo's threshold shows in its drives.
+    let mut e = e;
+    assert!(e.drives(bo, 0).unwrap().threshold < 0.75);
+}
+
+#[test]
+fn a_patch_that_changes_only_a_personality_records_only_that() {
+    let mut e = load(TAVERN).unwrap();
+    let (mira, tobias) = (
+        e.world().resolve_entity("mira").unwrap(),
+        e.world().resolve_entity("tobias").unwrap(),
+    );
+    // Play changes Mira's personality and the world's settings; the file does not touch them.
+    let mut warmer = e.world().mind(mira).unwrap().personality;
+    warmer.humor = 0.9;
+    e.set_personality(mira, warmer).unwrap();
+    e.configure_drives(
+        None,
+        DriveConfig {
+            night_start: Some(3.0),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let v2 = TAVERN.replace("shyness = 0.7", "shyness = 0.9");
+    assert_ne!(v2, TAVERN);
+    let doc = rp_core::worldfile::parse("tavern.toml", &v2).unwrap();
+    let events = rp_core::worldfile::plan(e.world(), "tavern.toml", &v2, &doc).unwrap();
+    let kinds: Vec<&str> = events.iter().map(Event::kind).collect();
+    assert_eq!(kinds, ["personality_set", "world_file_applied"]);
+    assert!(matches!(
+        &events[0],
+        Event::PersonalitySet { entity, personality } if *entity == tobias && personality.shyness == 0.9
+    ));
+    e.apply_world_file("tavern.toml", &v2).unwrap();
+    let w = e.world();
+    assert_eq!(w.mind(tobias).unwrap().personality.shyness, 0.9);
+    assert_eq!(w.mind(tobias).unwrap().personality.humor, 0.6);
+    assert_eq!(
+        w.mind(mira).unwrap().personality.humor,
+        0.9,
+        "play's change survives"
+    );
+    assert_eq!(
+        w.drive_config().night_start,
+        Some(3.0),
+        "play's change survives"
+    );
+
+    // A version that changes the world's settings and Tobias's drives patches those.
+    let v3 = v2
+        .replace("night_start = 2.0", "night_start = 1.0")
+        .replace("threshold = 0.6", "threshold = 0.65");
+    let doc = rp_core::worldfile::parse("tavern.toml", &v3).unwrap();
+    let events = rp_core::worldfile::plan(e.world(), "tavern.toml", &v3, &doc).unwrap();
+    let kinds: Vec<&str> = events.iter().map(Event::kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            "drives_configured",
+            "drives_configured",
+            "world_file_applied"
+        ]
+    );
+    e.apply_world_file("tavern.toml", &v3).unwrap();
+    let w = e.world();
+    assert_eq!(w.drive_config().night_start, Some(1.0));
+    assert_eq!(w.mind(tobias).unwrap().config.threshold, Some(0.65));
+    assert_eq!(
+        w.mind(tobias).unwrap().config.social_debt_per_hour,
+        Some(3.0)
+    );
+    // Taking the settings out of the file takes them out of the world.
+    let v4 = v3.replace(
+        "[entities.drives]\nsocial_debt_per_hour = 3.0\nthreshold = 0.65\n",
+        "",
+    );
+    assert_ne!(v4, v3);
+    e.apply_world_file("tavern.toml", &v4).unwrap();
+    assert_eq!(
+        e.world().mind(tobias).unwrap().config,
+        DriveConfig::default()
+    );
+}
+
+#[test]
+fn bad_drive_settings_and_traits_are_errors_at_their_key_and_apply_nothing() {
+    let mut e = load(TAVERN).unwrap();
+    let before = e.world().to_bytes();
+    let head = e.head();
+    let line_of = |text: &str, needle: &str| text.lines().position(|l| l == needle).unwrap() + 1;
+    let patch_error = |e: &mut Engine, text: &str| match e.apply_world_file("test.toml", text) {
+        Err(Error::WorldFile {
+            line,
+            field,
+            message,
+            ..
+        }) => (line, field, message),
+        other => panic!("expected a world-file error, got {other:?}"),
+    };
+    // A trait out of [0, 1]: the error names the trait, at its line.
+    let bad = TAVERN.replace("shyness = 0.7", "shyness = 1.5");
+    let (line, field, message) = patch_error(&mut e, &bad);
+    assert_eq!(line, line_of(&bad, "shyness = 1.5"));
+    assert_eq!(field, "entities.personality.shyness");
+    assert!(
+        message.contains("shyness is 1.5") && message.contains("[0, 1]"),
+        "{message}"
+    );
+    // A negative rate in the world's settings.
+    let bad = TAVERN.replace(
+        "night_end = 7.0",
+        "night_end = 7.0\nsocial_debt_per_hour = -0.5",
+    );
+    let (line, field, message) = patch_error(&mut e, &bad);
+    assert_eq!(line, line_of(&bad, "social_debt_per_hour = -0.5"));
+    assert_eq!(field, "drives.social_debt_per_hour");
+    assert!(message.contains("not negative"), "{message}");
+    // In an inline table, and in a weight.
+    let bad = DRIVES.replace("threshold = 0.5", "threshold = 1.2");
+    let (line, _, field, _) = file_error(&bad);
+    assert_eq!(field, "entities.drives.threshold");
+    assert_eq!(
+        line,
+        line_of(
+            &bad,
+            "drives = { threshold = 1.2, stimulus_kinds = [\"smell\"] }"
+        )
+    );
+    let (_, _, field, message) =
+        file_error(&DRIVES.replace("social_debt = 0.8", "social_debt = 11.0"));
+    assert_eq!(field, "drives.weights.social_debt", "{message}");
+    // An unknown setting is named like any unknown field.
+    let (_, _, field, _) = file_error(&DRIVES.replace("threshold = 0.5", "treshold = 0.5"));
+    assert_eq!(field, "treshold");
+    // A player has no drives.
+    let bad = DRIVES.replace(
+        "player = true\n",
+        "player = true\npersonality = { humor = 0.9 }\n",
+    );
+    let (line, _, field, message) = file_error(&bad);
+    assert_eq!(line, line_of(&bad, "personality = { humor = 0.9 }"));
+    assert_eq!(field, "entities.personality");
+    assert!(message.contains("players have no drives"), "{message}");
+    let (_, _, field, message) = file_error(&DRIVES.replace(
+        "player = true\n",
+        "player = true\ndrives = { enabled = true }\n",
+    ));
+    assert_eq!(field, "entities.drives");
+    assert!(message.contains("players have no drives"), "{message}");
+    // Nothing of any of them applied.
+    assert_eq!(e.world().to_bytes(), before);
+    assert_eq!(e.head(), head);
+}
+
+#[test]
+fn drive_settings_and_personalities_export_and_load_back() {
+    let w = world_of(DRIVES);
+    let text = export(&w);
+    assert!(
+        text.contains("\n[drives]\nsocial_debt_per_hour = 0.5\nnight_start = 1.0\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n[drives.weights]\nsocial_debt = 0.8\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("drives = { threshold = 0.5, stimulus_kinds = [\"smell\"] }\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("personality = { humor = 0.2, shyness = 0.9 }\n"),
+        "{text}"
+    );
+    assert!(text.contains("drives = { enabled = false }\n"), "{text}");
+    let again = world_of(&text);
+    assert_eq!(export(&again), text, "export → load → export is a fixpoint");
+    assert_eq!(again.drive_config(), w.drive_config());
+    for e in w.entities() {
+        let f = again.entity_by_key(e.key.as_deref().unwrap()).unwrap();
+        assert_eq!(
+            again.mind(f.id).map(|m| (&m.config, m.personality)),
+            w.mind(e.id).map(|m| (&m.config, m.personality)),
+            "{}",
+            e.name
+        );
+    }
+    // A world without drive settings or personalities exports none.
+    let plain = export(&world_of(
+        "[world]\nname = \"x\"\n[[entities]]\nid = \"a\"\nname = \"A\"\n",
+    ));
+    assert!(
+        !plain.contains("drives") && !plain.contains("personality"),
+        "{plain}"
+    );
 }
 
 fn file_error(text: &str) -> (usize, usize, String, String) {

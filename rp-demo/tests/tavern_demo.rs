@@ -1,6 +1,7 @@
 //! The tavern demo plays: replies stream in, `/why` and `/prompt` explain them, a `$retry`
-//! brings a character back on the next line, a second run resumes the story, `/rewind` undoes
-//! it, and bad input gets a message and never a crash.
+//! brings a character back on the next line, Tobias left alone long enough speaks first
+//! (`/wait 20m`, explained by `/drives` and `/why`), a second run resumes the story, `/rewind`
+//! undoes it, and bad input gets a message and never a crash.
 //!
 //! With `--stats` it says what the session came to and that the save reopens and replays to
 //! the world as played; with `RP_LLM_BASE_URL` set it plays on a model server (here a fake one
@@ -242,6 +243,43 @@ fn a_second_run_resumes_the_story_and_rewind_undoes_it() {
 }
 
 #[test]
+fn left_alone_long_enough_tobias_speaks_first_and_drives_and_why_say_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = play(
+        &dir.path().join("tavern.rp"),
+        b"/drives Tobias\n/wait 20m\n/why Tobias\n/drives Wren\n/drives letter\n/wait soon\n",
+    );
+    run.ends_well()
+        // /drives: energy, mode, debts, pressure against the threshold, the top candidate.
+        .says("Tobias Reed's drives at day 1, 00:00:00:")
+        .says("    energy 1.00, mode relaxed")
+        .says("    social debt: Wren 0.00, Mira Holt 0.00 (out of earshot)")
+        .says("    pressure 0.")
+        .says(", threshold 0.")
+        .says("personality: humor 0.60")
+        .says("      Tobias Reed → Wren: pressure 0.")
+        // The wait: he speaks up on his own, to Wren, and no one else answers.
+        .says(": Tobias Reed speaks first, to you: social debt.)")
+        .says("Tobias Reed: Quiet one, aren't you?")
+        .says("(Spoken to you: answer, or let it be. /why Tobias says why.)")
+        .says("(20 minutes passed: day 1, 00:20:00.)")
+        // /why: the explanation kept from the wait.
+        .says("Tobias Reed last spoke first at day 1, 00:")
+        .says("pushed over by social_debt")
+        .says("gate sheet        open (the sheet allows it)")
+        .says("Wren is yours: players have no drives")
+        .says("the sealed letter has no drives")
+        .says("\"soon\" is not a duration; write one like 20m, 1h30m or 45s");
+    // He spoke during the wait, not at once: left alone for a while.
+    let waited = run.stdout.find("> /wait 20m").unwrap();
+    let line = run.stdout.find("Tobias Reed: Quiet one").unwrap();
+    assert!(waited < line, "{}", run.stdout);
+    let at = run.stdout.find(": Tobias Reed speaks first").unwrap();
+    let minute: u32 = run.stdout[at - 5..at - 3].parse().unwrap();
+    assert!((5..20).contains(&minute), "{}", run.stdout);
+}
+
+#[test]
 fn bad_commands_and_names_get_a_message_and_the_run_ends_well() {
     let dir = tempfile::tempdir().unwrap();
     play(
@@ -313,7 +351,9 @@ fn a_wrong_option_is_refused_with_the_usage_and_help_shows_it() {
         .ends_well()
         .says("--show-updates")
         .says("RP_LLM_BASE_URL")
-        .says("/rewind SEQ");
+        .says("/rewind SEQ")
+        .says("/wait DURATION")
+        .says("/drives NAME");
 }
 
 /// The demo on a model server (rp-demo's `llm` feature).

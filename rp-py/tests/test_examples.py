@@ -45,7 +45,8 @@ def test_the_scripted_session(
     assert '"type": "feeling", "who": "Tobias Reed"' in text and "rejected" not in text
     # The world afterwards, a prompt with the reason for each piece, the picture.
     assert "  Wren: the bar (stools); leaning on the counter, curious" in text
-    assert "  Tobias Reed → Wren: affinity +0.10, trust +0.10" in text
+    # The world file's Tobias → Wren (affinity 0.2), one step warmer and more trusting.
+    assert "  Tobias Reed → Wren: affinity +0.30, trust +0.10" in text
     assert "The prompt of Tobias Reed:" in text
     assert "<- the speaker's state" in text
     drawn = svg.read_text(encoding="utf-8")
@@ -140,7 +141,7 @@ def test_the_session_against_an_openai_compatible_endpoint(
     update = FakeEndpoint.requests[1][1]
     assert update["response_format"]["type"] == "json_schema"
     assert update["temperature"] == 0.2
-    assert "Tobias Reed → Wren: affinity +0.00, trust +0.20" in text
+    assert "Tobias Reed → Wren: affinity +0.20, trust +0.20" in text
     assert "Mira Holt → Wren: affinity -0.10, trust -0.20" in text
 
 

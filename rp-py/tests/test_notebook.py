@@ -47,7 +47,7 @@ def test_the_graph_draws_directed_edges_with_affinity(
 ) -> None:
     graph = world.graph()
     assert isinstance(graph, Graph)
-    assert repr(graph) == "<Graph 'The Crooked Lantern': 3 entities, 4 edges>"
+    assert repr(graph) == "<Graph 'The Crooked Lantern': 3 entities, 5 edges>"
     # The carried letter has no place and no edge: not drawn.
     assert [n.name for n in graph.nodes] == ["Wren", "Tobias Reed", "Mira Holt"]
     assert all(isinstance(n, GraphNode) for n in graph.nodes)
@@ -61,7 +61,13 @@ def test_the_graph_draws_directed_edges_with_affinity(
         (int(e.get("data-from", "")), int(e.get("data-to", ""))): e
         for e in root.findall(f"{SVG}g[@class='edge']")
     }
-    assert set(edges) == {(mira, tobias), (tobias, mira), (mira, wren), (wren, mira)}
+    assert set(edges) == {
+        (mira, tobias),
+        (tobias, mira),
+        (mira, wren),
+        (wren, mira),
+        (tobias, wren),
+    }
     # Each edge: a curve and an arrowhead in its affinity's colour, and the
     # affinity as its label; both directions of a pair are drawn.
     fond = edges[(tobias, mira)]
@@ -71,6 +77,8 @@ def test_the_graph_draws_directed_edges_with_affinity(
     assert label.text == "+0.60"
     wary = edges[(mira, wren)].find(f"{SVG}text")
     assert wary is not None and wary.text == "-0.10"
+    noticed = edges[(tobias, wren)].find(f"{SVG}text")
+    assert noticed is not None and noticed.text == "+0.20"
     title = fond.find(f"{SVG}title")
     assert title is not None and (title.text or "").startswith(
         "Tobias Reed → Mira Holt: affinity +0.60, trust +0.70"

@@ -6,7 +6,8 @@ retry that carries the errors, and hostile answers are rejected with nothing
 applied; every report is in the outcome's ``"reports"``.
 
 In the tavern, Wren (the player) and Tobias sit in the corner booth; Mira
-stands behind the bar, out of earshot.
+stands behind the bar, out of earshot. Tobias's feelings about Wren start as
+the world file gives them (affinity 0.2, trust 0).
 """
 
 import asyncio
@@ -23,6 +24,8 @@ ASK = "Tobias, seen any lights on the marsh?"
 ANSWER = "Lights, out past the reeds."
 UPDATES: dict[str, Any] = {"updates": {"enabled": True}}
 STATE_UPDATE = {"kind": "state_update"}
+# The affinity of Tobias → Wren in examples/tavern.toml.
+AFFINITY = 0.2
 
 WARMER = {
     "type": "feeling",
@@ -81,7 +84,8 @@ def passes(model: ScriptedGenerator) -> list[dict[str, Any]]:
 def test_the_pass_applies_valid_reports_as_the_engine_computes(
     world: World, wren: int, tobias: int
 ) -> None:
-    assert edge(world, "tobias", "wren") is None
+    assert edge(world, "tobias", "wren") == (AFFINITY, 0.0)
+    assert "Asks about the lights." not in world.export_world_file()
     assert 'mood = "maudlin"' in entity(world, "tobias")
     turn = world.begin_turn(wren, ASK, MINUTE, options=UPDATES)
     assert turn.step()["purpose"] == {"kind": "reply", "speaker": tobias}
@@ -108,7 +112,7 @@ def test_the_pass_applies_valid_reports_as_the_engine_computes(
     assert all(r["rejected"] is None and r["answer"] is None for r in reports)
 
     # One step (0.1) warmer, one step less trust: the engine's numbers.
-    assert edge(world, "tobias", "wren") == (0.1, -0.1)
+    assert edge(world, "tobias", "wren") == (AFFINITY + 0.1, -0.1)
     assert 'knowledge = ["Asks about the lights."]' in world.export_world_file()
     assert 'mood = "wary"' in entity(world, "tobias")
 
@@ -119,7 +123,7 @@ def test_the_step_of_the_options_is_the_step_applied(world: World, wren: int) ->
     options = {"updates": {"enabled": True, "step": 0.25, "sampling": {"temperature": 0.0}}}
     world.run_turn(wren, ASK, MINUTE, model, options=options)
     assert passes(model)[0]["params"] == {"temperature": 0.0}
-    assert edge(world, "tobias", "wren") == (-0.25, 0.0)
+    assert edge(world, "tobias", "wren") == (AFFINITY - 0.25, 0.0)
 
 
 def test_the_pass_is_off_unless_asked_for(world: World, wren: int) -> None:
@@ -128,7 +132,7 @@ def test_the_pass_is_off_unless_asked_for(world: World, wren: int) -> None:
     outcome = world.run_turn(wren, ASK, MINUTE, model)
     assert outcome["reports"] == []
     assert passes(model) == []
-    assert edge(world, "tobias", "wren") is None
+    assert edge(world, "tobias", "wren") == (AFFINITY, 0.0)
 
 
 def test_a_malformed_answer_gets_exactly_one_retry_that_carries_the_error(
@@ -151,7 +155,7 @@ def test_a_malformed_answer_gets_exactly_one_retry_that_carries_the_error(
     assert retry["json_schema"] == first["json_schema"]
     assert [json.loads(r["report"]) for r in outcome["reports"]] == [COLDER]
     assert outcome["reports"][0]["rejected"] is None
-    assert edge(world, "tobias", "wren") == (-0.1, 0.0)
+    assert edge(world, "tobias", "wren") == (AFFINITY - 0.1, 0.0)
     # on_token sees the pass's answers with their purpose.
     assert (STATE_UPDATE, fenced) in tokens
 
@@ -165,7 +169,7 @@ def test_a_malformed_answer_gets_exactly_one_retry_that_carries_the_error(
     [report] = outcome["reports"]
     assert report["report"] == "still not json"
     assert "not a JSON object" in report["rejected"]
-    assert edge(world, "tobias", "wren") == (-0.1, 0.0)
+    assert edge(world, "tobias", "wren") == (AFFINITY - 0.1, 0.0)
 
 
 REFUSED = answer(
@@ -234,7 +238,7 @@ def test_run_turn_async_answers_the_pass(world: World, wren: int) -> None:
     outcome = asyncio.run(world.run_turn_async(wren, ASK, MINUTE, generate, options=UPDATES))
     assert [r["purpose"]["kind"] for r in requests] == ["reply", "state_update"]
     assert [json.loads(r["report"]) for r in outcome["reports"]] == [WARMER]
-    assert edge(world, "tobias", "wren") == (0.1, -0.1)
+    assert edge(world, "tobias", "wren") == (AFFINITY + 0.1, -0.1)
 
 
 def test_update_options_are_checked(world: World, wren: int) -> None:

@@ -427,8 +427,9 @@ fn the_state_update_pass_is_a_generate_step_and_its_reports_are_in_the_outcome()
         .into_owned();
     // SAFETY: as above.
     unsafe { rp_string_free(text) };
+    // The world file's 0.2, one step of the options (0.25) warmer.
     assert!(
-        world.contains("from = \"tobias\"\nto = \"wren\"\naffinity = 0.25\n"),
+        world.contains("from = \"tobias\"\nto = \"wren\"\naffinity = 0.45\n"),
         "the step of the options: {world}"
     );
 }

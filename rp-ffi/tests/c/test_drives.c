@@ -84,11 +84,6 @@ static rp_result notify(rp_engine *engine, uint64_t entity, const char *kind,
                             payload, strlen(payload), now, id);
 }
 
-static rp_result append(rp_engine *engine, const char *events) {
-    uint64_t seq = 0;
-    return rp_engine_append(engine, events, strlen(events), &seq);
-}
-
 /* Begins a tick at `now` with `options` (NULL: the defaults). */
 static rp_result begin_tick(rp_engine *engine, long long now, const char *options, rp_job **job) {
     return rp_engine_begin_tick(engine, now, options, options == NULL ? 0 : strlen(options), job);
@@ -106,21 +101,15 @@ static char *step(rp_engine *engine, rp_job *job) {
     return json;
 }
 
-/* The tavern with Tobias knowing Wren, who sits beside him in the booth, his social debt
- * building fast (Wren is within his earshot; Mira, at the bar, is not), his personality even
- * (every trait 0.5), and Wren reported present at noon (the clock moves there). 0 on
- * failure. */
+/* The tavern with Tobias knowing Wren (the world file's edge), who sits beside him in the
+ * booth, his social debt building fast (Wren is within his earshot; Mira, at the bar, is not),
+ * his personality even (every trait 0.5), and Wren reported present at noon (the clock moves
+ * there). 0 on failure. */
 static int tobias_misses_wren(struct tavern *t) {
-    char events[256];
     if (!open_tavern(t)) {
         return 0;
     }
-    snprintf(events, sizeof events,
-             "[{\"edge_updated\": {\"edge\": {\"from\": %llu, \"to\": %llu, "
-             "\"affinity\": 0.5, \"summary\": \"A stranger worth a story.\"}}}]",
-             ull(t->tobias), ull(t->wren));
-    return append(t->engine, events) == RP_RESULT_OK &&
-           configure(t->engine, t->tobias, "{\"social_debt_per_hour\": 20}") == RP_RESULT_OK &&
+    return configure(t->engine, t->tobias, "{\"social_debt_per_hour\": 20}") == RP_RESULT_OK &&
            personality(t->engine, t->tobias, "{}") == RP_RESULT_OK &&
            rp_engine_report_availability(t->engine, t->wren, 1.0, NOON) == RP_RESULT_OK;
 }
@@ -510,11 +499,13 @@ static void test_a_tick_the_host_fails_holds_the_initiation_back(void) {
     rp_engine_free(t.engine);
 }
 
-/* The generate callback of rp_engine_advance: Tobias's line for each initiation, and a try
- * to use its own engine (refused, never a deadlock). */
+/* The generate callback of rp_engine_advance: Tobias's line for each initiation, a summary
+ * for each scene an initiation closes first, and a try to use its own engine (refused, never
+ * a deadlock). */
 struct host {
     rp_engine *engine;
     int calls;
+    int initiations;
     int fail;
     rp_result reentrant;
 };
@@ -523,21 +514,24 @@ static int host_generate(void *user_data, const char *request_json, size_t reque
                          rp_token_sink *sink, const char **out_result_json,
                          size_t *out_result_len) {
     static const char line[] = "{\"text\": \"" TOBIAS_LINE "\"}";
+    static const char summary[] = "{\"text\": \"Tobias talked about the rain.\"}";
     struct host *h = user_data;
     int64_t at = 0;
     bool due = false;
+    const bool initiate = starts_with(request_json, "{\"purpose\":{\"kind\":\"initiate\",");
     (void)sink;
     h->calls++;
     CHECK(strlen(request_json) == request_json_len);
-    CHECK(starts_with(request_json, "{\"purpose\":{\"kind\":\"initiate\","));
+    CHECK(initiate || starts_with(request_json, "{\"purpose\":{\"kind\":\"summary\"}"));
     h->reentrant = rp_engine_next_tick_at(h->engine, 0, &at, &due);
     if (h->fail) {
         *out_result_json = "the model server is down";
         *out_result_len = strlen(*out_result_json);
         return RP_RESULT_GENERATION;
     }
-    *out_result_json = line;
-    *out_result_len = strlen(line);
+    h->initiations += initiate;
+    *out_result_json = initiate ? line : summary;
+    *out_result_len = strlen(*out_result_json);
     return RP_RESULT_OK;
 }
 
@@ -560,7 +554,7 @@ static void test_advance_plays_host_time_through_the_callback(void) {
     /* One outcome per tick, the first Tobias's initiation at noon. */
     CHECK(starts_with(json, "[{\"seq\":"));
     CHECK(contains(json, "\"initiations\":[{\"candidate\":{"));
-    CHECK(occurrences(json, "\"explanation\":") == h.calls);
+    CHECK(occurrences(json, "\"explanation\":") == h.initiations);
     CHECK(contains(json, TOBIAS_LINE));
     rp_string_free(json);
     /* The clock is at `until`. */

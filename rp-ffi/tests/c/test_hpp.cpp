@@ -2,8 +2,8 @@
 // release, close, a turn outliving its engine), errors as rp::Error with
 // their codes, strings in and out, the poll-form and callback-form turns,
 // exceptions thrown by the callbacks coming back out of run_turn, scoped
-// events and threads, and jobs (scene closes, time skips, queries), scenes
-// and the relationship graph.
+// events and threads, and jobs (scene closes, time skips, queries, ticks),
+// scenes, the relationship graph and drives.
 //
 // Build and run (scripts/test-all does this, then runs it under valgrind and
 // AddressSanitizer):
@@ -350,13 +350,39 @@ void test_jobs_scenes_queries_and_the_graph() {
     CHECK(thrown);
 
     // The graph.
-    CHECK(contains(engine.graph("{\"op\": \"stats\"}").c_str(), "\"edges\":4"));
+    CHECK(contains(engine.graph("{\"op\": \"stats\"}").c_str(), "\"edges\":5"));
     CHECK(engine.graph("{\"op\": \"path\", \"from\": " + std::to_string(wren) +
                        ", \"to\": " + std::to_string(mira) + "}") ==
           "[" + std::to_string(wren) + "," + std::to_string(mira) + "]");
     CHECK(code_of([&] { engine.graph("{\"op\": \"nope\"}"); }) == RP_RESULT_INVALID);
     CHECK(code_of([&] { engine.begin_time_skip("{\"kind\": \"jump\", \"to\": 1}"); }) ==
           RP_RESULT_INVALID);
+}
+
+void test_drives_and_a_tick() {
+    rp::Engine engine = tavern();
+    const std::uint64_t tobias = engine.entity_id("tobias");
+    CHECK(contains(engine.drives(tobias, 0).c_str(), "\"energy\":1.0,"));
+    engine.configure_drives(tobias, "{\"social_debt_per_hour\": 20}");
+    engine.set_personality(tobias, "{}");
+    CHECK(code_of([&] { engine.set_personality(tobias, "{\"shyness\": 1.5}"); }) ==
+          RP_RESULT_INVALID);
+    CHECK(code_of([&] { engine.configure_drives(0, "{\"social_debt_per_hour\": -1}"); }) ==
+          RP_RESULT_INVALID);
+    CHECK(code_of([&] { engine.notify(tobias, "smell", "low", "", 0); }) == RP_RESULT_INVALID);
+    CHECK(engine.notify(tobias, "sound", "low", "a drip", 0) > 0);
+    CHECK(contains(engine.initiation_candidates(tobias, 0).c_str(), "\"explanation\":"));
+
+    // Tobias speaks first to Wren when his pressure crosses.
+    const std::string next = engine.next_tick(0);
+    CHECK(contains(next.c_str(), "\"reason\":{\"kind\":\"pressure\""));
+    const std::int64_t at = std::stoll(next.substr(next.find("\"at\":") + 5));
+    rp::Job tick = engine.begin_tick(at);
+    CHECK(contains(tick.step().c_str(), "\"purpose\":{\"kind\":\"initiate\""));
+    tick.provide("{\"text\": \"Quiet one, aren't you?\"}");
+    CHECK(contains(tick.step().c_str(), "\"step\":\"done\""));
+    CHECK(contains(tick.finish().c_str(), "\"initiations\":[{"));
+    CHECK(code_of([&] { engine.begin_tick(0); }) == RP_RESULT_INVALID);
 }
 
 }  // namespace
@@ -374,5 +400,6 @@ int main(int argc, char **argv) {
     test_the_callback_form_and_its_exceptions();
     test_scoped_events_and_threads();
     test_jobs_scenes_queries_and_the_graph();
+    test_drives_and_a_tick();
     return checks_done("test_hpp");
 }

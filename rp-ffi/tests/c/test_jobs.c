@@ -1,13 +1,15 @@
 /*
- * Tests of jobs from C (rp_job: closing a scene, a time skip, a world query), scenes, world
- * queries and graph queries: a scene of the booth closed through the poll form with one
+ * Tests of jobs from C (rp_job: closing a scene, a time skip, a world query, a tick), scenes,
+ * world queries and graph queries: a scene of the booth closed through the poll form with one
  * summary per witness, each in its own owner's memories only; a time jump run through
  * rp_engine_run_job across scheduled scoped events, which fire in time order, then undone by
  * rp_engine_rewind with the world JSON restored byte for byte; a query answered in one round
  * (poll form) and one after a needs-more-info round (callback form), both recorded; a graph
- * request of each op; and the unhappy paths: NULL arguments, freed jobs, a job used with
- * another engine, bad JSON, finished jobs, a failing callback (nothing committed), unknown
- * ids.
+ * request of each op; a semantic tick whose "embed" step is answered with
+ * rp_job_provide_embeddings, and a tick whose "act" step is answered (or refused) with
+ * rp_job_provide_action; and the unhappy paths: NULL arguments, freed jobs, a job used with
+ * another engine, bad JSON, vectors or actions a job did not ask for, finished jobs, a failing
+ * callback (nothing committed), unknown ids.
  *
  * Build and run (scripts/test-all does this, then runs it under valgrind and
  * AddressSanitizer):
@@ -22,6 +24,7 @@
  * Reports each failed check on stderr and closes with "N passed, N failed";
  * exits 0 only when every check passed.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +35,9 @@
 #include "tavern.h"
 
 #define HOUR 3600000LL
+#define NOON (12 * HOUR)
+
+#define TOBIAS_LINE "Still here, traveller? The lights will be out on the marsh tonight."
 
 #define WREN_SUMMARY "I asked Tobias what he saw; he spoke of lights on the marsh."
 #define TOBIAS_SUMMARY "The traveller asked about the lights. I told the truth for once."
@@ -74,6 +80,16 @@ static char *step(rp_engine *engine, rp_job *job) {
 
 static rp_result provide(rp_engine *engine, rp_job *job, const char *result) {
     return rp_job_provide(engine, job, result, strlen(result));
+}
+
+static rp_result embed(rp_engine *engine, rp_job *job, const char *vectors) {
+    return rp_job_provide_embeddings(engine, job, vectors, strlen(vectors));
+}
+
+/* Answers a job's "act" step with `answer` (JSON) or `refusal`; NULL for the one not given. */
+static rp_result act(rp_engine *engine, rp_job *job, const char *answer, const char *refusal) {
+    return rp_job_provide_action(engine, job, answer, answer == NULL ? 0 : strlen(answer),
+                                 refusal, refusal == NULL ? 0 : strlen(refusal));
 }
 
 static char *read_of(rp_result (*read)(const rp_engine *, uint64_t, char **),
@@ -520,6 +536,217 @@ static void test_queries_are_answered_and_recorded(void) {
     rp_engine_free(t.engine);
 }
 
+/* The tavern with Tobias missing Wren, as test_drives.c sets it up: he knows her (the world
+ * file's edge), his social debt builds fast, his personality is even, and Wren is reported
+ * present at noon (the clock moves there). Then a tick begins with `options` at the time
+ * rp_engine_next_tick_at gives from noon, and asks for his first line. 0 on failure. */
+static int tobias_misses_wren(struct tavern *t, const char *options, rp_job **job) {
+    static const char debt[] = "{\"social_debt_per_hour\": 20}";
+    int64_t at = -1;
+    bool due = false;
+    if (!open_tavern(t)) {
+        return 0;
+    }
+    return rp_engine_configure_drives(t->engine, t->tobias, debt, strlen(debt)) ==
+               RP_RESULT_OK &&
+           rp_engine_set_personality(t->engine, t->tobias, "{}", 2) == RP_RESULT_OK &&
+           rp_engine_report_availability(t->engine, t->wren, 1.0, NOON) == RP_RESULT_OK &&
+           rp_engine_next_tick_at(t->engine, NOON, &at, &due) == RP_RESULT_OK && due &&
+           at == NOON &&
+           rp_engine_begin_tick(t->engine, at, options, strlen(options), job) == RP_RESULT_OK;
+}
+
+/* Gives the tick's first step, Tobias's initiating line. 1 when it was that step. */
+static int tobias_speaks(const struct tavern *t, rp_job *job) {
+    static const char line[] = "{\"text\": \"" TOBIAS_LINE "\"}";
+    char part[128];
+    char *json = step(t->engine, job);
+    int ok;
+    snprintf(part, sizeof part,
+             "{\"step\":\"generate\",\"purpose\":{\"kind\":\"initiate\",\"speaker\":%llu}",
+             ull(t->tobias));
+    ok = starts_with(json, part);
+    rp_string_free(json);
+    return ok && provide(t->engine, job, line) == RP_RESULT_OK;
+}
+
+static void test_a_semantic_tick_asks_for_vectors_answered_through_the_job(void) {
+    static const char semantic[] = "{\"turn\": {\"semantic\": true}}";
+    struct tavern t;
+    char *json = NULL;
+    char *again = NULL;
+    rp_job *job = NULL;
+
+    CHECK(tobias_misses_wren(&t, semantic, &job));
+    if (t.engine == NULL || job == NULL) {
+        rp_engine_free(t.engine);
+        return;
+    }
+    /* While the tick asks for his line (a "generate" step), vectors and actions are refused;
+       the job goes on. */
+    json = step(t.engine, job);
+    CHECK(contains(json, "{\"step\":\"generate\",\"purpose\":{\"kind\":\"initiate\""));
+    rp_string_free(json);
+    CHECK(embed(t.engine, job, "[[1.0]]") == RP_RESULT_CONFLICT);
+    CHECK(contains(rp_last_error(), "the turn is not waiting for vectors"));
+    CHECK(act(t.engine, job, "{\"opened\": true}", NULL) == RP_RESULT_CONFLICT);
+    CHECK(contains(rp_last_error(), "the turn is not waiting for a host action"));
+    CHECK(tobias_speaks(&t, job));
+
+    /* Then a vector for his line, to remember it. */
+    json = step(t.engine, job);
+    CHECK(json != NULL &&
+          strcmp(json, "{\"step\":\"embed\",\"texts\":[\"Tobias Reed: " TOBIAS_LINE "\"]}") == 0);
+    CHECK(rp_job_finish(t.engine, job, &again) == RP_RESULT_CONFLICT);
+    CHECK(contains(rp_last_error(), "the tick still needs vectors"));
+    CHECK(again == NULL);
+    CHECK(provide(t.engine, job, "{\"text\": \"x\"}") == RP_RESULT_CONFLICT);
+
+    /* Bad vectors and arguments: refused, the step unchanged. */
+    CHECK(embed(t.engine, job, "[[1, 0], [0, 1]]") == RP_RESULT_INVALID); /* two for one */
+    CHECK(contains(rp_last_error(), "2 vectors for 1 texts"));
+    CHECK(embed(t.engine, job, "[]") == RP_RESULT_INVALID);
+    CHECK(embed(t.engine, job, "[[\"a\"]]") == RP_RESULT_INVALID);
+    CHECK(embed(t.engine, job, "not json") == RP_RESULT_INVALID);
+    CHECK(starts_with(rp_last_error(), "invalid embeddings JSON: "));
+    CHECK(rp_job_provide_embeddings(t.engine, job, "\xff", 1) == RP_RESULT_INVALID_UTF8);
+    CHECK(rp_job_provide_embeddings(t.engine, NULL, "[[1]]", 5) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(strcmp(rp_last_error(), "`job` is NULL") == 0);
+    CHECK(rp_job_provide_embeddings(NULL, job, "[[1]]", 5) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_job_provide_embeddings(t.engine, job, NULL, 0) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(act(t.engine, job, "{\"opened\": true}", NULL) == RP_RESULT_CONFLICT);
+    again = step(t.engine, job);
+    CHECK(json != NULL && again != NULL && strcmp(json, again) == 0);
+    rp_string_free(again);
+    rp_string_free(json);
+
+    CHECK(embed(t.engine, job, "[[0.6, 0.8]]") == RP_RESULT_OK);
+    json = step(t.engine, job);
+    CHECK(json != NULL && strcmp(json, "{\"step\":\"done\"}") == 0);
+    rp_string_free(json);
+    CHECK(embed(t.engine, job, "[[0.6, 0.8]]") == RP_RESULT_CONFLICT);
+    CHECK(contains(rp_last_error(), "not waiting for vectors"));
+    CHECK(rp_job_finish(t.engine, job, &json) == RP_RESULT_OK);
+    CHECK(contains(json, "\"initiations\":[{\"candidate\":"));
+    CHECK(contains(json, TOBIAS_LINE));
+    rp_string_free(json);
+
+    /* Over: only freeing is left. */
+    CHECK(embed(t.engine, job, "[[0.6, 0.8]]") == RP_RESULT_CONFLICT);
+    CHECK(contains(rp_last_error(), "`job` is over"));
+    CHECK(act(t.engine, job, NULL, "no") == RP_RESULT_CONFLICT);
+    CHECK(rp_job_free(job) == RP_RESULT_OK);
+    CHECK(embed(t.engine, job, "[[0.6, 0.8]]") == RP_RESULT_INVALID_HANDLE);
+    CHECK(act(t.engine, job, "{}", NULL) == RP_RESULT_INVALID_HANDLE);
+    rp_engine_free(t.engine);
+}
+
+/* A tick whose turns declare the host action "open_door" (its one field an enum, as in
+ * test_turn.c). */
+static const char tick_with_doors[] =
+    "{\"turn\": {\"updates\": {\"enabled\": true, \"actions\": [{\"name\": \"open_door\", "
+    "\"description\": \"someone opens a door\", \"parameters\": {\"type\": \"object\", "
+    "\"additionalProperties\": false, \"required\": [\"door\"], "
+    "\"properties\": {\"door\": {\"enum\": [\"cellar\", \"front\"]}}}}]}}}";
+
+static const char door_creaks[] = "{\"opened\": true, \"system_line\": \"The door creaks.\"}";
+
+/* Tobias misses Wren, with open_door declared: his line, then the state-update pass reports
+ * that he opens the cellar. 1 when the job's next step is that action. */
+static int tick_at_the_door(struct tavern *t, rp_job **job) {
+    static const char doors[] =
+        "{\"text\": \"{\\\"reports\\\": [{\\\"type\\\": \\\"open_door\\\", "
+        "\\\"who\\\": \\\"Tobias Reed\\\", \\\"door\\\": \\\"cellar\\\"}]}\"}";
+    char *json = NULL;
+    int ok;
+    if (!tobias_misses_wren(t, tick_with_doors, job) || !tobias_speaks(t, *job)) {
+        return 0;
+    }
+    json = step(t->engine, *job);
+    ok = starts_with(json, "{\"step\":\"generate\",\"purpose\":{\"kind\":\"state_update\"}");
+    rp_string_free(json);
+    /* Not an action yet: refused, the pass goes on. */
+    ok = ok && act(t->engine, *job, door_creaks, NULL) == RP_RESULT_CONFLICT &&
+         contains(rp_last_error(), "not waiting for a host action");
+    return ok && provide(t->engine, *job, doors) == RP_RESULT_OK;
+}
+
+static void test_a_tick_hands_a_host_action_to_the_job(void) {
+    struct tavern t;
+    char expected[256];
+    char *json = NULL;
+    rp_job *job = NULL;
+
+    CHECK(tick_at_the_door(&t, &job));
+    if (t.engine == NULL || job == NULL) {
+        rp_engine_free(t.engine);
+        return;
+    }
+    json = step(t.engine, job);
+    snprintf(expected, sizeof expected,
+             "{\"step\":\"act\",\"name\":\"open_door\",\"who\":%llu,"
+             "\"arguments\":{\"door\":\"cellar\"},\"report\":0}",
+             ull(t.tobias));
+    CHECK(json != NULL && strcmp(json, expected) == 0);
+    rp_string_free(json);
+    json = NULL;
+
+    /* Not done while the action waits; nothing else is taken in its place. */
+    CHECK(rp_job_finish(t.engine, job, &json) == RP_RESULT_CONFLICT);
+    CHECK(contains(rp_last_error(), "the tick still needs a host action"));
+    CHECK(json == NULL);
+    CHECK(provide(t.engine, job, "{\"text\": \"x\"}") == RP_RESULT_CONFLICT);
+    CHECK(embed(t.engine, job, "[[1.0]]") == RP_RESULT_CONFLICT);
+
+    /* Exactly one of answer and refusal; the answer must be JSON. */
+    CHECK(act(t.engine, job, door_creaks, "locked") == RP_RESULT_INVALID);
+    CHECK(contains(rp_last_error(), "both"));
+    CHECK(act(t.engine, job, NULL, NULL) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(act(t.engine, job, "{opened", NULL) == RP_RESULT_INVALID);
+    CHECK(starts_with(rp_last_error(), "invalid action answer: "));
+    CHECK(rp_job_provide_action(t.engine, job, NULL, 0, "\xff", 1) == RP_RESULT_INVALID_UTF8);
+    CHECK(rp_job_provide_action(NULL, job, door_creaks, strlen(door_creaks), NULL, 0) ==
+          RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_job_provide_action(t.engine, NULL, door_creaks, strlen(door_creaks), NULL, 0) ==
+          RP_RESULT_NULL_ARGUMENT);
+    CHECK(strcmp(rp_last_error(), "`job` is NULL") == 0);
+    json = step(t.engine, job);
+    CHECK(starts_with(json, "{\"step\":\"act\"")); /* still waiting */
+    rp_string_free(json);
+
+    CHECK(act(t.engine, job, door_creaks, NULL) == RP_RESULT_OK);
+    json = step(t.engine, job);
+    CHECK(json != NULL && strcmp(json, "{\"step\":\"done\"}") == 0);
+    rp_string_free(json);
+    CHECK(act(t.engine, job, door_creaks, NULL) == RP_RESULT_CONFLICT);
+    CHECK(contains(rp_last_error(), "not waiting for an action"));
+    CHECK(rp_job_finish(t.engine, job, &json) == RP_RESULT_OK);
+    CHECK(contains(json, TOBIAS_LINE));
+    CHECK(contains(json, "\"rejected\":null,\"answer\":"
+                         "\"{\\\"opened\\\":true,\\\"system_line\\\":\\\"The door creaks.\\\"}\""));
+    rp_string_free(json);
+    CHECK(rp_job_free(job) == RP_RESULT_OK);
+    /* The answer's system line waits for the next prompts. */
+    CHECK(rp_engine_system_lines(t.engine, &json) == RP_RESULT_OK);
+    CHECK(contains(json, "\"text\":\"The door creaks.\""));
+    rp_string_free(json);
+    rp_engine_free(t.engine);
+
+    /* A refusal is recorded as the action's rejection; the tick goes on. */
+    job = NULL;
+    CHECK(tick_at_the_door(&t, &job));
+    if (t.engine == NULL || job == NULL) {
+        rp_engine_free(t.engine);
+        return;
+    }
+    CHECK(act(t.engine, job, NULL, "the cellar is locked") == RP_RESULT_OK);
+    CHECK(rp_job_finish(t.engine, job, &json) == RP_RESULT_OK);
+    CHECK(contains(json, "\"rejected\":\"the cellar is locked\",\"answer\":null"));
+    rp_string_free(json);
+    CHECK(rp_job_free(job) == RP_RESULT_OK);
+    rp_engine_free(t.engine);
+}
+
 static rp_result graph(const rp_engine *engine, const char *request, char **out) {
     return rp_engine_graph(engine, request, strlen(request), out);
 }
@@ -574,16 +801,18 @@ static void test_graph_requests_of_each_op(void) {
     CHECK(json != NULL && strcmp(json, "null") == 0);
     rp_string_free(json);
 
-    /* Wren and Tobias share Mira. */
+    /* Wren and Tobias share Mira; Wren and Mira share Tobias (who has an eye on Wren). */
     snprintf(request, sizeof request, "{\"op\": \"shared_connections\", \"entity\": %llu}",
              ull(t.wren));
     CHECK(graph(t.engine, request, &json) == RP_RESULT_OK);
-    snprintf(expected, sizeof expected, "[{\"entity\":%llu,\"shared\":1}]", ull(t.tobias));
+    snprintf(expected, sizeof expected,
+             "[{\"entity\":%llu,\"shared\":1},{\"entity\":%llu,\"shared\":1}]", ull(t.mira),
+             ull(t.tobias));
     CHECK(json != NULL && strcmp(json, expected) == 0);
     rp_string_free(json);
 
     CHECK(graph(t.engine, "{\"op\": \"stats\"}", &json) == RP_RESULT_OK);
-    CHECK(starts_with(json, "{\"entities\":4,\"edges\":4,\"mutual_pairs\":2,\"isolated\":1,"));
+    CHECK(starts_with(json, "{\"entities\":4,\"edges\":5,\"mutual_pairs\":2,\"isolated\":1,"));
     rp_string_free(json);
 
     /* Refused: unknown ops and fields, bounds out of range, unknown entities, NULLs. */
@@ -725,6 +954,10 @@ static void test_jobs_refuse_bad_handles_engines_json_and_ids(void) {
     CHECK(rp_job_step(NULL, job, &json) == RP_RESULT_NULL_ARGUMENT);
     CHECK(rp_job_step(t.engine, job, NULL) == RP_RESULT_NULL_ARGUMENT);
     CHECK(rp_job_provide(t.engine, job, NULL, 0) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_job_provide_embeddings(t.engine, job, NULL, 0) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_job_provide_embeddings(t.engine, NULL, "[[1]]", 5) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(act(t.engine, job, NULL, NULL) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(act(t.engine, NULL, "{}", NULL) == RP_RESULT_NULL_ARGUMENT);
     CHECK(rp_job_finish(t.engine, job, NULL) == RP_RESULT_NULL_ARGUMENT);
     CHECK(rp_engine_run_job(t.engine, job, NULL, NULL, &json) == RP_RESULT_NULL_ARGUMENT);
     CHECK(strcmp(rp_last_error(), "`generate` is NULL") == 0);
@@ -736,6 +969,15 @@ static void test_jobs_refuse_bad_handles_engines_json_and_ids(void) {
     CHECK(rp_job_finish(other.engine, job, &json) == RP_RESULT_INVALID);
     CHECK(rp_engine_run_job(other.engine, job, summarist_generate, NULL, &json) ==
           RP_RESULT_INVALID);
+    CHECK(embed(other.engine, job, "[[1.0]]") == RP_RESULT_INVALID);
+    CHECK(act(other.engine, job, "{}", NULL) == RP_RESULT_INVALID);
+
+    /* A scene close asks for no vectors and no host actions. */
+    CHECK(embed(t.engine, job, "[[1.0]]") == RP_RESULT_CONFLICT);
+    CHECK(contains(rp_last_error(), "asks for no embeddings"));
+    CHECK(act(t.engine, job, "{\"opened\": true}", NULL) == RP_RESULT_CONFLICT);
+    CHECK(contains(rp_last_error(), "asks for no actions"));
+    CHECK(act(t.engine, job, NULL, "no door here") == RP_RESULT_CONFLICT);
 
     /* Bad JSON and results the job refuses: the job goes on. */
     CHECK(provide(t.engine, job, "{text") == RP_RESULT_INVALID);
@@ -761,6 +1003,8 @@ static void test_jobs_refuse_bad_handles_engines_json_and_ids(void) {
     CHECK(rp_job_free(stale) == RP_RESULT_OK);
     CHECK(rp_job_step(t.engine, stale, &json) == RP_RESULT_INVALID_HANDLE);
     CHECK(provide(t.engine, stale, "{\"text\": \"x\"}") == RP_RESULT_INVALID_HANDLE);
+    CHECK(embed(t.engine, stale, "[[1.0]]") == RP_RESULT_INVALID_HANDLE);
+    CHECK(act(t.engine, stale, "{}", NULL) == RP_RESULT_INVALID_HANDLE);
     CHECK(rp_job_finish(t.engine, stale, &json) == RP_RESULT_INVALID_HANDLE);
     CHECK(rp_engine_run_job(t.engine, stale, summarist_generate, NULL, &json) ==
           RP_RESULT_INVALID_HANDLE);
@@ -820,6 +1064,8 @@ int main(int argc, char **argv) {
     test_a_time_jump_fires_due_events_in_order_and_rewind_restores_the_world();
     test_queries_are_answered_and_recorded();
     test_graph_requests_of_each_op();
+    test_a_semantic_tick_asks_for_vectors_answered_through_the_job();
+    test_a_tick_hands_a_host_action_to_the_job();
     test_a_failing_callback_commits_nothing_and_leaves_the_job_as_it_was();
     test_jobs_refuse_bad_handles_engines_json_and_ids();
 

@@ -716,6 +716,13 @@ static rp_result provide_answer(rp_engine *engine, rp_turn *turn, const char *an
     return code;
 }
 
+/* The start of the exported Tobias → Wren edge, and its summary in the world
+ * file (examples/tavern.toml), quoted. */
+#define TOBIAS_TO_WREN "[[edges]]\nfrom = \"tobias\"\nto = \"wren\"\n"
+#define NOTICED                                                                    \
+    "\"The stranger sharing his booth on a wet night: someone to talk to, maybe " \
+    "someone to buy the next cider.\""
+
 /* The world in world-file form; release it with rp_string_free. */
 static char *exported(const rp_engine *engine) {
     char *text = NULL;
@@ -779,6 +786,12 @@ static rp_turn *turn_with_updates(const struct tavern *t, const char *text, long
     return turn;
 }
 
+/* The number after `key` in `text`; -1 when `key` is absent. */
+static double number_after(const char *text, const char *key) {
+    const char *at = text == NULL ? NULL : strstr(text, key);
+    return at == NULL ? -1.0 : strtod(at + strlen(key), NULL);
+}
+
 static void test_the_state_update_pass_applies_valid_reports(void) {
     static const char answer[] =
         "{\"reports\": ["
@@ -793,6 +806,8 @@ static void test_the_state_update_pass_applies_valid_reports(void) {
     char *outcome = NULL;
     char *before = NULL;
     char *after = NULL;
+    const char *edge = NULL;
+    double affinity = 0.0;
     char block[2048];
 
     CHECK(open_tavern(&t));
@@ -800,7 +815,8 @@ static void test_the_state_update_pass_applies_valid_reports(void) {
         return;
     }
     before = exported(t.engine);
-    CHECK(!contains(before, "from = \"tobias\"\nto = \"wren\""));
+    /* The world file's Tobias → Wren, before the pass. */
+    CHECK(contains(before, TOBIAS_TO_WREN "affinity = 0.2\ntrust = 0.0\nsummary = " NOTICED "\n"));
     turn = turn_with_updates(&t, "Tobias, seen any lights?", 1000);
 
     /* After the reply, the pass: a generation of its own purpose, with the
@@ -829,10 +845,15 @@ static void test_the_state_update_pass_applies_valid_reports(void) {
     rp_string_free(outcome);
     CHECK(rp_turn_free(turn) == RP_RESULT_OK);
 
-    /* The engine computed the values: one step (0.1) warmer, one less trust. */
+    /* The engine computed the values: one step (0.1) warmer, one less trust;
+     * the summary stays and the fact is added. */
     after = exported(t.engine);
-    CHECK(contains(after, "[[edges]]\nfrom = \"tobias\"\nto = \"wren\"\naffinity = 0.1\n"
-                          "trust = -0.1\nknowledge = [\"Asks about the lights.\"]"));
+    edge = strstr(after, TOBIAS_TO_WREN);
+    affinity = number_after(edge, "\naffinity = ");
+    CHECK(affinity > 0.3 - 1e-9 && affinity < 0.3 + 1e-9);
+    CHECK(starts_with(edge == NULL ? NULL : strstr(edge, "\ntrust = "),
+                      "\ntrust = -0.1\nsummary = " NOTICED
+                      "\nknowledge = [\"Asks about the lights.\"]\n"));
     CHECK(contains(entity_block(after, "tobias", block, sizeof block), "mood = \"wary\""));
     CHECK(contains(entity_block(before, "tobias", block, sizeof block), "mood = \"maudlin\""));
     rp_string_free(before);
@@ -937,8 +958,9 @@ static void test_a_malformed_answer_gets_one_retry_carrying_the_error(void) {
     CHECK(contains(outcome, "\\\"affinity\\\": \\\"colder\\\"}\",\"rejected\":null"));
     CHECK(!contains(outcome, "\"rejected\":\""));
     rp_string_free(outcome);
+    /* One step (0.1) colder than the world file's 0.2. */
     world = exported(t.engine);
-    CHECK(contains(world, "from = \"tobias\"\nto = \"wren\"\naffinity = -0.1\ntrust = 0.0\n"));
+    CHECK(contains(world, TOBIAS_TO_WREN "affinity = 0.1\ntrust = 0.0\n"));
     rp_string_free(world);
 
     /* Bad twice: rejected with the reason, nothing applied, the turn completes. */
@@ -955,7 +977,7 @@ static void test_a_malformed_answer_gets_one_retry_carrying_the_error(void) {
     CHECK(contains(outcome, "not a JSON object"));
     rp_string_free(outcome);
     world = exported(t.engine);
-    CHECK(contains(world, "from = \"tobias\"\nto = \"wren\"\naffinity = -0.1\ntrust = 0.0\n"));
+    CHECK(contains(world, TOBIAS_TO_WREN "affinity = 0.1\ntrust = 0.0\n"));
     rp_string_free(world);
     free(host.result);
     CHECK(rp_engine_free(t.engine) == RP_RESULT_OK);
@@ -1322,12 +1344,6 @@ static const char tool_calls_result[] =
     "{\"id\": \"b\", \"name\": \"roll_effects\", \"arguments\": {\"effects\": ["
     "{\"chance\": 1.0, \"desc\": \"thunder\"}, {\"chance\": 0.0, \"desc\": \"hail\"}]}},"
     "{\"id\": \"c\", \"name\": \"summon_dragon\", \"arguments\": {}}]}";
-
-/* The number after `key` in `text`; -1 when `key` is absent. */
-static double number_after(const char *text, const char *key) {
-    const char *at = text == NULL ? NULL : strstr(text, key);
-    return at == NULL ? -1.0 : strtod(at + strlen(key), NULL);
-}
 
 /* Whether a request (a step, or the request of a generate callback) ends
  * with the results of tool_calls_result: the assistant's calls, then one

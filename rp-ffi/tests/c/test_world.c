@@ -103,7 +103,7 @@ static void test_the_world_reads_as_json(void) {
     CHECK(count(json, "\"audible_range\":") == 3);
     rp_string_free(json);
     CHECK(rp_engine_edges(t.engine, &json) == RP_RESULT_OK);
-    CHECK(count(json, "\"affinity\":") == 4);
+    CHECK(count(json, "\"affinity\":") == 5);
     rp_string_free(json);
 
     /* One entity: identity, sheet, state, activity, inventory. */
@@ -154,6 +154,14 @@ static void test_the_world_reads_as_json(void) {
     snprintf(part, sizeof part, "\"from\":%llu", (unsigned long long)t.tobias);
     CHECK(!contains(json, part));
     rp_string_free(json);
+    /* Tobias has an eye on the stranger in his booth; she has none on him. */
+    CHECK(rp_engine_edge(t.engine, t.tobias, t.wren, &json) == RP_RESULT_OK);
+    CHECK(contains(json, "\"affinity\":0.2"));
+    CHECK(contains(json, "\"summary\":\"The stranger sharing his booth on a wet night"));
+    rp_string_free(json);
+    CHECK(rp_engine_edges_from(t.engine, t.tobias, &json) == RP_RESULT_OK);
+    CHECK(count(json, "\"from\":") == 2);
+    rp_string_free(json);
     CHECK(rp_engine_edges_from(t.engine, t.letter, &json) == RP_RESULT_OK);
     CHECK(json != NULL && strcmp(json, "[]") == 0);
     rp_string_free(json);
@@ -166,7 +174,7 @@ static void test_the_world_reads_as_json(void) {
     CHECK(rp_engine_entity(t.engine, 999999, &json) == RP_RESULT_NOT_FOUND);
     CHECK(contains(rp_last_error(), "999999"));
     CHECK(rp_engine_container(t.engine, t.mira, &json) == RP_RESULT_NOT_FOUND);
-    CHECK(rp_engine_edge(t.engine, t.tobias, t.wren, &json) == RP_RESULT_NOT_FOUND);
+    CHECK(rp_engine_edge(t.engine, t.wren, t.tobias, &json) == RP_RESULT_NOT_FOUND);
     CHECK(contains(rp_last_error(), "edge"));
     CHECK(rp_engine_edges_from(t.engine, 999999, &json) == RP_RESULT_NOT_FOUND);
     CHECK(json == NULL);
