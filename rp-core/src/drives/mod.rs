@@ -370,29 +370,44 @@ pub fn style_line(p: &Personality) -> String {
     line
 }
 
-/// Entities grouped by the container they stand in: who hears whom, worked out once per
-/// container for a pass over many characters.
+/// Who hears whom, worked out once for a pass over many characters: the entities standing in
+/// each container (one pass over the entities), and each container's earshot once.
 #[derive(Default)]
 pub(crate) struct Hearing {
+    standing: Option<BTreeMap<ContainerId, Vec<EntityId>>>,
     by_container: BTreeMap<ContainerId, WitnessSet>,
 }
 
 impl Hearing {
-    /// Who hears `entity` (as [`World::hearers`], asleep or not), memoised per container.
-    pub fn of(&mut self, world: &World, entity: EntityId) -> WitnessSet {
-        let Some(here) = world
+    /// Who hears `entity` besides itself (as [`World::hearers`]: the awake within earshot),
+    /// shared by everyone in its container; `None` for an entity with no position.
+    pub fn of(&mut self, world: &World, entity: EntityId) -> Option<&WitnessSet> {
+        let here = world
             .entity(entity)
             .and_then(|e| e.activity.position.as_ref())
-            .map(|p| p.container)
-        else {
-            return WitnessSet(std::collections::BTreeSet::from([entity]));
-        };
-        let mut set = self
-            .by_container
-            .entry(here)
-            .or_insert_with(|| world.hearers(entity))
-            .clone();
-        set.0.insert(entity);
-        set
+            .map(|p| p.container)?;
+        let standing = self.standing.get_or_insert_with(|| {
+            let mut map: BTreeMap<ContainerId, Vec<EntityId>> = BTreeMap::new();
+            for e in world.entities() {
+                if let Some(p) = &e.activity.position {
+                    map.entry(p.container).or_default().push(e.id);
+                }
+            }
+            map
+        });
+        let set = self.by_container.entry(here).or_insert_with(|| {
+            let awake = |e: &EntityId| world.mind(*e).is_none_or(|m| !m.asleep);
+            WitnessSet(
+                world
+                    .earshot_of(here)
+                    .iter()
+                    .filter_map(|c| standing.get(c))
+                    .flatten()
+                    .copied()
+                    .filter(awake)
+                    .collect(),
+            )
+        });
+        Some(set)
     }
 }

@@ -3,7 +3,6 @@
 //! `$retry`) and the world's (a scoped event's start or expiry), each solved exactly from the
 //! drives' piecewise-linear form.
 
-use super::explain::term_ramps;
 use super::ramp::Ramp;
 use super::{Hearing, Tuned, alert_until, hour_of_day, interval_of, mode_of, ms};
 use crate::log::World;
@@ -104,13 +103,37 @@ pub(crate) fn due_of(
     if let Some(at) = exhausted {
         offer(at, TickReason::Sleep);
     }
-    let hearers = hearing.of(world, entity);
-    for to in super::addressees(world, entity, &hearers) {
-        if let Some(at) = crossing(world, &t, mind, entity, to, from) {
+    let Some(hearers) = hearing.of(world, entity) else {
+        return best;
+    };
+    let addressees = super::addressees(world, entity, hearers);
+    if addressees.is_empty() || mind.energy_at(&t.s, from) < t.s.min_energy {
+        return best;
+    }
+    // Task pressure and curiosity do not depend on the addressee: worked out once.
+    let own = Own::of(world, &t, mind, entity, from);
+    for to in addressees {
+        if let Some(at) = crossing(world, &t, mind, &own, entity, to, from) {
             offer(at, TickReason::Pressure { to });
         }
     }
     best
+}
+
+/// The terms of a character's pressure that are its own, whoever it would address.
+struct Own {
+    task: Ramp,
+    /// `w_task × task + w_curiosity × curiosity`.
+    weighted: Ramp,
+}
+
+impl Own {
+    fn of(world: &World, t: &Tuned, mind: &Mind, entity: EntityId, from: Millis) -> Own {
+        let task = super::task_ramp(world, entity, t, mind, from);
+        let curiosity = super::curiosity_ramp(world, entity, t, mind, from);
+        let weighted = task.add_scaled(t.weights.task, &curiosity, t.weights.curiosity);
+        Own { task, weighted }
+    }
 }
 
 /// When `entity`'s inbox is due to be processed, seen from `from`: at once for a CRITICAL
@@ -133,25 +156,26 @@ fn crossing(
     world: &World,
     t: &Tuned,
     mind: &Mind,
+    own: &Own,
     speaker: EntityId,
     to: EntityId,
     from: Millis,
 ) -> Option<Millis> {
-    let terms = term_ramps(world, t, mind, speaker, to, from);
-    let mut score = Ramp::constant(ms(from), 0.0);
-    for (_, ramp, weight) in &terms {
-        score = score.add_scaled(1.0, ramp, *weight);
-    }
+    let availability = super::availability_ramp(world, speaker, to, t, from);
+    let score = own
+        .weighted
+        .add_scaled(
+            1.0,
+            &super::social_ramp(world, speaker, to, t, mind, from),
+            t.weights.social_debt,
+        )
+        .add_scaled(1.0, &availability, t.weights.availability);
     let mut at = ms(from.max(mind.held_until.unwrap_or(from)));
     // Energy only falls while awake: the last moment it allows an initiation.
     let tired = mind.energy_reaches(&t.s, t.s.min_energy, from);
-    if mind.energy_at(&t.s, from) < t.s.min_energy {
-        return None;
-    }
     for _ in 0..4 {
         at = score.first_at_least(t.threshold, at)?;
-        let task = terms[1].1.at(at);
-        let availability = &terms[3].1;
+        let task = own.task.at(at);
         if availability.at(at) >= t.availability_gate || task >= t.s.urgent_task {
             let at = at.ceil() as Millis;
             return match tired {

@@ -58,10 +58,7 @@ impl World {
         else {
             return WitnessSet(out);
         };
-        let range = self
-            .container(here)
-            .map_or(0, |c| c.properties.audible_range);
-        let reached = self.containers_within(here, range);
+        let reached = self.earshot_of(here);
         for e in self.entities() {
             if let Some(p) = &e.activity.position
                 && reached.contains(&p.container)
@@ -70,6 +67,15 @@ impl World {
             }
         }
         WitnessSet(out)
+    }
+
+    /// The containers whose occupants hear what is said in `here` (and are heard in it): those
+    /// within its `audible_range` (see [`World::hearers`]).
+    pub(crate) fn earshot_of(&self, here: ContainerId) -> BTreeSet<ContainerId> {
+        let range = self
+            .container(here)
+            .map_or(0, |c| c.properties.audible_range);
+        self.containers_within(here, range)
     }
 
     /// `from` and every container at most `range` steps from it in the container tree, a step
