@@ -413,6 +413,9 @@ fn a_sleeper_neither_hears_nor_answers_unless_the_line_wakes_it() {
     assert!(outcome.replies.is_empty());
     let line = t.engine.world().dialogue().last().unwrap().clone();
     assert!(!line.witnesses.contains(t.tobias), "asleep: not a witness");
+    // Still there to be seen: a prompt shows him, asleep.
+    assert!(t.engine.world().within_earshot(t.wren).contains(t.tobias));
+    assert!(!t.engine.world().hearers(t.wren).contains(t.tobias));
     assert!(t.engine.world().memories_of(t.tobias).next().is_none());
     // Named three times, loudly enough to cross the threshold: the third line wakes him.
     for i in 2..5 {

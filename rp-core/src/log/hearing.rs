@@ -48,8 +48,9 @@ impl World {
             .collect()
     }
 
-    /// Everyone within earshot of `speaker`, asleep or awake.
-    fn within_earshot(&self, speaker: EntityId) -> WitnessSet {
+    /// Everyone within earshot of `speaker`, asleep or awake (who is there, as a prompt shows
+    /// it; [`World::hearers`] is who hears).
+    pub fn within_earshot(&self, speaker: EntityId) -> WitnessSet {
         let mut out = BTreeSet::from([speaker]);
         let Some(here) = self
             .entity(speaker)

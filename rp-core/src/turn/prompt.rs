@@ -370,7 +370,8 @@ pub(crate) fn build(
         .entity(speaker)
         .ok_or_else(|| crate::Error::not_found("entity", speaker))?;
     let name_of = |id: EntityId| world.entity(id).map_or("someone", |e| e.name.as_str());
-    let hearers = world.hearers(speaker);
+    // Who is there, sleepers included (shown asleep): what the speaker can see.
+    let hearers = world.within_earshot(speaker);
     let present: Vec<EntityId> = hearers.iter().collect();
     let mut pieces: Vec<PromptPiece> = Vec::new();
     let plain = |section, text: String, why: &str| PromptPiece {
@@ -619,6 +620,9 @@ pub(crate) fn build(
         }
         if let Some(s) = &a.status {
             t.push_str(&format!(" ({s})"));
+        }
+        if world.mind(id).is_some_and(|m| m.asleep) {
+            t.push_str(", asleep");
         }
         t.push('.');
         pieces.push(PromptPiece {
