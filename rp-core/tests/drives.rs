@@ -97,6 +97,15 @@ fn tavern(config: DriveConfig) -> Tavern {
     }
 }
 
+/// The world the engine's log replays to.
+fn replay(engine: &Engine) -> World {
+    let mut world = World::new();
+    for (_, e) in engine.events(1, engine.head()).unwrap() {
+        world.apply(&e).unwrap();
+    }
+    world
+}
+
 fn chatty() -> DriveConfig {
     DriveConfig {
         social_debt_per_hour: Some(4.0),
@@ -603,18 +612,7 @@ fn advance_plays_time_and_replay_equals_live() {
         "{}",
         generator.requests().len()
     );
-    let events: Vec<Event> = t
-        .engine
-        .events(1, t.engine.head())
-        .unwrap()
-        .into_iter()
-        .map(|(_, e)| e)
-        .collect();
-    let mut replayed = World::new();
-    for e in &events {
-        replayed.apply(e).unwrap();
-    }
-    assert_eq!(replayed.to_bytes(), t.engine.world().to_bytes());
+    assert_eq!(replay(&t.engine).to_bytes(), t.engine.world().to_bytes());
 }
 
 /// Cases per property: `PROPTEST_CASES` for a long run, else 24 (the CI default).
@@ -714,17 +712,7 @@ proptest! {
             t.engine.notify(t.tobias, "sound", priorities[p], "a knock", at).unwrap();
         }
         block_on(advance(&mut t.engine, end, &TickOptions::default(), &generator)).unwrap();
-        let events: Vec<Event> = t
-            .engine
-            .events(1, t.engine.head())
-            .unwrap()
-            .into_iter()
-            .map(|(_, e)| e)
-            .collect();
-        let mut replayed = World::new();
-        for e in &events {
-            replayed.apply(e).unwrap();
-        }
+        let replayed = replay(&t.engine);
         prop_assert_eq!(replayed.to_bytes(), t.engine.world().to_bytes());
         let reopened = Engine::from_store(t.engine.into_store(), EngineOptions::default()).unwrap();
         prop_assert_eq!(reopened.world().to_bytes(), replayed.to_bytes());
