@@ -68,6 +68,8 @@ def scripted_model(world: World) -> ScriptedGenerator:
                       "affinity": "warmer"}]},
     ]  # fmt: skip
     model.script_purpose("state_update", [json.dumps(p) for p in passes])
+    # When a character speaks first, between turns (World.advance).
+    model.script_purpose("initiate", ["You're still here, stranger. The rain's not letting up."])
     return model
 
 
