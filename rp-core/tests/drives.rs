@@ -718,3 +718,69 @@ proptest! {
         prop_assert_eq!(reopened.world().to_bytes(), replayed.to_bytes());
     }
 }
+
+/// A change a host may try on Tobias.
+type Attempt = dyn Fn(&mut Engine, EntityId) -> Result<u64>;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    /// Hostile settings, traits and stimuli (any float, NaN and infinities included; any kind
+    /// name): either a clear error that changes nothing, or accepted, and then reading drives,
+    /// solving `next_tick_at` and ticking never panic.
+    #[test]
+    fn hostile_drive_input_is_refused_or_harmless(
+        rate in prop::num::f64::ANY,
+        threshold in prop::num::f64::ANY,
+        interval in prop::num::f64::ANY,
+        night in prop::num::f64::ANY,
+        trait_value in prop::num::f64::ANY,
+        kind in "[a-z]{0,6}|line|sound",
+        later in 0i64..100 * HOUR,
+    ) {
+        let mut t = tavern(DriveConfig::default());
+        let attempts: Vec<Box<Attempt>> = vec![
+            Box::new(move |e, who| e.configure_drives(Some(who), DriveConfig {
+                social_debt_per_hour: Some(rate),
+                threshold: Some(threshold),
+                interval_alert_s: Some(interval),
+                night_start: Some(night),
+                ..Default::default()
+            })),
+            Box::new(move |e, _| e.configure_drives(None, DriveConfig {
+                energy_drain_per_hour: Some(rate),
+                energy_recharge_per_hour: Some(interval),
+                ..Default::default()
+            })),
+            Box::new(move |e, who| e.set_personality(who, Personality {
+                patience: trait_value,
+                ..Default::default()
+            })),
+            Box::new(move |e, who| {
+                let now = e.world().now();
+                e.notify(who, &kind, Priority::Low, "?", now)
+            }),
+            Box::new(move |e, who| {
+                let now = e.world().now();
+                e.report_availability(who, trait_value, now)
+            }),
+        ];
+        for attempt in &attempts {
+            let before = t.engine.world().to_bytes();
+            if attempt(&mut t.engine, t.tobias).is_err() {
+                prop_assert_eq!(t.engine.world().to_bytes(), before);
+            }
+        }
+        let at = t.engine.world().now() + later;
+        t.engine.drives(t.tobias, at).unwrap();
+        t.engine.initiation_candidates(t.tobias, at).unwrap();
+        if let Some(next) = t.engine.next_tick_at(at).unwrap() {
+            prop_assert!(next.at >= at);
+            let mut tick = t.engine.begin_tick(next.at, TickOptions::default()).unwrap();
+            while let Step::Generate(_) = tick.step(&mut t.engine).unwrap() {
+                tick.provide(&mut t.engine, GenerateResult::text("Hm.")).unwrap();
+            }
+            tick.finish(&mut t.engine).unwrap();
+        }
+    }
+}

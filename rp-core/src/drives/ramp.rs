@@ -19,6 +19,8 @@ impl Ramp {
 
     /// From `start`: `v0` until `t0`, then linear to `v1` at `t1`, then `v1`.
     pub fn segment(start: f64, t0: f64, v0: f64, t1: f64, v1: f64) -> Ramp {
+        // A slope too steep to tell its ends apart (a huge rate) rises within a millisecond.
+        let t1 = t1.max(t0 + 1.0);
         let mut r = Ramp::constant(start, v0);
         if t1 <= start {
             return Ramp::constant(start, v1);
@@ -150,6 +152,12 @@ mod tests {
         // Starting inside the slope.
         let c = Ramp::segment(15.0, 10.0, 0.0, 20.0, 1.0);
         assert!((c.at(15.0) - 0.5).abs() < 1e-12);
+        // A slope with no width (a rate too large for the clock's resolution) is still a
+        // function: no division by zero, the level reached a millisecond later.
+        let t = 1.7e12;
+        let steep = Ramp::segment(0.0, t, 0.0, t, 1.0);
+        assert!(steep.at(t + 0.5).is_finite());
+        assert_eq!(steep.first_at_least(1.0, 0.0), Some(t + 1.0));
     }
 
     proptest! {
