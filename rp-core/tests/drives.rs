@@ -523,6 +523,18 @@ fn bad_input_is_a_clear_error_that_changes_nothing() {
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Invalid);
     assert!(e.to_string().contains("unknown stimulus kind"), "{e}");
+    // Bad options are refused even when no tick would run to see them.
+    let mut bad = TickOptions::default();
+    bad.turn.max_responders = 0;
+    let nothing = ScriptedGenerator::default();
+    let e = block_on(advance(&mut t.engine, 9 * HOUR, &bad, &nothing)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Invalid);
+    assert!(e.to_string().contains("max_responders"), "{e}");
+    let e = t
+        .engine
+        .initiation_candidates(t.wren, 9 * HOUR)
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Invalid, "the player has no candidates");
     let e = t.engine.next_tick_at(HOUR).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Invalid);
     let e = t

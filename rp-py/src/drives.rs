@@ -32,20 +32,16 @@ const ASYNC_FORM: &str = "the poll form (World.next_tick_at, then World.begin_ti
                           Job whose requests you may await)";
 
 /// Tick options from an optional dict (the defaults when `None`), read by
-/// rp-core (every key optional, unknown keys refused: `InvalidInput`) and
-/// checked by it (`TickOptions::check`).
+/// rp-core (every key optional, unknown keys refused: `InvalidInput`); the
+/// tick and `advance` check them.
 pub(crate) fn tick_options(
     py: Python<'_>,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<TickOptions> {
-    let options: TickOptions = match options {
-        Some(dict) => json::from_dict(py, "tick options", dict)?,
-        None => TickOptions::default(),
-    };
-    options
-        .check()
-        .map_err(|error| crate::errors::to_py_err(py, error))?;
-    Ok(options)
+    match options {
+        Some(dict) => json::from_dict(py, "tick options", dict),
+        None => Ok(TickOptions::default()),
+    }
 }
 
 /// Drive settings from a dict, read as rp-core reads them (every key

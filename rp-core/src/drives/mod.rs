@@ -10,7 +10,7 @@ mod ramp;
 mod schedule;
 
 pub use explain::{Candidate, Gate, Term};
-pub use schedule::{NextTick, TickReason, due, next_tick};
+pub use schedule::{NextTick, TickReason, next_tick};
 pub(crate) use schedule::{all_due, earliest, inbox_due_at, story_due};
 
 use crate::error::{Error, Result};
@@ -223,6 +223,14 @@ fn interval_of(t: &Tuned, mind: &Mind, mode: Mode, at: Millis) -> f64 {
     t.s.interval_ms(mode) * (1.0 + (1.0 - energy)) * night
 }
 
+/// `entity`'s processing interval at `at`, in ms (its mode's, stretched by low energy and
+/// night), without working out the rest of its drives; `None` for an entity without drives.
+pub fn interval_ms(world: &World, entity: EntityId, at: Millis) -> Option<f64> {
+    let (t, mind) = Tuned::of(world, entity)?;
+    let mode = mode_of(world, entity, &t, mind, at);
+    Some(interval_of(&t, mind, mode, at))
+}
+
 /// The hour of day (fractional) of a host time.
 pub(crate) fn hour_of_day(at: Millis) -> f64 {
     (at.rem_euclid(24 * 3_600_000)) as f64 / HOUR_MS
@@ -242,10 +250,16 @@ pub(crate) fn addressees(world: &World, entity: EntityId, hearers: &WitnessSet) 
 
 /// `entity`'s drives at `at` (not before the world's clock).
 pub fn drives(world: &World, entity: EntityId, at: Millis) -> Result<Drives> {
+    drives_heard(world, entity, at).map(|(d, _)| d)
+}
+
+/// `entity`'s settings and mind, if its drives can be read at `at`: an engine-controlled
+/// entity, `at` not before the world's clock.
+fn readable(world: &World, entity: EntityId, at: Millis) -> Result<(Tuned, &Mind)> {
     let e = world
         .entity(entity)
         .ok_or_else(|| Error::not_found("entity", entity))?;
-    let Some((t, mind)) = Tuned::of(world, entity) else {
+    let Some(found) = Tuned::of(world, entity) else {
         return Err(Error::invalid(
             "drives",
             format!(
@@ -260,6 +274,12 @@ pub fn drives(world: &World, entity: EntityId, at: Millis) -> Result<Drives> {
             format!("now ({at}) is before the world's clock ({})", world.now()),
         ));
     }
+    Ok(found)
+}
+
+/// [`drives`], with who hears `entity` now.
+fn drives_heard(world: &World, entity: EntityId, at: Millis) -> Result<(Drives, WitnessSet)> {
+    let (t, mind) = readable(world, entity, at)?;
     let mode = mode_of(world, entity, &t, mind, at);
     let social_debt = world
         .edges_from(entity)
@@ -274,7 +294,7 @@ pub fn drives(world: &World, entity: EntityId, at: Millis) -> Result<Drives> {
         .map(|c| c.score)
         .fold(0.0, f64::max);
     let energy = mind.energy_at(&t.s, at);
-    Ok(Drives {
+    let drives = Drives {
         entity,
         at,
         energy,
@@ -292,7 +312,8 @@ pub fn drives(world: &World, entity: EntityId, at: Millis) -> Result<Drives> {
         noticed: mind.noticed.clone(),
         notes: mind.notes.clone(),
         held_until: mind.held_until,
-    })
+    };
+    Ok((drives, hearers))
 }
 
 /// What `drives` shows `entity`'s fact sheet at `at` (defaults for an entity without drives,
@@ -302,17 +323,15 @@ pub fn values(world: &World, entity: EntityId, at: Millis) -> DriveValues {
         return DriveValues::default();
     }
     let at = at.max(world.now());
-    match drives(world, entity, at) {
-        Ok(d) => DriveValues {
+    match drives_heard(world, entity, at) {
+        Ok((d, hearers)) => DriveValues {
             energy: d.energy,
-            social_debt: {
-                let hearers = world.hearers(entity);
-                d.social_debt
-                    .iter()
-                    .filter(|(to, _)| hearers.contains(*to))
-                    .map(|(_, v)| *v)
-                    .fold(0.0, f64::max)
-            },
+            social_debt: d
+                .social_debt
+                .iter()
+                .filter(|(to, _)| hearers.contains(*to))
+                .map(|(_, v)| *v)
+                .fold(0.0, f64::max),
             task: d.task,
             curiosity: d.curiosity,
             pressure: d.pressure,
@@ -325,8 +344,10 @@ pub fn values(world: &World, entity: EntityId, at: Millis) -> DriveValues {
 }
 
 /// The candidate initiations of `speaker` at `at` toward everyone it knows within earshot,
-/// highest pressure first, each with its terms, gates and explanation.
+/// highest pressure first, each with its terms, gates and explanation. Refused as
+/// [`drives`] is (an unknown or host-controlled entity, `at` before the world's clock).
 pub fn candidates_now(world: &World, speaker: EntityId, at: Millis) -> Result<Vec<Candidate>> {
+    readable(world, speaker, at)?;
     explain::candidates(world, speaker, at, &world.hearers(speaker))
 }
 

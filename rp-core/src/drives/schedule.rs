@@ -189,11 +189,6 @@ fn crossing(
     None
 }
 
-/// The earliest due moment of `entity` from `from`.
-pub fn due(world: &World, entity: EntityId, from: Millis) -> Option<(Millis, TickReason)> {
-    due_of(world, entity, from, &mut Hearing::default())
-}
-
 /// The next moment at or after `now` at which a tick does something, over every character and
 /// the story; `None` when nothing will happen until something else changes. (The engine keeps
 /// this per change of the world: `Engine::next_tick_at`.)

@@ -24,7 +24,6 @@ impl Engine {
         entity: EntityId,
         now: Millis,
     ) -> Result<Vec<Candidate>> {
-        drives::drives(self.world(), entity, now)?;
         drives::candidates_now(self.world(), entity, now)
     }
 

@@ -188,10 +188,9 @@ impl TickMachine {
             if w.mind(*entity).is_none_or(|m| m.asleep) {
                 continue;
             }
-            let best = drives::candidates_now(w, *entity, now)?
-                .into_iter()
-                .find(Candidate::is_due);
-            match best {
+            let candidates = drives::candidates_now(w, *entity, now)?;
+            let first_gates = candidates.first().map(|c| c.gates.clone());
+            match candidates.into_iter().find(Candidate::is_due) {
                 Some(mut c) => {
                     let gate = sheet_gate(w, &c, now)?;
                     let open = gate.open;
@@ -204,11 +203,7 @@ impl TickMachine {
                 }
                 None if matches!(reason, TickReason::Pressure { .. }) => {
                     // The crossing computed for now did not hold (a gate changed): wait.
-                    let gates = drives::candidates_now(w, *entity, now)?
-                        .into_iter()
-                        .next()
-                        .map(|c| c.gates)
-                        .unwrap_or_default();
+                    let gates = first_gates.unwrap_or_default();
                     hold(&mut batch, &mut outcome, *entity, now, gates)?;
                 }
                 None => {}
@@ -225,8 +220,7 @@ impl TickMachine {
             .iter()
             .filter(|e| !acted.contains(e))
             .map(|e| {
-                let interval =
-                    drives::drives(&batch.world, *e, now).map_or(60_000.0, |d| d.interval_ms);
+                let interval = drives::interval_ms(&batch.world, *e, now).unwrap_or(60_000.0);
                 (*e, interval)
             })
             .collect();
@@ -408,6 +402,8 @@ pub async fn advance(
     options: &TickOptions,
     generator: &dyn crate::machine::Generate,
 ) -> Result<Vec<TickOutcome>> {
+    // Checked here too: with nothing due, no tick would ever see them.
+    options.check()?;
     if until < engine.world().now() {
         return Err(Error::invalid(
             "time",

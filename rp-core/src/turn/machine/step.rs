@@ -416,7 +416,7 @@ pub(crate) fn witnesses_waking(
 
 /// Holds `entity`'s initiations for one processing interval from `now`.
 pub(crate) fn hold_event(world: &crate::log::World, entity: EntityId, now: Millis) -> Event {
-    let interval = crate::drives::drives(world, entity, now).map_or(60_000.0, |d| d.interval_ms);
+    let interval = crate::drives::interval_ms(world, entity, now).unwrap_or(60_000.0);
     Event::InitiationHeld {
         entity,
         until: now.saturating_add(interval.max(1_000.0) as Millis),
