@@ -329,6 +329,116 @@ const char *rp_version(void);
 // bytes.
 enum rp_result rp_check_version(const char *expected, size_t expected_len);
 
+// Writes what the entity `observer_id` believes about each person at `now`
+// (host clock, ms; any time may be asked) as JSON to `*out_json` (a string
+// the caller releases with `rp_string_free`). Changes nothing. Each aspect
+// has its confidence at `now`: the confidence it was observed with, halved
+// every half-life since (the drive settings' `"belief_half_life_hours"`
+// for mood, energy and availability, `"trait_half_life_hours"` for traits
+// and feelings):
+//
+// ```text
+// [{"about": 1, "name": "Wren", "mentioned": false,
+//   "mood": ASPECT, "energy": ASPECT, "availability": ASPECT,
+//                                 // each null when not believed;
+//                                 // energy, availability: 0-1
+//   "traits": [ASPECT, ...],      // "value": a text
+//   "feelings": [ASPECT, ...]},   // "value": {"toward": 7, "toward_name":
+//                                 // "Wren's mother", "sentiment": -0.6,
+//                                 // "text": "mother"}, sentiment -1..1
+//  ...]                           // people in id order
+// ```
+//
+// An `ASPECT` is `{"value": "tired", "confidence": 0.56,
+// "observed_confidence": 0.7, "at": 3600000, "source": SOURCE}`; a `SOURCE`
+// is `"observed"`, `"inferred"`, `"host"` or `{"told_by": 3}`.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+// entity; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback running on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_beliefs(const struct rp_engine *engine,
+                                 uint64_t observer_id,
+                                 int64_t now,
+                                 char **out_json);
+
+// Records what a character believes about someone at `now` (host clock,
+// ms; the world's clock advances to it). Recorded as one event (with the
+// clock's advance, if any); the aspects given replace what it believed.
+//
+// `belief_json` (`belief_json_len` bytes of UTF-8, borrowed for the call)
+// is an object; entities by id, key, name or alias; unknown fields are
+// refused:
+//
+// ```text
+// {"observer": "Tobias",          // who believes (not a mentioned person)
+//  "about": 1,                    // about whom (someone else)
+//  "mood": "tired",               // any of mood, energy, availability,
+//  "energy": 0.3,                 // traits, feelings; texts at most 200
+//  "availability": 0.5,           // characters, one line; numbers 0-1
+//  "traits": ["stubborn"],        // at most 16
+//  "feelings": [{"toward": "Mira", "sentiment": -0.5, "text": "distrusts"}],
+//                                 // how `about` feels about a third
+//                                 // person, sentiment -1..1, at most 32
+//  "confidence": 0.8,             // 0-1, default 1
+//  "source": "host"}              // "host" (default), "observed",
+//                                 // "inferred" or {"told_by": ENTITY}
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not
+// match, a value out of range, a text too long, no aspect at all, or a
+// `now` before the world's clock; `RP_RESULT_NOT_FOUND` when an entity
+// named does not exist; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback
+// running on this engine), `RP_RESULT_STORAGE`. On failure the world is
+// unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `belief_json` points to `belief_json_len` readable bytes.
+enum rp_result rp_engine_observe_belief(struct rp_engine *engine,
+                                        const char *belief_json,
+                                        size_t belief_json_len,
+                                        int64_t now);
+
+// Mentions a person who is only talked about (a mother, a boss) at `now`
+// (host clock, ms; the world's clock advances to it): a new lightweight
+// entity named `name` (`name_len` bytes of UTF-8, unique in the world)
+// with no place, no mind and no lines; beliefs and edges may name it.
+// `facts` (`facts_len` bytes; `NULL` with length 0 for none) is what is
+// said of it, one fact per line; `by_id` who mentioned it (0: no one, the
+// host). Writes its id to `*out_entity_id`. Recorded as one event.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for an empty or too long
+// name, or a `now` before the world's clock; `RP_RESULT_CONFLICT` when the
+// name is taken (or called from a callback running on this engine);
+// `RP_RESULT_NOT_FOUND` when `by_id` is not an entity;
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_STORAGE`. On failure the world is
+// unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `name` points to `name_len` readable bytes; `facts` is `NULL` or points
+// to `facts_len` readable bytes; `out_entity_id` is writable.
+enum rp_result rp_engine_mention_person(struct rp_engine *engine,
+                                        const char *name,
+                                        size_t name_len,
+                                        const char *facts,
+                                        size_t facts_len,
+                                        uint64_t by_id,
+                                        int64_t now,
+                                        uint64_t *out_entity_id);
+
 // Every named branch of the engine's save, in creation order, as a JSON
 // array written to `*out_json` (a string the caller releases with
 // `rp_string_free`):
@@ -741,7 +851,10 @@ enum rp_result rp_engine_next_tick_at(const struct rp_engine *engine,
 //  "reason": {"kind": "pressure", "to": 1}}
 //                                // its pressure toward entity 1 reaches
 //                                // the threshold; or {"kind": "sleep"},
-//                                // "wake", "inbox", "retry", "story"
+//                                // "wake", "inbox", "retry", "story",
+//                                // "reflect" (enough lived to reflect
+//                                // on), "decay" (entity null: a memory
+//                                // fades; docs/memory.md)
 // ```
 //
 // or `null` when nothing will happen until the host changes something.
@@ -763,8 +876,17 @@ enum rp_result rp_engine_next_tick(const struct rp_engine *engine, int64_t now, 
 //
 // 1. at once, in this call, its arithmetic: the clock moves to `now`,
 //    scoped events due start or expire, characters fall asleep or wake,
-//    inboxes due are processed (one commit; none when nothing is due);
-// 2. then, for each character whose pressure crossed its threshold with
+//    inboxes due are processed, memories fade to a residue or are
+//    forgotten (one commit; none when nothing is due);
+// 2. then the memory work it found (docs/memory.md), each answer committed
+//    as it comes: summaries of whole memories that faded (a `"generate"`
+//    step of purpose `"summary"` with a `json_schema`: answer
+//    `{"summaries": [{"id": 12, "summary": "...", "feeling": "fond",
+//    "about": "Wren"}]}`), then reflections (purpose `{"kind": "reflect",
+//    "speaker": 3}`: answer `{"insights": [{"text": "...", "sources":
+//    [12, 17], "significance": 0.8}]}`); a bad answer is asked again once
+//    with what was wrong;
+// 3. then, for each character whose pressure crossed its threshold with
 //    every gate open (at most `"max_initiations"`, highest pressure
 //    first), the job asks for one line (a `"generate"` step of purpose
 //    `{"kind": "initiate", "speaker": 3}`) and runs the rest as a turn:
@@ -776,8 +898,9 @@ enum rp_result rp_engine_next_tick(const struct rp_engine *engine, int64_t now, 
 // A job freed before it finishes keeps what was committed (the
 // arithmetic, the initiations that ended) and abandons the initiation in
 // progress. `rp_job_fail` holds the initiation in progress back for one
-// processing interval (committed) and ends the tick; `rp_job_finish` then
-// returns `RP_RESULT_GENERATION` with the reason.
+// processing interval (committed; a reflection is recorded as rejected,
+// summaries are asked for again an hour later) and ends the tick;
+// `rp_job_finish` then returns `RP_RESULT_GENERATION` with the reason.
 //
 // `options_json` (`options_json_len` bytes of UTF-8, borrowed for the
 // call; `NULL` with length 0 for the defaults) is an object whose fields
@@ -934,6 +1057,11 @@ enum rp_result rp_engine_notify(struct rp_engine *engine,
 //  "urgent_task": 0.8,               // task pressure that is urgent
 //  "belief_hours": 2.0,              // an availability report fades
 //                                    // over this
+//  "belief_half_life_hours": 6.0,    // a belief about someone's mood,
+//                                    // energy or availability loses
+//                                    // half its confidence over this
+//  "trait_half_life_hours": 720.0,   // and one about traits or
+//                                    // feelings (see rp_engine_beliefs)
 //  "night_start": 22.0, "night_end": 6.0,   // hours of day, 0-24
 //  "sleep_energy": 0.05,             // falls asleep at or below this
 //  "wake_energy": 0.3,               // wakes by day once back to this
@@ -949,8 +1077,20 @@ enum rp_result rp_engine_notify(struct rp_engine *engine,
 //  "stale_low_ms": 60000, "stale_idle_ms": 30000,  // dropped when older
 //  "weights": {"social_debt": 0.6, "task": 0.5, "curiosity": 0.4,
 //              "availability": 0.3},   // of the pressure terms, 0-10
-//  "stimulus_kinds": ["door"]}       // kinds beyond the built-in ones
+//  "stimulus_kinds": ["door"],      // kinds beyond the built-in ones
 //                                    // (letters, digits, '_', '-')
+//  "memory_stability_hours": 24.0,   // memories (docs/memory.md): how
+//                                    // long one of significance 0.5
+//                                    // stays 90 % kept
+//  "summary_below": 0.6, "residue_below": 0.35, "forget_below": 0.2,
+//                                    // retention thresholds of the
+//                                    // stages, in this order
+//  "consolidated_days": 180.0,       // stability that stops fading
+//  "keep_recalls": 5,                // recalls that keep a summary
+//  "reflect_threshold": 15.0,        // summed significance to reflect
+//  "reflect_memories": 20,           // memories a reflection reads, 1-100
+//  "summary_batch": 20,              // memories per summary request, 1-100
+//  "decay_pass_hours": 1.0}          // least time between decay passes
 // ```
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not
@@ -1456,6 +1596,88 @@ enum rp_result rp_engine_recent_queries(const struct rp_engine *engine,
                                         size_t limit,
                                         char **out_json);
 
+// What the entity `entity_id` could recall at a point of history, as JSON
+// written to `*out_json` (a string the caller releases with
+// `rp_string_free`): its own memories, witnessed by it and recallable then
+// (not forgotten, not a residue, not the line of a closed scene), oldest
+// first, exactly as a replay of the log to that point has them.
+//
+// `as_of_json` (`as_of_json_len` bytes of UTF-8) names the point, one JSON
+// object with exactly one of `seq` and `time`, unknown fields refused:
+//
+// ```text
+// {"seq": 120}                  // right after the event of seq 120
+// {"time": 3600000}             // after the last event whose clock was
+//                               // at or before that host time (ms)
+// {"seq": 120, "branch": "what-if"}  // on that branch (default: the
+//                               // current one)
+// ```
+//
+// The answer:
+//
+// ```text
+// {"entity": 2, "branch": "main",
+//  "seq": 120,                  // the point it came to
+//  "now": 3590000,              // the world's clock then
+//  "memories": [MEMORY, ...]}   // as rp_engine_memory describes them
+// ```
+//
+// Reading only; the engine keeps checkpoints of the past worlds it
+// rebuilds, so nearby points answer fast (docs/history.md).
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` for an unknown branch, or
+// an entity that did not exist at that point; `RP_RESULT_INVALID` for
+// JSON that does not match, a seq outside the branch (0, or past its
+// head), a time before the world; `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_STORAGE`, `RP_RESULT_CONFLICT` (called from a callback
+// running on this engine). Nothing changes on failure.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `as_of_json` points to `as_of_json_len` readable bytes; `out_json` is
+// writable.
+enum rp_result rp_engine_memories_at(struct rp_engine *engine,
+                                     uint64_t entity_id,
+                                     const char *as_of_json,
+                                     size_t as_of_json_len,
+                                     char **out_json);
+
+// What the entity `entity_id` believed at a point of history (named by
+// `as_of_json` as for `rp_engine_memories_at`), as JSON written to
+// `*out_json` (a string the caller releases with `rp_string_free`): its
+// beliefs about people as they stood then, each confidence read at that
+// world's clock, and its own edges then.
+//
+// ```text
+// {"entity": 2, "branch": "main", "seq": 120,
+//  "now": 3590000,              // the clock the confidences are read at
+//  "beliefs": [{"about": 3, "name": "Tobias", "mentioned": false,
+//               "mood": {"value": "tired", "confidence": 0.71,
+//                        "observed_confidence": 0.8, "at": 3000000,
+//                        "source": "observed"},
+//               "energy": null, "availability": null,
+//               "traits": [], "feelings": []}],
+//  "edges": [EDGE, ...]}        // from the entity, by target id, as
+//                               // rp_engine_edge describes them
+// ```
+//
+// Returns, and changes, as `rp_engine_memories_at`.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `as_of_json` points to `as_of_json_len` readable bytes; `out_json` is
+// writable.
+enum rp_result rp_engine_beliefs_at(struct rp_engine *engine,
+                                    uint64_t entity_id,
+                                    const char *as_of_json,
+                                    size_t as_of_json_len,
+                                    char **out_json);
+
 // Begins closing the open scene `scene_id` at `now` (host clock, ms; not
 // before the world's clock nor the scene's opening), whether or not it is
 // due, and writes the new job to `*out_job`. Nothing changes until
@@ -1605,7 +1827,15 @@ enum rp_result rp_engine_begin_time_skip(struct rp_engine *engine,
 //    "max_initial_entities": 10, // entities of the first context, 1-100
 //    "include_relationships": true,
 //    "temperature": 0.7,         // of its requests, 0-2
-//    "result_limit": 20}}        // the most one info request adds, 1-200
+//    "result_limit": 20,         // the most one info request adds, 1-200
+//    "as_of": {"seq": 120}}}     // ask about the past (docs/history.md):
+//                                // the context is the world as it was
+//                                // after that seq, or {"time": ms} (the
+//                                // last event at or before it); with
+//                                // "branch": "name" on another branch.
+//                                // Recorded with the query, which is
+//                                // committed now (see rp_engine_memories_at
+//                                // for the errors of a bad point)
 // ```
 //
 // Each `"generate"` step (purpose `{"kind": "query"}`) carries the context
@@ -1633,8 +1863,10 @@ enum rp_result rp_engine_begin_time_skip(struct rp_engine *engine,
 // is an error of `rp_job_provide`: the record says what happened.
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not
-// match, an empty or too long question, a configuration out of range;
-// `RP_RESULT_NOT_FOUND` for an unknown `asked_as`;
+// match, an empty or too long question, a configuration out of range, an
+// `as_of` seq outside its branch or time before the world;
+// `RP_RESULT_NOT_FOUND` for an unknown `asked_as` (or one that did not
+// exist yet at `as_of`), an unknown `as_of` branch;
 // `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
 // `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback
 // running on this engine). On failure no job is made and nothing changes.
@@ -1657,8 +1889,12 @@ enum rp_result rp_engine_begin_query(struct rp_engine *engine,
 //
 // ```text
 // {"step": "generate",
-//  "purpose": {"kind": "summary"},   // a witness's summary of a scene
+//  "purpose": {"kind": "summary"},   // a witness's summary of a scene, or
+//                                    // in a tick the summaries of faded
+//                                    // memories (with a json_schema)
 //                                    // ({"kind": "query"}: a query round;
+//                                    // {"kind": "reflect", "speaker": 3}:
+//                                    // a tick's reflection, JSON;
 //                                    // {"kind": "initiate", "speaker": 3}:
 //                                    // a tick's first line of a
 //                                    // conversation, and {"kind": "reply",
@@ -1667,8 +1903,10 @@ enum rp_result rp_engine_begin_query(struct rp_engine *engine,
 //  "messages": [{"role": "system", "content": "You are Tobias Reed..."},
 //               {"role": "user", "content": "..."}],
 //  "params": {"temperature": 0.3},   // the options' sampling, as set
-//  "json_schema": {...}}             // a query's: what the answer must
-//                                    // match (summaries have none)
+//  "json_schema": {...}}             // a query's, a reflection's, a tick's
+//                                    // memory summaries': what the answer
+//                                    // must match (a scene's summary has
+//                                    // none)
 // {"step": "done"}                   // nothing more: rp_job_finish
 // ```
 //
@@ -1697,10 +1935,12 @@ enum rp_result rp_job_step(struct rp_engine *engine, struct rp_job *job, char **
 // `result_json` (`result_json_len` bytes of UTF-8, borrowed for the call)
 // is the result object of `rp_turn_provide` (`{"text": "..."}` is enough;
 // `"model"`, `"prompt_tokens"`, `"completion_tokens"` are recorded,
-// `"tool_calls"` are ignored by all but a tick's turns). For a summary,
-// `"text"` (trimmed) is the witness's memory of the scene; for a query
-// round, the model's JSON answer (see `rp_engine_begin_query`), as a
-// string; for a tick, the line, as for `rp_turn_provide`.
+// `"tool_calls"` are ignored by all but a tick's turns). For a scene's
+// summary, `"text"` (trimmed) is the witness's memory of the scene; for a
+// query round, the model's JSON answer (see `rp_engine_begin_query`), as a
+// string; for a tick, the line, as for `rp_turn_provide`, or the JSON
+// answer of its memory summaries and reflections (see
+// `rp_engine_begin_tick`).
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match,
 // an empty or oversized summary, or an `engine` that is not the one the job
@@ -1880,7 +2120,13 @@ enum rp_result rp_job_fail(struct rp_engine *engine,
 //  "held": [[3, [GATE, ...]]],  // characters whose initiation a gate
 //                           // held back, with the gates
 //  "retries": [],           // characters whose $retry fell due
-//  "story": false}          // whether scoped events started or expired
+//  "story": false,          // whether scoped events started or expired
+//  "faded": [{"id": 30, "stage": "residue"}],  // memories moved on in
+//                           // arithmetic (docs/memory.md)
+//  "summarized": [31],      // whole memories reduced to a summary
+//  "reflections": [{"entity": 3, "insights": [90],  // the reflection
+//                   "rejected": null}]}  // memories made, or why the
+//                           // answer was rejected
 // ```
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_CONFLICT` when the job still needs a
@@ -1977,8 +2223,9 @@ enum rp_result rp_engine_run_job(struct rp_engine *engine,
 //  "created": 1000,          // host clock, ms; default: the world's clock
 //  "pinned": false,          // always in the owner's prompt (see
 //                            // rp_engine_always_loaded)
-//  "embedding": [0.1, -0.3]} // the host's vector for the text (semantic
+//  "embedding": [0.1, -0.3], // the host's vector for the text (semantic
 //                            // recall), 1 to 4096 numbers, stored with it
+//  "sources": [12, 17]}      // a reflection's own memories it rests on
 // ```
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match
@@ -2016,21 +2263,21 @@ enum rp_result rp_engine_remove_memory(struct rp_engine *engine, uint64_t memory
 //
 // ```text
 // [{"id": 7, "text": "Wren paid in silver", "kind": "utterance",
-//   "score": 2.1, "relevance": 1.0, "recency": 0.6, "significance": 0.5}]
+//   "score": 2.1, "relevance": 1.0, "retention": 0.6, "significance": 0.5}]
 // ```
 //
-// Only the speaker's own memories (what it witnessed) can come back. The
-// score is `relevance` (BM25 of the query, divided by the best among the
-// candidates) + `recency` (halving every half-life since the memory was last
-// recalled or formed; a memory's half-life is `half_life_ms` times
-// 1 + log2(1 + the times it was recalled)) + `significance`, each weighted. `query` is text, never
-// query syntax: quotes, colons, `AND` and the like are only characters. An
-// empty query ranks by recency and significance alone.
+// Only the speaker's own memories (what it witnessed) can come back, and
+// only those still in mind (whole, or reduced to a summary: `text` is then
+// the summary). The score is `relevance` (BM25 of the query, divided by the
+// best among the candidates) + `retention` (how well the memory is kept at
+// `now`: see `rp_engine_retention`) + `significance`, each weighted. `query`
+// is text, never query syntax: quotes, colons, `AND` and the like are only
+// characters. An empty query ranks by retention and significance alone.
 //
 // `options_json` (`options_len` bytes; `NULL` with length 0 for the
 // defaults) is a JSON object with any of
-// `{"k": 10, "candidates": 8, "half_life_ms": 4.98e8,
-//   "weights": {"relevance": 1, "recency": 1, "significance": 1},
+// `{"k": 10, "candidates": 8,
+//   "weights": {"relevance": 1, "retention": 1, "significance": 1},
 //   "query_embedding": [0.1, -0.3], "semantic": 0.5}`.
 // With `query_embedding` (the host's vector for the query), memories that
 // have a vector are also found by cosine similarity, and `semantic` (0–1)
@@ -2061,7 +2308,8 @@ enum rp_result rp_engine_recall(struct rp_engine *engine,
 
 // Records that the `count` memories of `memory_ids` were recalled at `at`
 // (one event): each one's last-accessed time becomes `at` and its access
-// count goes up by one, which recency reads. Writes the new head to
+// count goes up by one, and it is reinforced (its retention fades more
+// slowly from then on; docs/memory.md). Writes the new head to
 // `*out_head`. `memory_ids` may be `NULL` when `count` is 0 (nothing is
 // recorded).
 //
@@ -2082,6 +2330,27 @@ enum rp_result rp_engine_mark_recalled(struct rp_engine *engine,
                                        int64_t at,
                                        uint64_t *out_head);
 
+// How well memory `memory_id` is kept at `now` (host clock, ms): its
+// retention, 0–1, written to `*out_retention` (docs/memory.md). Read
+// without ticking and changing nothing; 1 for a pinned memory or an event's
+// gist, which never fade. It falls as `(1 + 19/81 · t/S)^−0.5` with the
+// time `t` since the memory was last recalled (or formed) and its stability
+// `S` (set by its significance, raised by each recall).
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` for a memory that does not
+// exist; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback of a turn on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_retention` is writable.
+enum rp_result rp_engine_retention(const struct rp_engine *engine,
+                                   uint64_t memory_id,
+                                   int64_t now,
+                                   double *out_retention);
+
 // The memory `memory_id` as JSON, written to `*out_json` (a string the
 // caller releases with `rp_string_free`). This is the host's view: any
 // memory, whoever holds it. Changes nothing.
@@ -2098,8 +2367,16 @@ enum rp_result rp_engine_mark_recalled(struct rp_engine *engine,
 //  "access_count": 0,           // how often recalled
 //  "decay": "full",             // or "summary", "residue", "forgotten"
 //  "pinned": false,
-//  "embedding": [0.1, -0.3]}    // only when the host gave one
+//  "embedding": [0.1, -0.3],    // only when the host gave one
+//  "stability": 2.1e8,          // ms until retention falls to 0.9; only
+//                               // once reinforced (see rp_engine_retention)
+//  "summary": "Wren paid",      // at stage "summary": what is left of it
+//  "feeling": "fond",           // the feeling it left, with its summary
+//  "about": 4,                  // whom it was mostly about
+//  "sources": [12, 17]}         // a reflection's memories it rests on
 // ```
+//
+// How memories fade, and what each stage keeps, is docs/memory.md.
 //
 // Memories are not edited: remove one (`rp_engine_remove_memory`) and add
 // another (`rp_engine_add_memory`).
@@ -3238,7 +3515,7 @@ enum rp_result rp_turn_free(struct rp_turn *turn);
 // - `query`, `query_len`: the line the speaker answers, which recall
 //   searches for (UTF-8, borrowed for the call); `NULL` with length 0: the
 //   last line the speaker heard.
-// - `now`: the host clock, ms (recency is measured from it).
+// - `now`: the host clock, ms (recalled memories' retention is read at it).
 // - `prompt_options_json`, `prompt_options_len`: the `"prompt"` object of
 //   the turn options (see `rp_turn_begin`); `NULL` with length 0 for the
 //   defaults.
@@ -3502,7 +3779,9 @@ enum rp_result rp_engine_edges_from(const struct rp_engine *engine,
 //  "summary": "Fond of him the way one is fond of a stray dog.",
 //  "knowledge": ["owes her eleven silver"],  // what from knows of to
 //  "private_moments": [],      // moments only these two share
-//  "last_interaction": null}   // host clock, ms, or null
+//  "last_interaction": null,   // host clock, ms, or null
+//  "imprints": ["fond"]}       // feelings faded memories left (only
+//                              // when there are some; docs/memory.md)
 // ```
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such

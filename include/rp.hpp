@@ -528,6 +528,21 @@ public:
         return detail::string_out(
             [&](char **out) { return rp_engine_memories_of(engine_, owner, out); });
     }
+    // The past (docs/history.md): what `entity` could recall, and believed, at
+    // the point `as_of_json` names ({"seq": 120} or {"time": ms}, optionally
+    // with "branch"), as JSON (see rp_engine_memories_at, rp_engine_beliefs_at).
+    std::string memories_at(std::uint64_t entity, std::string_view as_of_json) {
+        return detail::string_out([&](char **out) {
+            return rp_engine_memories_at(engine_, entity, detail::text(as_of_json),
+                                         as_of_json.size(), out);
+        });
+    }
+    std::string beliefs_at(std::uint64_t entity, std::string_view as_of_json) {
+        return detail::string_out([&](char **out) {
+            return rp_engine_beliefs_at(engine_, entity, detail::text(as_of_json),
+                                        as_of_json.size(), out);
+        });
+    }
     void remove_memory(std::uint64_t memory_id) {
         detail::check(rp_engine_remove_memory(engine_, memory_id));
     }
@@ -544,6 +559,13 @@ public:
         detail::check(rp_engine_mark_recalled(engine_, memory_ids.data(), memory_ids.size(), at,
                                               &seq));
         return seq;
+    }
+    // How well `memory_id` is kept at `now`: its retention, 0-1, read without
+    // ticking (see rp_engine_retention).
+    double retention(std::uint64_t memory_id, std::int64_t now) const {
+        double kept = 0.0;
+        detail::check(rp_engine_retention(engine_, memory_id, now, &kept));
+        return kept;
     }
     std::string search_entities(std::string_view query, std::size_t k) const {
         return detail::string_out([&](char **out) {
@@ -737,6 +759,27 @@ public:
     void set_personality(std::uint64_t entity, std::string_view personality_json) {
         detail::check(rp_engine_set_personality(engine_, entity, detail::text(personality_json),
                                                 personality_json.size()));
+    }
+
+    // Beliefs about people (docs/beliefs.md). What `observer` believes of each
+    // person at `now`, as JSON (see rp_engine_beliefs).
+    std::string beliefs(std::uint64_t observer, std::int64_t now) const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_beliefs(engine_, observer, now, out); });
+    }
+    // Records a belief given as JSON (see rp_engine_observe_belief).
+    void observe_belief(std::string_view belief_json, std::int64_t now) {
+        detail::check(rp_engine_observe_belief(engine_, detail::text(belief_json),
+                                               belief_json.size(), now));
+    }
+    // A person who is only talked about (by: 0 for the host); returns its id.
+    std::uint64_t mention_person(std::string_view name, std::string_view facts,
+                                 std::uint64_t by, std::int64_t now) {
+        std::uint64_t id = 0;
+        detail::check(rp_engine_mention_person(engine_, detail::text(name), name.size(),
+                                               detail::optional_text(facts), facts.size(), by,
+                                               now, &id));
+        return id;
     }
 
     // The callback form (rp_engine_run_job): runs `job` to its end through

@@ -7,9 +7,9 @@
 //! "common" queries made only of words among the 10 most common.
 //!
 //! - rp: `Engine::recall` (k = 10, 8 candidates per result: BM25 top 80 with the owner as a
-//!   required clause, reranked by relevance + recency + significance);
+//!   required clause, reranked by relevance + retention + significance);
 //! - FTS5: `mem(text, owner)` with the owner as a token of its own column, `MATCH 'owner: oN
-//!   AND text: (w1 OR w2 …)'`, ordered by `-bm25(mem, 1.0, 0.0)` plus the same recency and
+//!   AND text: (w1 OR w2 …)'`, ordered by `-bm25(mem, 1.0, 0.0)` plus the same retention and
 //!   significance terms, `LIMIT 10`.
 //!
 //! Also: indexing throughput (building the index from the world), the cost a turn's 50 new
@@ -127,6 +127,11 @@ fn rp_world(c: &Corpus) -> (Engine, Vec<EntityId>, Duration) {
                             pinned: false,
                             embedding: None,
                             scene: None,
+                            stability: 0.0,
+                            summary: None,
+                            feeling: None,
+                            about: None,
+                            sources: Vec::new(),
                         },
                     },
                 )
@@ -139,15 +144,18 @@ fn rp_world(c: &Corpus) -> (Engine, Vec<EntityId>, Duration) {
 
 fn fts5(c: &Corpus) -> (Connection, Duration) {
     let db = Connection::open_in_memory().expect("sqlite");
-    // The bundled SQLite has no math functions: recency as a Rust scalar function.
+    // The bundled SQLite has no math functions: retention (docs/memory.md) as a Rust scalar
+    // function, the same arithmetic as rp's for a memory never recalled.
     db.create_scalar_function(
-        "half_life_decay",
+        "retention",
         2,
         rusqlite::functions::FunctionFlags::SQLITE_DETERMINISTIC,
         |ctx| {
             let age: f64 = ctx.get(0)?;
-            let half_life: f64 = ctx.get(1)?;
-            Ok(0.5f64.powf(age.max(0.0) / half_life))
+            let sig: f64 = ctx.get(1)?;
+            let base = rp_core::DriveSettings::default().memory_stability_ms();
+            let stability = rp_core::retention::initial_stability(base, sig);
+            Ok(rp_core::retention::retention(age, stability))
         },
     )
     .expect("function");
@@ -172,21 +180,19 @@ fn fts5(c: &Corpus) -> (Connection, Duration) {
     (db, took)
 }
 
-/// FTS5's top 10 for (owner, words): BM25 on the text column plus the same recency and
+/// FTS5's top 10 for (owner, words): BM25 on the text column plus the same retention and
 /// significance terms as rp.
-fn fts5_query(db: &Connection, owner: usize, words: &[String], now: i64, half_life: f64) -> usize {
+fn fts5_query(db: &Connection, owner: usize, words: &[String], now: i64) -> usize {
     let matched = format!("owner : o{owner} AND text : ({})", words.join(" OR "));
     let mut q = db
         .prepare_cached(
             "SELECT rowid, -bm25(mem, 1.0, 0.0) \
-               + half_life_decay(?2 - created, ?3) + sig AS score \
+               + retention(?2 - created, sig) + sig AS score \
              FROM mem WHERE mem MATCH ?1 ORDER BY score DESC LIMIT 10",
         )
         .expect("query");
     let rows = q
-        .query_map(rusqlite::params![matched, now, half_life], |r| {
-            r.get::<_, i64>(0)
-        })
+        .query_map(rusqlite::params![matched, now], |r| r.get::<_, i64>(0))
         .expect("rows");
     rows.count()
 }
@@ -219,6 +225,11 @@ fn semantic(c: &Corpus) {
                     pinned: false,
                     embedding: Some(vector(&mut rng)),
                     scene: None,
+                    stability: 0.0,
+                    summary: None,
+                    feeling: None,
+                    about: None,
+                    sources: Vec::new(),
                 },
             })
             .collect();
@@ -307,7 +318,7 @@ fn main() {
             });
             rp_found += found.len();
             rp.push(t);
-            let (count, t) = time(|| fts5_query(&db, *owner, words, now, options.half_life_ms));
+            let (count, t) = time(|| fts5_query(&db, *owner, words, now));
             sq_found += count;
             sq.push(t);
         }
@@ -358,6 +369,11 @@ fn main() {
                         pinned: false,
                         embedding: None,
                         scene: None,
+                        stability: 0.0,
+                        summary: None,
+                        feeling: None,
+                        about: None,
+                        sources: Vec::new(),
                     },
                 }
             })

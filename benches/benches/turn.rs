@@ -185,6 +185,8 @@ fn edge(from: EntityId, to: EntityId, v: &Vocabulary, rng: &mut Rng) -> Edge {
         knowledge: (0..2).map(|_| v.text(rng, 3, 6)).collect(),
         private_moments: vec![v.text(rng, 5, 8)],
         last_interaction: Some(START),
+        imprints: Vec::new(),
+        source: None,
     }
 }
 
@@ -311,6 +313,11 @@ fn add_memories(engine: &mut Engine, owners: &[EntityId], n: usize, v: &Vocabula
                         pinned: k < 2 * owners.len(),
                         embedding: None,
                         scene: None,
+                        stability: 0.0,
+                        summary: None,
+                        feeling: None,
+                        about: None,
+                        sources: Vec::new(),
                     },
                 }
             })

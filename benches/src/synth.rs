@@ -356,6 +356,8 @@ impl Synth {
             knowledge,
             private_moments,
             last_interaction: Some(self.now),
+            imprints: Vec::new(),
+            source: None,
         }
     }
 
@@ -379,6 +381,11 @@ impl Synth {
             pinned: false,
             embedding: None,
             scene: None,
+            stability: 0.0,
+            summary: None,
+            feeling: None,
+            about: None,
+            sources: Vec::new(),
         }
     }
 

@@ -147,6 +147,8 @@ fn play(world: &mut World) -> Vec<Event> {
                 knowledge: vec!["tips well".into()],
                 private_moments: vec![],
                 last_interaction: Some(60_000),
+                imprints: Vec::new(),
+                source: None,
                 ..Edge::new(mira, wren)
             },
         },
@@ -196,6 +198,11 @@ fn play(world: &mut World) -> Vec<Event> {
                 pinned: false,
                 embedding: None,
                 scene: None,
+                stability: 0.0,
+                summary: None,
+                feeling: None,
+                about: None,
+                sources: Vec::new(),
             },
         },
         Event::WorldFileApplied {

@@ -12,6 +12,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod decay;
 pub mod drives;
 mod engine;
 mod error;
@@ -34,9 +35,14 @@ pub mod turn;
 pub mod update;
 pub mod worldfile;
 
-pub use engine::{BranchInfo, Durability, Engine, EngineOptions, PublishedHead, RewindPreview};
+pub use engine::{
+    BeliefsAt, BranchInfo, Durability, Engine, EngineOptions, HistoryOptions, HistoryStats,
+    MemoriesAt, PublishedHead, RewindPreview,
+};
 pub use error::{Error, ErrorKind, Result};
-pub use log::{Event, Message, Named, Speech, World, WorldSettings};
+pub use log::{
+    AspectView, BeliefView, Event, FeltView, Message, Named, Speech, World, WorldSettings,
+};
 pub use model::*;
 
 /// The version of this library.

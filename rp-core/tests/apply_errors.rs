@@ -400,6 +400,11 @@ fn removing_an_entity_takes_its_edges_groups_and_memories_with_it() {
                 pinned: false,
                 embedding: None,
                 scene: None,
+                stability: 0.0,
+                summary: None,
+                feeling: None,
+                about: None,
+                sources: Vec::new(),
             },
         },
         Event::ActivityChanged {

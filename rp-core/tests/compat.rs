@@ -552,6 +552,7 @@ fn story(path: &Path) -> Engine {
             created: None,
             pinned: true,
             embedding: Some(g.vectors(&["a letter sealed with a heron".into()])[0].clone()),
+            sources: vec![],
         })
         .expect("memory");
     let passing = engine
@@ -564,6 +565,7 @@ fn story(path: &Path) -> Engine {
             created: Some(2 * MINUTE),
             pinned: false,
             embedding: None,
+            sources: vec![],
         })
         .expect("memory");
     engine.remove_memory(passing).expect("remove");
@@ -603,6 +605,8 @@ fn story(path: &Path) -> Engine {
                     knowledge: vec!["waters the ale".into()],
                     private_moments: vec!["the night of the flood".into()],
                     last_interaction: Some(3 * MINUTE),
+                    imprints: Vec::new(),
+                    source: None,
                     ..Edge::new(ana, mira)
                 },
             },

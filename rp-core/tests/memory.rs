@@ -59,7 +59,7 @@ fn relevance_only() -> RecallOptions {
     RecallOptions {
         weights: RecallWeights {
             relevance: 1.0,
-            recency: 0.0,
+            retention: 0.0,
             significance: 0.0,
         },
         ..RecallOptions::default()
@@ -103,7 +103,7 @@ fn a_speaker_recalls_its_own_memories_best_first() {
 }
 
 #[test]
-fn recency_and_significance_weigh_in() {
+fn retention_and_significance_weigh_in() {
     let mut t = tavern();
     let e = &mut t.engine;
     let hour = 3_600_000;
@@ -129,28 +129,34 @@ fn recency_and_significance_weigh_in() {
         })
         .expect("memory");
     let now = 500 * hour;
-    let recency_only = RecallOptions {
+    let retention_only = RecallOptions {
         weights: RecallWeights {
             relevance: 0.0,
-            recency: 1.0,
+            retention: 1.0,
             significance: 0.0,
         },
         ..RecallOptions::default()
     };
     let found = e
-        .recall(t.mira, "bard", now, &recency_only)
+        .recall(t.mira, "bard", now, &retention_only)
         .expect("recall");
     assert_eq!(found[0].id, new);
-    assert!((found[0].recency - 1.0).abs() < 1e-12);
-    // 500 hours at 0.995 per hour.
-    let expected = 0.995f64.powi(500);
+    assert!((found[0].retention - 1.0).abs() < 1e-12);
+    // 500 hours on FSRS's curve, from the stability significance 0.1 gives.
+    let base = rp_core::DriveSettings::default().memory_stability_ms();
+    let s = rp_core::retention::initial_stability(base, 0.1);
+    let expected = (1.0 + 19.0 / 81.0 * (500 * hour) as f64 / s).powf(-0.5);
     let old_one = found.iter().find(|r| r.id == old).expect("old");
-    assert!((old_one.recency - expected).abs() < 1e-9, "{old_one:?}");
+    assert!((old_one.retention - expected).abs() < 1e-12, "{old_one:?}");
+    assert_eq!(e.retention(old, now).expect("retention"), old_one.retention);
+    // Significance makes a memory last: the grave one, as old, is better kept.
+    let grave_one = found.iter().find(|r| r.id == grave).expect("grave");
+    assert!(grave_one.retention > old_one.retention);
 
     let significance_only = RecallOptions {
         weights: RecallWeights {
             relevance: 0.0,
-            recency: 0.0,
+            retention: 0.0,
             significance: 1.0,
         },
         ..RecallOptions::default()
@@ -160,19 +166,57 @@ fn recency_and_significance_weigh_in() {
         .expect("recall");
     assert_eq!(found[0].id, grave);
 
-    // Recalling reinforces: the old memory, recalled now, is as recent as the new one.
+    // Recalling reinforces: the old memory, recalled now, is as fresh as the new one.
     e.mark_recalled(&[old], now).expect("mark");
     let m = e.world().memory(old).expect("old");
     assert_eq!((m.last_accessed, m.access_count), (Some(now), 1));
+    assert!(m.stability > s, "a recall raises the stability");
     let found = e
-        .recall(t.mira, "bard sea", now, &recency_only)
+        .recall(t.mira, "bard sea", now, &retention_only)
         .expect("recall");
-    let r = |id| found.iter().find(|r| r.id == id).expect("found").recency;
+    let r = |id| found.iter().find(|r| r.id == id).expect("found").retention;
     assert_eq!(r(old), r(new));
 }
 
 #[test]
-fn an_often_recalled_memory_fades_more_slowly() {
+fn a_reinforced_old_memory_beats_a_weak_recent_one() {
+    let mut t = tavern();
+    let e = &mut t.engine;
+    let day = 24 * 3_600_000;
+    // Formed 60 days ago and recalled now and then, spaced out, for a month.
+    let old = e
+        .add_memory(NewMemory {
+            created: Some(0),
+            significance: 0.5,
+            ..NewMemory::new(t.mira, "the bard sang of the sea")
+        })
+        .expect("memory");
+    for at in [1, 3, 7, 15, 30] {
+        e.mark_recalled(&[old], at * day).expect("mark");
+    }
+    // Formed three days ago, of little weight, never recalled.
+    let recent = e
+        .add_memory(NewMemory {
+            created: Some(57 * day),
+            significance: 0.5,
+            ..NewMemory::new(t.mira, "the bard sang of the hills")
+        })
+        .expect("memory");
+    let now = 60 * day;
+    let found = e
+        .recall(t.mira, "bard sang", now, &RecallOptions::default())
+        .expect("recall");
+    assert_eq!(ids(&found), vec![old, recent], "{found:?}");
+    let r = |id| found.iter().find(|r| r.id == id).expect("found");
+    assert_eq!(r(old).relevance, r(recent).relevance);
+    assert!(
+        r(old).retention > 0.9 && r(recent).retention < 0.9,
+        "{found:?}"
+    );
+}
+
+#[test]
+fn reinforcement_needs_spacing_and_recalls_in_one_record_are_independent() {
     let mut t = tavern();
     let e = &mut t.engine;
     let hour = 3_600_000;
@@ -184,44 +228,43 @@ fn an_often_recalled_memory_fades_more_slowly() {
         })
         .expect("memory")
     };
-    // Two memories alike in all but how often they were recalled; the one added first has
-    // the lower id, so it would win a tie.
-    let once = memory(e, "the bard sang of the sea");
-    let often = memory(e, "the bard sang of the hills");
-    e.mark_recalled(&[once, often], 10 * hour).expect("mark");
-    for at in [4, 6, 8] {
-        e.mark_recalled(&[often], at * hour).expect("mark");
+    let massed = memory(e, "the bard sang of the sea");
+    let spaced = memory(e, "the bard sang of the hills");
+    let other = memory(e, "the bard sang of the plains");
+    // Five recalls within a minute barely add to five spaced a day apart.
+    for k in 0..5 {
+        e.mark_recalled(&[massed], 24 * hour + k * 10_000)
+            .expect("mark");
+        e.mark_recalled(&[spaced], (k + 1) * 24 * hour)
+            .expect("mark");
     }
-    e.mark_recalled(&[once, often], 10 * hour).expect("mark");
     let (a, b) = (
-        e.world().memory(once).unwrap(),
-        e.world().memory(often).unwrap(),
+        e.world().memory(massed).unwrap(),
+        e.world().memory(spaced).unwrap(),
     );
-    assert_eq!((a.last_accessed, a.access_count), (Some(10 * hour), 2));
-    assert_eq!((b.last_accessed, b.access_count), (Some(10 * hour), 5));
-
-    let now = 300 * hour;
-    let found = e
-        .recall(t.mira, "bard sang", now, &RecallOptions::default())
+    assert_eq!((a.access_count, b.access_count), (5, 5));
+    assert!(
+        b.stability > 3.0 * a.stability,
+        "{} vs {}",
+        b.stability,
+        a.stability
+    );
+    // The order of the ids in one record changes nothing.
+    let mut forward = e.world().clone();
+    let mut backward = e.world().clone();
+    forward
+        .apply(&Event::MemoriesRecalled {
+            ids: vec![massed, spaced, other],
+            at: 300 * hour,
+        })
         .expect("recall");
-    assert_eq!(ids(&found), vec![often, once]);
-    let r = |id| found.iter().find(|r| r.id == id).expect("found");
-    assert_eq!(r(once).relevance, r(often).relevance);
-    assert_eq!(r(once).significance, r(often).significance);
-    // 290 hours at a half-life of 1 + log2(1 + n) default half-lives.
-    let half_life = RecallOptions::default().half_life_ms;
-    let expected =
-        |n: f64| 0.5f64.powf(290.0 * hour as f64 / (half_life * (1.0 + (1.0 + n).log2())));
-    assert!(
-        (r(once).recency - expected(2.0)).abs() < 1e-12,
-        "{:?}",
-        r(once)
-    );
-    assert!(
-        (r(often).recency - expected(5.0)).abs() < 1e-12,
-        "{:?}",
-        r(often)
-    );
+    backward
+        .apply(&Event::MemoriesRecalled {
+            ids: vec![other, spaced, massed],
+            at: 300 * hour,
+        })
+        .expect("recall");
+    assert_eq!(forward.to_bytes(), backward.to_bytes());
 }
 
 #[test]
@@ -348,12 +391,8 @@ fn bad_options_and_unknown_speakers_are_refused() {
             ..RecallOptions::default()
         },
         RecallOptions {
-            half_life_ms: 0.0,
-            ..RecallOptions::default()
-        },
-        RecallOptions {
             weights: RecallWeights {
-                recency: f64::NAN,
+                retention: f64::NAN,
                 ..RecallWeights::default()
             },
             ..RecallOptions::default()

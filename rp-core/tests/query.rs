@@ -64,6 +64,11 @@ fn memory(id: MemoryId, owner: EntityId, witnesses: &[EntityId], text: &str) -> 
             pinned: false,
             embedding: None,
             scene: None,
+            stability: 0.0,
+            summary: None,
+            feeling: None,
+            about: None,
+            sources: Vec::new(),
         },
     }
 }

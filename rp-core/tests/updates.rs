@@ -833,6 +833,13 @@ fn samples(field: &str) -> Vec<Option<serde_json::Value>> {
         "thread" | "event" => vec![json!(0), json!(7), json!(-1), json!(1u64 << 53)],
         "line" => vec![json!(1), json!(0), json!(2)],
         "significance" => vec![json!(0.5), json!(1.5)],
+        "energy" | "confidence" => vec![json!(0.5), json!(1.5)],
+        "traits" => vec![json!(["stubborn"]), json!([""]), json!([])],
+        "name" => vec![json!("Wren's mother"), json!(""), json!("Wren")],
+        "description" => vec![json!("A seamstress."), json!("")],
+        "from" | "to" => vec![json!("Wren"), json!("Mira Holt"), json!("Nobody")],
+        "sentiment" => vec![json!(-0.5), json!(-1.5)],
+        "relation" => vec![json!("mother"), json!("y".repeat(101))],
         other => panic!("no samples for {other}"),
     }
     .into_iter()
@@ -867,6 +874,15 @@ const TYPES: &[(&str, &[&str])] = &[
     ("event_started", &["event"]),
     ("event_completed", &["event", "gist"]),
     ("significance", &["who", "line", "significance"]),
+    (
+        "belief",
+        &["who", "about", "line", "mood", "energy", "traits"],
+    ),
+    ("person_mentioned", &["name", "line", "description"]),
+    (
+        "relation",
+        &["who", "from", "to", "line", "sentiment", "relation"],
+    ),
 ];
 
 /// Why the judge may still refuse a report the schema takes: the state of the world (what is
@@ -884,6 +900,9 @@ const WORLD_STATE: &[&str] = &[
     "there is no active event",
     "did not hear line",
     "a report about oneself",
+    "one's own feelings",
+    "a relation is between two people",
+    "there is no \"Nobody\"",
     "nothing picks itself up",
 ];
 

@@ -2,7 +2,8 @@
 //! `/why` (a character's last response decision and its trace, then why it last spoke first),
 //! `/prompt` (the prompt a character would be given now, piece by piece), `/state`, `/go`, and
 //! the history commands `/rewind`, `/branches` and `/switch` over the engine's branches. The
-//! commands over the drives (`/wait`, `/drives`) are in `drives.rs`.
+//! commands over the drives (`/wait`, `/drives`) are in `drives.rs`, `/memories` in
+//! `memories.rs`, `/beliefs` in `beliefs.rs`.
 
 use crate::print::clock;
 use crate::resolve_entity;
@@ -27,6 +28,10 @@ Type a line to speak as Wren. Commands:
                  first; characters fall asleep and wake
   /drives NAME   NAME's drives now: energy, mode, social debt, task, curiosity, pressure,
                  and the strongest pull to speak first, explained
+  /memories NAME NAME's memories: each one's stage (whole, summary, residue, forgotten) and
+                 how well it is kept now; reflections and what they rest on
+  /beliefs NAME  what NAME believes about others (mood, energy, availability, traits, how
+                 they feel about a third), how sure it is now and where it comes from
   /rewind        the seqs to rewind to, to unsay each of your recent lines
   /rewind SEQ    rewind the story to just after event SEQ; the undone events stay a branch
   /branches      the branches of the story
@@ -47,6 +52,8 @@ impl Session {
             "go" => self.go(arg)?,
             "wait" => self.wait(arg)?,
             "drives" => self.drives(arg)?,
+            "memories" => self.memories(arg)?,
+            "beliefs" => self.beliefs(arg)?,
             "rewind" => self.rewind(arg)?,
             "branches" => self.branches(),
             "switch" => self.switch(arg)?,

@@ -88,7 +88,7 @@ pub fn parse_duration(text: &str) -> Result<Millis, String> {
 }
 
 /// `ms` in words: "half a minute", "20 minutes", "1 hour 30 minutes", "45 seconds".
-fn span(ms: Millis) -> String {
+pub(crate) fn span(ms: Millis) -> String {
     if ms == 30_000 {
         return "half a minute".into();
     }
@@ -110,7 +110,8 @@ fn span(ms: Millis) -> String {
 /// generation and runs until the next one.
 fn by_initiation(calls: Vec<Call>) -> Vec<Vec<Call>> {
     let mut out: Vec<Vec<Call>> = Vec::new();
-    for call in calls {
+    // Memory work between turns belongs to no initiation.
+    for call in calls.into_iter().filter(|c| !c.memory) {
         match (
             matches!(call.purpose, Purpose::Initiate { .. }),
             out.last_mut(),
@@ -214,8 +215,8 @@ impl Session {
         Ok(happened)
     }
 
-    /// Prints one tick: who fell asleep or woke, who held back, each initiation's line and
-    /// the answers to it. True when any of that happened.
+    /// Prints one tick: who fell asleep or woke, who held back, who reflected and what faded,
+    /// each initiation's line and the answers to it. True when any of that happened.
     fn print_tick(
         &mut self,
         outcome: &TickOutcome,
@@ -245,6 +246,32 @@ impl Session {
                 );
                 happened = true;
             }
+        }
+        for r in &outcome.reflections {
+            happened = true;
+            let name = self.name(r.entity);
+            if let Some(why) = &r.rejected {
+                println!("  ({at}: {name} tries to make sense of things, but cannot: {why}.)");
+            }
+            for id in &r.insights {
+                let text = self
+                    .engine
+                    .world()
+                    .memory(*id)
+                    .map_or("", |m| m.text.as_str());
+                println!("  ({at}: {name} reflects: \"{text}\")");
+            }
+        }
+        if !outcome.faded.is_empty() || !outcome.summarized.is_empty() {
+            happened = true;
+            let to = |stage| outcome.faded.iter().filter(|c| c.stage == stage).count();
+            println!(
+                "  ({at}: memories fade: {} kept only as a summary, {} only as a feeling, {} \
+                 forgotten. /memories NAME shows them.)",
+                outcome.summarized.len(),
+                to(rp_core::DecayStage::Residue),
+                to(rp_core::DecayStage::Forgotten),
+            );
         }
         for init in &outcome.initiations {
             happened = true;

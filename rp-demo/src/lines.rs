@@ -226,8 +226,11 @@ impl Generate for Initiations {
         request: &GenerateRequest,
         sink: &mut dyn TokenSink,
     ) -> Result<GenerateResult, String> {
-        let Some(speaker) = request.purpose.speaker() else {
-            return self.inner.generate(request, sink).await;
+        // Only lines are scripted; the rest (summaries, reflections, state updates) get the
+        // inner generator's answers.
+        let speaker = match request.purpose {
+            Purpose::Reply { speaker } | Purpose::Initiate { speaker } => speaker,
+            _ => return self.inner.generate(request, sink).await,
         };
         self.prepare(request.purpose, speaker);
         let result = self.inner.generate(request, sink).await?;

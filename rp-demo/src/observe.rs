@@ -18,6 +18,9 @@ pub struct Call {
     pub last_message: String,
     /// The answer, or the generator's error.
     pub result: Result<GenerateResult, String>,
+    /// Whether it was memory work between turns (a reflection, or summaries of faded
+    /// memories), not part of a turn.
+    pub memory: bool,
 }
 
 impl Call {
@@ -67,6 +70,8 @@ impl Generate for Observed<'_> {
                     .map(|m| m.content.clone())
                     .unwrap_or_default(),
                 result: result.clone(),
+                memory: matches!(request.purpose, Purpose::Reflect { .. })
+                    || (request.purpose == Purpose::Summary && request.json_schema.is_some()),
             });
         result
     }

@@ -280,6 +280,29 @@ fn left_alone_long_enough_tobias_speaks_first_and_drives_and_why_say_why() {
 }
 
 #[test]
+fn memories_show_their_stage_and_retention_beliefs_their_confidence_and_characters_reflect() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = play(
+        &dir.path().join("tavern.rp"),
+        b"Evening, Tobias. Any news from the marsh?\n/beliefs Tobias\n/memories Tobias\n/wait 48h\n/memories Tobias\n/memories Nobody\n",
+    );
+    run.ends_well()
+        // He heard Wren speak: he believes her there, and is sure of it.
+        .says("What Tobias Reed believes, at day 1, 00:00:30:")
+        .says("availability 1.00 (sure 100 %, seen, just now)")
+        // Just said and heard: whole, fully kept.
+        .says("Tobias Reed holds 2 memories: 2 whole, 0 summaries, 0 residues, 0 forgotten.")
+        .says("[whole, retention 1.00] Wren: Evening, Tobias. Any news from the marsh?")
+        .says("Since Tobias Reed last reflected: significance 0.6 of 13.5.")
+        // Two days on: he reflected on what he lived, and the lines of closed scenes are
+        // kept by their scenes' summaries.
+        .says("Tobias Reed reflects: \"I keep thinking about what happened lately.\"")
+        .says("[in its scene's summary, retention 0.")
+        .says(", a reflection on memory#")
+        .says("No one here is called \"Nobody\"");
+}
+
+#[test]
 fn bad_commands_and_names_get_a_message_and_the_run_ends_well() {
     let dir = tempfile::tempdir().unwrap();
     play(

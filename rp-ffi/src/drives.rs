@@ -241,7 +241,10 @@ pub unsafe extern "C" fn rp_engine_next_tick_at(
 ///  "reason": {"kind": "pressure", "to": 1}}
 ///                                // its pressure toward entity 1 reaches
 ///                                // the threshold; or {"kind": "sleep"},
-///                                // "wake", "inbox", "retry", "story"
+///                                // "wake", "inbox", "retry", "story",
+///                                // "reflect" (enough lived to reflect
+///                                // on), "decay" (entity null: a memory
+///                                // fades; docs/memory.md)
 /// ```
 ///
 /// or `null` when nothing will happen until the host changes something.
@@ -277,8 +280,17 @@ pub unsafe extern "C" fn rp_engine_next_tick(
 ///
 /// 1. at once, in this call, its arithmetic: the clock moves to `now`,
 ///    scoped events due start or expire, characters fall asleep or wake,
-///    inboxes due are processed (one commit; none when nothing is due);
-/// 2. then, for each character whose pressure crossed its threshold with
+///    inboxes due are processed, memories fade to a residue or are
+///    forgotten (one commit; none when nothing is due);
+/// 2. then the memory work it found (docs/memory.md), each answer committed
+///    as it comes: summaries of whole memories that faded (a `"generate"`
+///    step of purpose `"summary"` with a `json_schema`: answer
+///    `{"summaries": [{"id": 12, "summary": "...", "feeling": "fond",
+///    "about": "Wren"}]}`), then reflections (purpose `{"kind": "reflect",
+///    "speaker": 3}`: answer `{"insights": [{"text": "...", "sources":
+///    [12, 17], "significance": 0.8}]}`); a bad answer is asked again once
+///    with what was wrong;
+/// 3. then, for each character whose pressure crossed its threshold with
 ///    every gate open (at most `"max_initiations"`, highest pressure
 ///    first), the job asks for one line (a `"generate"` step of purpose
 ///    `{"kind": "initiate", "speaker": 3}`) and runs the rest as a turn:
@@ -290,8 +302,9 @@ pub unsafe extern "C" fn rp_engine_next_tick(
 /// A job freed before it finishes keeps what was committed (the
 /// arithmetic, the initiations that ended) and abandons the initiation in
 /// progress. `rp_job_fail` holds the initiation in progress back for one
-/// processing interval (committed) and ends the tick; `rp_job_finish` then
-/// returns `RP_RESULT_GENERATION` with the reason.
+/// processing interval (committed; a reflection is recorded as rejected,
+/// summaries are asked for again an hour later) and ends the tick;
+/// `rp_job_finish` then returns `RP_RESULT_GENERATION` with the reason.
 ///
 /// `options_json` (`options_json_len` bytes of UTF-8, borrowed for the
 /// call; `NULL` with length 0 for the defaults) is an object whose fields
@@ -504,6 +517,11 @@ pub unsafe extern "C" fn rp_engine_notify(
 ///  "urgent_task": 0.8,               // task pressure that is urgent
 ///  "belief_hours": 2.0,              // an availability report fades
 ///                                    // over this
+///  "belief_half_life_hours": 6.0,    // a belief about someone's mood,
+///                                    // energy or availability loses
+///                                    // half its confidence over this
+///  "trait_half_life_hours": 720.0,   // and one about traits or
+///                                    // feelings (see rp_engine_beliefs)
 ///  "night_start": 22.0, "night_end": 6.0,   // hours of day, 0-24
 ///  "sleep_energy": 0.05,             // falls asleep at or below this
 ///  "wake_energy": 0.3,               // wakes by day once back to this
@@ -519,8 +537,20 @@ pub unsafe extern "C" fn rp_engine_notify(
 ///  "stale_low_ms": 60000, "stale_idle_ms": 30000,  // dropped when older
 ///  "weights": {"social_debt": 0.6, "task": 0.5, "curiosity": 0.4,
 ///              "availability": 0.3},   // of the pressure terms, 0-10
-///  "stimulus_kinds": ["door"]}       // kinds beyond the built-in ones
+///  "stimulus_kinds": ["door"],      // kinds beyond the built-in ones
 ///                                    // (letters, digits, '_', '-')
+///  "memory_stability_hours": 24.0,   // memories (docs/memory.md): how
+///                                    // long one of significance 0.5
+///                                    // stays 90 % kept
+///  "summary_below": 0.6, "residue_below": 0.35, "forget_below": 0.2,
+///                                    // retention thresholds of the
+///                                    // stages, in this order
+///  "consolidated_days": 180.0,       // stability that stops fading
+///  "keep_recalls": 5,                // recalls that keep a summary
+///  "reflect_threshold": 15.0,        // summed significance to reflect
+///  "reflect_memories": 20,           // memories a reflection reads, 1-100
+///  "summary_batch": 20,              // memories per summary request, 1-100
+///  "decay_pass_hours": 1.0}          // least time between decay passes
 /// ```
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not

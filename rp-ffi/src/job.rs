@@ -384,7 +384,15 @@ pub unsafe extern "C" fn rp_engine_begin_time_skip(
 ///    "max_initial_entities": 10, // entities of the first context, 1-100
 ///    "include_relationships": true,
 ///    "temperature": 0.7,         // of its requests, 0-2
-///    "result_limit": 20}}        // the most one info request adds, 1-200
+///    "result_limit": 20,         // the most one info request adds, 1-200
+///    "as_of": {"seq": 120}}}     // ask about the past (docs/history.md):
+///                                // the context is the world as it was
+///                                // after that seq, or {"time": ms} (the
+///                                // last event at or before it); with
+///                                // "branch": "name" on another branch.
+///                                // Recorded with the query, which is
+///                                // committed now (see rp_engine_memories_at
+///                                // for the errors of a bad point)
 /// ```
 ///
 /// Each `"generate"` step (purpose `{"kind": "query"}`) carries the context
@@ -412,8 +420,10 @@ pub unsafe extern "C" fn rp_engine_begin_time_skip(
 /// is an error of `rp_job_provide`: the record says what happened.
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not
-/// match, an empty or too long question, a configuration out of range;
-/// `RP_RESULT_NOT_FOUND` for an unknown `asked_as`;
+/// match, an empty or too long question, a configuration out of range, an
+/// `as_of` seq outside its branch or time before the world;
+/// `RP_RESULT_NOT_FOUND` for an unknown `asked_as` (or one that did not
+/// exist yet at `as_of`), an unknown `as_of` branch;
 /// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
 /// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback
 /// running on this engine). On failure no job is made and nothing changes.
@@ -453,8 +463,12 @@ pub unsafe extern "C" fn rp_engine_begin_query(
 ///
 /// ```text
 /// {"step": "generate",
-///  "purpose": {"kind": "summary"},   // a witness's summary of a scene
+///  "purpose": {"kind": "summary"},   // a witness's summary of a scene, or
+///                                    // in a tick the summaries of faded
+///                                    // memories (with a json_schema)
 ///                                    // ({"kind": "query"}: a query round;
+///                                    // {"kind": "reflect", "speaker": 3}:
+///                                    // a tick's reflection, JSON;
 ///                                    // {"kind": "initiate", "speaker": 3}:
 ///                                    // a tick's first line of a
 ///                                    // conversation, and {"kind": "reply",
@@ -463,8 +477,10 @@ pub unsafe extern "C" fn rp_engine_begin_query(
 ///  "messages": [{"role": "system", "content": "You are Tobias Reed..."},
 ///               {"role": "user", "content": "..."}],
 ///  "params": {"temperature": 0.3},   // the options' sampling, as set
-///  "json_schema": {...}}             // a query's: what the answer must
-///                                    // match (summaries have none)
+///  "json_schema": {...}}             // a query's, a reflection's, a tick's
+///                                    // memory summaries': what the answer
+///                                    // must match (a scene's summary has
+///                                    // none)
 /// {"step": "done"}                   // nothing more: rp_job_finish
 /// ```
 ///
@@ -507,10 +523,12 @@ pub unsafe extern "C" fn rp_job_step(
 /// `result_json` (`result_json_len` bytes of UTF-8, borrowed for the call)
 /// is the result object of `rp_turn_provide` (`{"text": "..."}` is enough;
 /// `"model"`, `"prompt_tokens"`, `"completion_tokens"` are recorded,
-/// `"tool_calls"` are ignored by all but a tick's turns). For a summary,
-/// `"text"` (trimmed) is the witness's memory of the scene; for a query
-/// round, the model's JSON answer (see `rp_engine_begin_query`), as a
-/// string; for a tick, the line, as for `rp_turn_provide`.
+/// `"tool_calls"` are ignored by all but a tick's turns). For a scene's
+/// summary, `"text"` (trimmed) is the witness's memory of the scene; for a
+/// query round, the model's JSON answer (see `rp_engine_begin_query`), as a
+/// string; for a tick, the line, as for `rp_turn_provide`, or the JSON
+/// answer of its memory summaries and reflections (see
+/// `rp_engine_begin_tick`).
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match,
 /// an empty or oversized summary, or an `engine` that is not the one the job
@@ -741,7 +759,13 @@ pub unsafe extern "C" fn rp_job_fail(
 ///  "held": [[3, [GATE, ...]]],  // characters whose initiation a gate
 ///                           // held back, with the gates
 ///  "retries": [],           // characters whose $retry fell due
-///  "story": false}          // whether scoped events started or expired
+///  "story": false,          // whether scoped events started or expired
+///  "faded": [{"id": 30, "stage": "residue"}],  // memories moved on in
+///                           // arithmetic (docs/memory.md)
+///  "summarized": [31],      // whole memories reduced to a summary
+///  "reflections": [{"entity": 3, "insights": [90],  // the reflection
+///                   "rejected": null}]}  // memories made, or why the
+///                           // answer was rejected
 /// ```
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_CONFLICT` when the job still needs a

@@ -41,6 +41,7 @@
 use std::ffi::{CStr, c_char};
 
 mod arg;
+mod beliefs;
 mod branch;
 mod condition;
 mod drives;
@@ -48,6 +49,7 @@ mod engine;
 mod error;
 mod graph;
 mod handle;
+mod history;
 mod job;
 mod memory;
 mod panic;
@@ -106,6 +108,7 @@ pub use engine::{
 };
 pub use error::{rp_last_error, rp_result};
 pub use graph::{rp_engine_graph, rp_engine_query, rp_engine_recent_queries};
+pub use history::{rp_engine_beliefs_at, rp_engine_memories_at};
 pub use job::{
     rp_engine_begin_close_current_scene, rp_engine_begin_query, rp_engine_begin_scene_close,
     rp_engine_begin_time_skip, rp_engine_run_job, rp_job, rp_job_fail, rp_job_finish, rp_job_free,

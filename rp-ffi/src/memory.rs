@@ -28,8 +28,9 @@ use crate::turn::to_json;
 ///  "created": 1000,          // host clock, ms; default: the world's clock
 ///  "pinned": false,          // always in the owner's prompt (see
 ///                            // rp_engine_always_loaded)
-///  "embedding": [0.1, -0.3]} // the host's vector for the text (semantic
+///  "embedding": [0.1, -0.3], // the host's vector for the text (semantic
 ///                            // recall), 1 to 4096 numbers, stored with it
+///  "sources": [12, 17]}      // a reflection's own memories it rests on
 /// ```
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match
@@ -92,21 +93,21 @@ pub unsafe extern "C" fn rp_engine_remove_memory(
 ///
 /// ```text
 /// [{"id": 7, "text": "Wren paid in silver", "kind": "utterance",
-///   "score": 2.1, "relevance": 1.0, "recency": 0.6, "significance": 0.5}]
+///   "score": 2.1, "relevance": 1.0, "retention": 0.6, "significance": 0.5}]
 /// ```
 ///
-/// Only the speaker's own memories (what it witnessed) can come back. The
-/// score is `relevance` (BM25 of the query, divided by the best among the
-/// candidates) + `recency` (halving every half-life since the memory was last
-/// recalled or formed; a memory's half-life is `half_life_ms` times
-/// 1 + log2(1 + the times it was recalled)) + `significance`, each weighted. `query` is text, never
-/// query syntax: quotes, colons, `AND` and the like are only characters. An
-/// empty query ranks by recency and significance alone.
+/// Only the speaker's own memories (what it witnessed) can come back, and
+/// only those still in mind (whole, or reduced to a summary: `text` is then
+/// the summary). The score is `relevance` (BM25 of the query, divided by the
+/// best among the candidates) + `retention` (how well the memory is kept at
+/// `now`: see `rp_engine_retention`) + `significance`, each weighted. `query`
+/// is text, never query syntax: quotes, colons, `AND` and the like are only
+/// characters. An empty query ranks by retention and significance alone.
 ///
 /// `options_json` (`options_len` bytes; `NULL` with length 0 for the
 /// defaults) is a JSON object with any of
-/// `{"k": 10, "candidates": 8, "half_life_ms": 4.98e8,
-///   "weights": {"relevance": 1, "recency": 1, "significance": 1},
+/// `{"k": 10, "candidates": 8,
+///   "weights": {"relevance": 1, "retention": 1, "significance": 1},
 ///   "query_embedding": [0.1, -0.3], "semantic": 0.5}`.
 /// With `query_embedding` (the host's vector for the query), memories that
 /// have a vector are also found by cosine similarity, and `semantic` (0–1)
@@ -158,11 +159,11 @@ pub unsafe extern "C" fn rp_engine_recall(
                     let m = engine.world().memory(r.id)?;
                     Some(serde_json::json!({
                         "id": r.id.0,
-                        "text": m.text,
+                        "text": m.shown_text(),
                         "kind": m.kind,
                         "score": r.score,
                         "relevance": r.relevance,
-                        "recency": r.recency,
+                        "retention": r.retention,
                         "significance": r.significance,
                     }))
                 })
@@ -178,7 +179,8 @@ pub unsafe extern "C" fn rp_engine_recall(
 
 /// Records that the `count` memories of `memory_ids` were recalled at `at`
 /// (one event): each one's last-accessed time becomes `at` and its access
-/// count goes up by one, which recency reads. Writes the new head to
+/// count goes up by one, and it is reinforced (its retention fades more
+/// slowly from then on; docs/memory.md). Writes the new head to
 /// `*out_head`. `memory_ids` may be `NULL` when `count` is 0 (nothing is
 /// recorded).
 ///
@@ -213,6 +215,40 @@ pub unsafe extern "C" fn rp_engine_mark_recalled(
     })
 }
 
+/// How well memory `memory_id` is kept at `now` (host clock, ms): its
+/// retention, 0–1, written to `*out_retention` (docs/memory.md). Read
+/// without ticking and changing nothing; 1 for a pinned memory or an event's
+/// gist, which never fade. It falls as `(1 + 19/81 · t/S)^−0.5` with the
+/// time `t` since the memory was last recalled (or formed) and its stability
+/// `S` (set by its significance, raised by each recall).
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` for a memory that does not
+/// exist; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+/// `RP_RESULT_CONFLICT` (called from a callback of a turn on this engine).
+///
+/// Thread: any (see `rp_engine`).
+///
+/// # Safety
+///
+/// `out_retention` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_engine_retention(
+    engine: *const rp_engine,
+    memory_id: u64,
+    now: i64,
+    out_retention: *mut f64,
+) -> rp_result {
+    ffi_result(|| {
+        let out = out_arg("out_retention", out_retention)?;
+        let r = with_engine(engine, |engine| {
+            Ok(engine.retention(MemoryId(memory_id), now)?)
+        })?;
+        // SAFETY: `out` is a non-NULL pointer the caller made writable.
+        unsafe { out.write(r) };
+        Ok(())
+    })
+}
+
 /// The memory `memory_id` as JSON, written to `*out_json` (a string the
 /// caller releases with `rp_string_free`). This is the host's view: any
 /// memory, whoever holds it. Changes nothing.
@@ -229,8 +265,16 @@ pub unsafe extern "C" fn rp_engine_mark_recalled(
 ///  "access_count": 0,           // how often recalled
 ///  "decay": "full",             // or "summary", "residue", "forgotten"
 ///  "pinned": false,
-///  "embedding": [0.1, -0.3]}    // only when the host gave one
+///  "embedding": [0.1, -0.3],    // only when the host gave one
+///  "stability": 2.1e8,          // ms until retention falls to 0.9; only
+///                               // once reinforced (see rp_engine_retention)
+///  "summary": "Wren paid",      // at stage "summary": what is left of it
+///  "feeling": "fond",           // the feeling it left, with its summary
+///  "about": 4,                  // whom it was mostly about
+///  "sources": [12, 17]}         // a reflection's memories it rests on
 /// ```
+///
+/// How memories fade, and what each stage keeps, is docs/memory.md.
 ///
 /// Memories are not edited: remove one (`rp_engine_remove_memory`) and add
 /// another (`rp_engine_add_memory`).

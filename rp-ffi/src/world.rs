@@ -457,7 +457,9 @@ pub unsafe extern "C" fn rp_engine_edges_from(
 ///  "summary": "Fond of him the way one is fond of a stray dog.",
 ///  "knowledge": ["owes her eleven silver"],  // what from knows of to
 ///  "private_moments": [],      // moments only these two share
-///  "last_interaction": null}   // host clock, ms, or null
+///  "last_interaction": null,   // host clock, ms, or null
+///  "imprints": ["fond"]}       // feelings faded memories left (only
+///                              // when there are some; docs/memory.md)
 /// ```
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such

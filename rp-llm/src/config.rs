@@ -41,6 +41,10 @@ pub struct PurposeModels {
     /// For [`Purpose::Initiate`] (a character speaking first); unset: the reply model.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub initiate: Option<String>,
+    /// For [`Purpose::Reflect`] (a character reflecting on its memories); unset: the reply
+    /// model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reflect: Option<String>,
     /// For embeddings (`/embeddings`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embed: Option<String>,
@@ -276,6 +280,7 @@ impl ClientConfig {
             summary: fast.clone(),
             query: fast,
             initiate: None,
+            reflect: None,
             embed,
         };
         config.validate()?;
@@ -296,6 +301,7 @@ impl ClientConfig {
             ("models.summary", &self.models.summary),
             ("models.query", &self.models.query),
             ("models.initiate", &self.models.initiate),
+            ("models.reflect", &self.models.reflect),
             ("models.embed", &self.models.embed),
         ] {
             if let Some(m) = m {
@@ -346,6 +352,13 @@ impl ClientConfig {
             Purpose::Initiate { .. } => {
                 if self.models.initiate.is_some() {
                     &self.models.initiate
+                } else {
+                    &self.models.reply
+                }
+            }
+            Purpose::Reflect { .. } => {
+                if self.models.reflect.is_some() {
+                    &self.models.reflect
                 } else {
                     &self.models.reply
                 }

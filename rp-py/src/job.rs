@@ -364,9 +364,12 @@ fn query(
     config: QueryConfig,
 ) -> impl FnOnce(&mut Engine) -> Result<CoreJob, rp_core::Error> + Send {
     move |engine| {
-        let asked_as = as_entity
-            .map(|entity| entity_id(engine.world(), &entity))
-            .transpose()?;
+        let asked_as = match (&config.as_of, as_entity) {
+            // Asked about the past: a name as it was then.
+            (Some(at), Some(entity)) => Some(crate::history::entity_then(engine, &entity, at)?),
+            (None, Some(entity)) => Some(entity_id(engine.world(), &entity)?),
+            (_, None) => None,
+        };
         let input = QueryInput {
             text,
             asked_as,
@@ -387,12 +390,29 @@ fn tick(
 
 /// A query configuration from an optional dict (the defaults when `None`),
 /// every key optional, unknown keys and values out of range refused
-/// (`InvalidInput`).
-fn query_config(py: Python<'_>, config: Option<&Bound<'_, PyDict>>) -> PyResult<QueryConfig> {
-    let config = match config {
+/// (`InvalidInput`), with the point `as_of` names (docs/history.md), given
+/// either there or in the configuration, not both.
+fn query_config(
+    py: Python<'_>,
+    config: Option<&Bound<'_, PyDict>>,
+    as_of: Option<&Bound<'_, PyDict>>,
+) -> PyResult<QueryConfig> {
+    let mut config: QueryConfig = match config {
         Some(dict) => json::from_dict(py, "query config", dict)?,
         None => QueryConfig::default(),
     };
+    if let Some(dict) = as_of {
+        if config.as_of.is_some() {
+            return Err(crate::errors::to_py_err(
+                py,
+                rp_core::Error::Invalid {
+                    what: "query config",
+                    reason: "as_of is given twice: as a keyword and in the config".into(),
+                },
+            ));
+        }
+        config.as_of = Some(crate::history::as_of_dict(py, dict)?);
+    }
     config
         .check()
         .map_err(|error| crate::errors::to_py_err(py, error))?;
@@ -440,8 +460,9 @@ pub(crate) fn begin_query(
     now: i64,
     as_entity: Option<Named>,
     config: Option<&Bound<'_, PyDict>>,
+    as_of: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Job> {
-    let config = query_config(world.py(), config)?;
+    let config = query_config(world.py(), config, as_of)?;
     Job::begin(world, query(text, now, as_entity, config))
 }
 
@@ -504,8 +525,9 @@ pub(crate) fn ask<'py>(
     generate: Bound<'py, PyAny>,
     as_entity: Option<Named>,
     config: Option<&Bound<'_, PyDict>>,
+    as_of: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let config = query_config(world.py(), config)?;
+    let config = query_config(world.py(), config, as_of)?;
     run(world, generate, query(text, now, as_entity, config))
 }
 

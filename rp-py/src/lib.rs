@@ -18,6 +18,8 @@
 //! - [`drives`]: the conversions of `World`'s drive methods, and
 //!   `World.advance` (rp-core's `tick::advance` with a Python `generate`);
 //! - [`graph`]: the relationship queries and the world-query records;
+//! - [`history`]: the past: `World.memories_at`, `World.beliefs_at`, and
+//!   the `as_of=` of world queries;
 //! - [`decision`]: `Decision`, the outcome of response control;
 //! - [`condition`]: `Condition`, one condition of the fact language on its own;
 //! - [`memory`]: `Recalled`, and the conversions of `World`'s memory methods;
@@ -38,6 +40,7 @@
 
 use pyo3::prelude::*;
 
+mod beliefs;
 mod bench;
 mod condition;
 mod decision;
@@ -45,6 +48,7 @@ mod drives;
 mod edits;
 mod errors;
 mod graph;
+mod history;
 mod job;
 mod json;
 mod memory;

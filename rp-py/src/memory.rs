@@ -10,17 +10,15 @@ use rp_core::memory::{RecallOptions, RecallWeights};
 /// of ``World.recall``.
 ///
 /// ``score`` is ``relevance`` (BM25 of the query, divided by the best among
-/// the candidates) + ``recency`` (halving every half-life since the memory
-/// was last recalled or formed; a memory's half-life is ``half_life_ms``
-/// times 1 + log2(1 + the times it was recalled)) + ``significance``, each
-/// weighted.
+/// the candidates) + ``retention`` (how well the memory is kept at the time:
+/// ``World.retention``) + ``significance``, each weighted.
 #[pyclass(frozen, eq, module = "rp_engine")]
 #[derive(Clone, PartialEq)]
 pub(crate) struct Recalled {
     /// The memory's id.
     #[pyo3(get)]
     id: u64,
-    /// Its text.
+    /// Its text (its summary, once it faded to one).
     #[pyo3(get)]
     text: String,
     /// Its kind: ``"utterance"``, ``"scene_summary"``, ``"event_gist"`` or
@@ -33,9 +31,9 @@ pub(crate) struct Recalled {
     /// Relevance, 0–1.
     #[pyo3(get)]
     relevance: f64,
-    /// Recency, 0–1.
+    /// Retention, 0–1.
     #[pyo3(get)]
-    recency: f64,
+    retention: f64,
     /// Significance, 0–1.
     #[pyo3(get)]
     significance: f64,
@@ -76,22 +74,19 @@ pub(crate) fn options(
     k: usize,
     candidates: usize,
     relevance: f64,
-    recency: f64,
+    retention: f64,
     significance: f64,
-    half_life_ms: Option<f64>,
     query_embedding: Option<Vec<f32>>,
     semantic: f64,
 ) -> RecallOptions {
-    let defaults = RecallOptions::default();
     RecallOptions {
         k,
         candidates,
         weights: RecallWeights {
             relevance,
-            recency,
+            retention,
             significance,
         },
-        half_life_ms: half_life_ms.unwrap_or(defaults.half_life_ms),
         query_embedding,
         semantic,
     }
@@ -112,11 +107,11 @@ pub(crate) fn recall(
             let m = engine.world().memory(r.id)?;
             Some(Recalled {
                 id: r.id.0,
-                text: m.text.clone(),
+                text: m.shown_text().to_owned(),
                 kind: kind_name(m.kind),
                 score: r.score,
                 relevance: r.relevance,
-                recency: r.recency,
+                retention: r.retention,
                 significance: r.significance,
             })
         })

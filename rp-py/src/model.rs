@@ -106,6 +106,12 @@ impl Entity {
     fn host_controlled(&self) -> bool {
         self.entity.host_controlled
     }
+    /// Whether it is a person only talked about (docs/beliefs.md): no
+    /// place, no mind, no lines.
+    #[getter]
+    fn mentioned(&self) -> bool {
+        self.entity.mentioned
+    }
     /// Its mood, in prose, or None.
     #[getter]
     fn mood(&self) -> Option<String> {
@@ -354,6 +360,13 @@ impl Edge {
     fn last_interaction(&self) -> Option<i64> {
         self.0.last_interaction
     }
+    /// What faded memories left behind (docs/memory.md): the feeling of
+    /// each memory of ``from_`` about ``to`` that decayed to a residue,
+    /// oldest first.
+    #[getter]
+    fn imprints(&self) -> Vec<String> {
+        self.0.imprints.clone()
+    }
     /// Every field, as the JSON rp-core writes.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         json::to_py(py, serde_json::to_value(&self.0))
@@ -434,6 +447,33 @@ impl Memory {
     #[getter]
     fn embedding(&self) -> Option<Vec<f32>> {
         self.0.embedding.clone()
+    }
+    /// The host time (ms) after which its retention falls to 0.9 unless
+    /// recalled; 0 until first reinforced (then its significance sets it).
+    /// ``World.retention`` reads how well it is kept at any time.
+    #[getter]
+    fn stability(&self) -> f64 {
+        self.0.stability
+    }
+    /// At stage ``"summary"``: the shorter text that stands for it, or None.
+    #[getter]
+    fn summary(&self) -> Option<String> {
+        self.0.summary.clone()
+    }
+    /// The feeling it left (given with its summary), or None.
+    #[getter]
+    fn feeling(&self) -> Option<String> {
+        self.0.feeling.clone()
+    }
+    /// The id of whom it was mostly about (given with its summary), or None.
+    #[getter]
+    fn about(&self) -> Option<u64> {
+        self.0.about.map(|id| id.0)
+    }
+    /// For a reflection: the ids of the owner's memories it rests on.
+    #[getter]
+    fn sources(&self) -> Vec<u64> {
+        self.0.sources.iter().map(|id| id.0).collect()
     }
     /// Every field, as the JSON rp-core writes.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

@@ -484,7 +484,9 @@ impl Turn {
 /// A stand-in for a model, for tests and notebooks: it answers each request
 /// with the next line scripted for its speaker (``script``) or its purpose
 /// (``script_purpose``), then with ``fallback``; an unscripted state-update
-/// pass is answered ``{"reports": []}`` (nothing changed).
+/// pass is answered ``{"reports": []}`` (nothing changed), unscripted
+/// summaries of faded memories each memory's first eight words, and an
+/// unscripted reflection one insight citing the first three memories listed.
 ///
 /// ``fallback`` may use ``{name}`` (the speaker's name), ``{n}`` (a running
 /// count of requests) and ``{heard}`` (the last dialogue line of the prompt).
@@ -513,9 +515,11 @@ impl ScriptedGenerator {
     /// ``"state_update"`` (the answers of the state-update pass, JSON texts
     /// such as ``'{"reports": []}'``), ``"summary"``, ``"query"``,
     /// ``"reply"`` (the replies of any speaker, after those ``script``
-    /// queued for that speaker) or ``"initiate"`` (the first lines of
+    /// queued for that speaker), ``"initiate"`` (the first lines of
     /// conversations characters start on their own, whoever speaks; see
-    /// ``World.begin_tick``). Raises ``InvalidInput`` for another purpose.
+    /// ``World.begin_tick``) or ``"reflect"`` (a character's reflection, a
+    /// JSON text such as ``'{"insights": []}'``, whoever reflects). Raises
+    /// ``InvalidInput`` for another purpose.
     fn script_purpose(&self, py: Python<'_>, purpose: &str, answers: Vec<String>) -> PyResult<()> {
         // Replies and initiations are scripted by purpose whoever speaks.
         let purpose =

@@ -1,4 +1,5 @@
-"""Memories: formed, recalled by their owner only, reinforced, removed."""
+"""Memories: formed, recalled by their owner only, kept as their retention says
+(FSRS's curve, docs/memory.md), reinforced by a recall, removed."""
 
 from pathlib import Path
 
@@ -7,6 +8,16 @@ import pytest
 from rp_engine import InvalidInput, NotFound, Recalled, World
 
 HOUR = 3_600_000
+DAY = 24 * HOUR
+# The stability of a memory of significance 0.5 under the default settings.
+STABILITY = 24 * HOUR
+
+
+def fsrs(elapsed: float, stability: float) -> float:
+    """FSRS's retention: 0.9 after one stability."""
+    return float((1 + 19 / 81 * elapsed / stability) ** -0.5)
+
+
 TAVERN = Path(__file__).resolve().parents[2] / "examples" / "tavern.toml"
 
 
@@ -32,7 +43,7 @@ def test_a_speaker_recalls_its_own_memories_best_first(world: World) -> None:
     assert found[0].kind == "utterance"
     assert found[0].relevance == 1.0
     assert found[0].score == pytest.approx(
-        found[0].relevance + found[0].recency + found[0].significance
+        found[0].relevance + found[0].retention + found[0].significance
     )
     # Never another's memory, even asked with its exact words.
     asked = world.recall(mira, "I hid the letter behind the dark ale casks", now=0, k=50)
@@ -41,18 +52,33 @@ def test_a_speaker_recalls_its_own_memories_best_first(world: World) -> None:
     assert [r.id for r in world.recall(wren, '"letter AND (casks:', now=0)] == [secret]
 
 
-def test_recency_and_reinforcement(world: World) -> None:
+def test_retention_weighs_in_recall_and_a_recall_reinforces(world: World) -> None:
     mira = world.entity_id("Mira Holt")
     old = world.add_memory(mira, "the bard sang of the sea", created=0)
     new = world.add_memory(mira, "the bard sang again", created=500 * HOUR)
-    recency_only = dict(relevance=0.0, significance=0.0)
-    found = world.recall(mira, "bard", now=500 * HOUR, **recency_only)  # type: ignore[arg-type]
+    retention_only = dict(relevance=0.0, significance=0.0)
+    found = world.recall(mira, "bard", now=500 * HOUR, **retention_only)  # type: ignore[arg-type]
     assert [r.id for r in found] == [new, old]
-    assert found[1].recency == pytest.approx(0.995**500)
+    assert found[0].retention == 1.0
+    assert found[1].retention == pytest.approx(fsrs(500 * HOUR, STABILITY), rel=1e-12)
+    assert found[1].retention == world.retention(old, 500 * HOUR)
+    assert found[1].score == pytest.approx(found[1].retention)
+    # The old memory's stability is what its significance gave it, until a recall.
+    assert world.memory(old).stability == 0.0
     head = world.head
     assert world.mark_recalled([old], 500 * HOUR) == head + 1
-    found = world.recall(mira, "bard", now=500 * HOUR, **recency_only)  # type: ignore[arg-type]
-    assert found[0].recency == found[1].recency == pytest.approx(1.0)
+    # Recalled now: fully kept again, and its curve flatter (FSRS: the lower its retention
+    # when recalled, the more its stability grows).
+    reinforced = world.memory(old).stability
+    assert reinforced > 3 * STABILITY
+    found = world.recall(mira, "bard", now=500 * HOUR, **retention_only)  # type: ignore[arg-type]
+    assert found[0].retention == found[1].retention == 1.0
+    later = 500 * HOUR + 10 * DAY
+    assert world.retention(old, later) == pytest.approx(fsrs(10 * DAY, reinforced), rel=1e-12)
+    assert world.retention(new, later) == pytest.approx(fsrs(10 * DAY, STABILITY), rel=1e-12)
+    # Ten days on, the reinforced old memory beats the recent one never recalled.
+    found = world.recall(mira, "bard", now=later, **retention_only)  # type: ignore[arg-type]
+    assert [r.id for r in found] == [old, new]
 
 
 def test_removed_memories_and_bad_input(world: World) -> None:
@@ -75,7 +101,9 @@ def test_removed_memories_and_bad_input(world: World) -> None:
     with pytest.raises(InvalidInput):
         world.recall(mira, "x", now=0, k=0)
     with pytest.raises(InvalidInput):
-        world.recall(mira, "x", now=0, half_life_ms=-1.0)
+        world.recall(mira, "x", now=0, retention=-1.0)
+    with pytest.raises(NotFound):
+        world.retention(lantern, 0)
     with pytest.raises(NotFound):
         world.recall(999_999, "x", now=0)
     with pytest.raises(NotFound):

@@ -81,6 +81,8 @@ impl Gen<'_> {
                     knowledge: self.texts(s),
                     private_moments: self.texts(s),
                     last_interaction: s.bool().then(|| self.time(s)),
+                    imprints: Vec::new(),
+                    source: None,
                 },
             },
             11 => Event::EdgeRemoved {
@@ -145,6 +147,11 @@ impl Gen<'_> {
                             .bool()
                             .then(|| (0..s.u8() % 8).map(|_| self.float(s) as f32).collect()),
                         scene: (s.u8() > 200).then(|| self.scene(s)),
+                        stability: 0.0,
+                        summary: None,
+                        feeling: None,
+                        about: None,
+                        sources: Vec::new(),
                     },
                 }
             }
@@ -356,6 +363,7 @@ impl Gen<'_> {
                     include_relationships: s.bool(),
                     temperature: self.float(s),
                     result_limit: u32::from(s.u8()),
+                    as_of: (s.u8() > 200).then(|| rp_core::AsOf::seq(u64::from(s.u8()))),
                 },
                 at: self.time(s),
             },

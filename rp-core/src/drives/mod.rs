@@ -260,12 +260,14 @@ fn readable(world: &World, entity: EntityId, at: Millis) -> Result<(Tuned, &Mind
         .entity(entity)
         .ok_or_else(|| Error::not_found("entity", entity))?;
     let Some(found) = Tuned::of(world, entity) else {
+        let why = if e.mentioned {
+            "is only mentioned (docs/beliefs.md)"
+        } else {
+            "is host-controlled"
+        };
         return Err(Error::invalid(
             "drives",
-            format!(
-                "{} is host-controlled; only the engine's characters have drives",
-                e.name
-            ),
+            format!("{} {why}; only the engine's characters have drives", e.name),
         ));
     };
     if at < world.now() {

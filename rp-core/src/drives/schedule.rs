@@ -28,6 +28,12 @@ pub enum TickReason {
     Retry,
     /// A scoped event starts or expires.
     Story,
+    /// The character's significance since it last reflected reached its threshold
+    /// (docs/memory.md).
+    Reflect,
+    /// A memory's retention falls below a stage's threshold: a decay pass is due
+    /// (docs/memory.md).
+    Decay,
 }
 
 /// The next moment anything can happen, and why.
@@ -76,6 +82,9 @@ pub(crate) fn due_of(
             best = Some((at, why));
         }
     };
+    if mind.unreflected >= t.s.reflect_at(&mind.personality) {
+        offer(from, TickReason::Reflect);
+    }
     if let Some(r) = mind.retry_at {
         offer(r, TickReason::Retry);
     }
@@ -194,16 +203,22 @@ fn crossing(
 /// this per change of the world: `Engine::next_tick_at`.)
 pub fn next_tick(world: &World, now: Millis) -> Option<NextTick> {
     let from = world.now();
-    earliest(&all_due(world, from), story_due(world, from)).map(|n| NextTick {
+    earliest(
+        &all_due(world, from),
+        story_due(world, from),
+        world.decay_due().map(|at| at.max(from)),
+    )
+    .map(|n| NextTick {
         at: n.at.max(now),
         ..n
     })
 }
 
-/// The earliest of the characters' due moments and the story's.
+/// The earliest of the characters' due moments, the story's and the next decay pass's.
 pub(crate) fn earliest(
     due: &[(EntityId, Millis, TickReason)],
     story: Option<Millis>,
+    decay: Option<Millis>,
 ) -> Option<NextTick> {
     due.iter()
         .map(|(id, at, reason)| NextTick {
@@ -215,6 +230,11 @@ pub(crate) fn earliest(
             at,
             entity: None,
             reason: TickReason::Story,
+        }))
+        .chain(decay.map(|at| NextTick {
+            at,
+            entity: None,
+            reason: TickReason::Decay,
         }))
         .min_by_key(|n| (n.at, n.entity))
 }

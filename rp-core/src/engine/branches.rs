@@ -203,7 +203,10 @@ impl Engine {
         let mut catalog = self.catalog.clone();
         catalog.get_mut(id).expect("found above").name = None;
         let purge = collect_garbage(&mut catalog, &self.heads);
-        self.commit_catalog(catalog, purge)?;
+        self.commit_catalog(catalog, purge.clone())?;
+        for (branch, keep) in purge {
+            self.history.forget(branch, keep);
+        }
         let live: BTreeSet<BranchId> = self.catalog.branches.iter().map(|b| b.id).collect();
         self.heads.retain(|id, _| live.contains(id));
         Ok(())

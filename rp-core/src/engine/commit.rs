@@ -186,6 +186,7 @@ impl Engine {
     fn roll_back(&mut self, before: Before, error: Error) -> Error {
         (self.world, self.cost, self.heads) = before;
         self.drop_memory_index();
+        self.history.clear();
         self.stale = true;
         error
     }
@@ -280,10 +281,12 @@ impl Engine {
         new_head: Seq,
         events: &[Event],
     ) {
+        let old = self.heads.get(&branch).copied().unwrap_or(0);
         self.world = next;
         self.epoch += 1;
         self.cost = cost;
         self.heads.insert(branch, new_head);
+        self.history.committed(branch, old, &self.world);
         self.index_events(events);
     }
 

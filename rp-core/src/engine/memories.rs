@@ -28,6 +28,11 @@ impl Engine {
             pinned: new.pinned,
             embedding: new.embedding,
             scene: None,
+            stability: 0.0,
+            summary: None,
+            feeling: None,
+            about: None,
+            sources: new.sources,
         };
         self.append(vec![Event::MemoryAdded { memory }])?;
         Ok(id)
@@ -38,6 +43,18 @@ impl Engine {
     /// Like recall, only the speaker's own memories; unlike recall, no query.
     pub fn always_loaded(&self, speaker: EntityId, recent_scenes: usize) -> Result<Vec<MemoryId>> {
         self.world.always_loaded(speaker, recent_scenes)
+    }
+
+    /// How well `memory` is kept at `now` (docs/memory.md): its retention, 0–1, read from its
+    /// stability and when it was last recalled, without ticking. 1 for a pinned memory or an
+    /// event's gist, which never fade. `now` before the memory formed reads as when it formed.
+    pub fn retention(&self, memory: MemoryId, now: Millis) -> Result<f64> {
+        let m = self
+            .world
+            .memory(memory)
+            .ok_or_else(|| crate::Error::not_found("memory", memory))?;
+        let base = self.world.drive_settings(m.owner).memory_stability_ms();
+        Ok(m.retention(base, now))
     }
 
     /// Removes a memory (one [`Event::MemoryRemoved`]); returns the new head.
@@ -119,6 +136,19 @@ impl Engine {
                 match e {
                     Event::MemoryAdded { memory } => ok &= index.add(memory).is_ok(),
                     Event::MemoryRemoved { id } => index.remove(*id),
+                    // A residue or a forgotten memory is out of recall. (A summary stays in
+                    // the index under its words: recall finds a faded memory by what it was
+                    // about, and the prompt shows what is left of it.)
+                    Event::DecayPassed { changes, .. } => {
+                        for c in changes {
+                            index.remove(c.id);
+                        }
+                    }
+                    Event::Reflected { insights, .. } => {
+                        for m in insights {
+                            ok &= index.add(m).is_ok();
+                        }
+                    }
                     // The lines' memories of a closed scene are compressed (see
                     // `Memory::scene`): out of recall.
                     Event::SceneClosed { id, .. } => {
@@ -143,6 +173,7 @@ impl Engine {
             matches!(
                 e,
                 Event::EntityCreated { .. }
+                    | Event::PersonMentioned { .. }
                     | Event::EntityEdited { .. }
                     | Event::EntityRemoved { .. }
             )
@@ -154,7 +185,9 @@ impl Engine {
             let graph = std::sync::Arc::make_mut(graph);
             for e in events {
                 match e {
-                    Event::EntityCreated { id, .. } => graph.add_entity(*id),
+                    Event::EntityCreated { id, .. } | Event::PersonMentioned { id, .. } => {
+                        graph.add_entity(*id)
+                    }
                     Event::EntityRemoved { id } => graph.remove_entity(*id),
                     Event::EdgeUpdated { edge } => graph.add_edge(edge.from, edge.to),
                     Event::EdgeRemoved { from, to } => graph.remove_edge(*from, *to),
@@ -166,12 +199,12 @@ impl Engine {
             let mut ok = true;
             for e in events {
                 match e {
-                    Event::EntityCreated { id, .. } | Event::EntityEdited { id, .. } => {
-                        match self.world.entity(*id) {
-                            Some(entity) => ok &= index.put(entity).is_ok(),
-                            None => index.remove(*id),
-                        }
-                    }
+                    Event::EntityCreated { id, .. }
+                    | Event::PersonMentioned { id, .. }
+                    | Event::EntityEdited { id, .. } => match self.world.entity(*id) {
+                        Some(entity) => ok &= index.put(entity).is_ok(),
+                        None => index.remove(*id),
+                    },
                     Event::EntityRemoved { id } => index.remove(*id),
                     _ => {}
                 }

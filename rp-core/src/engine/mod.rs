@@ -2,14 +2,17 @@
 //! world, commits them to the store in one transaction, and only then updates the world, so
 //! a failed write leaves the in-memory world as it was.
 
+mod beliefs;
 mod branches;
 mod catalog;
 mod commit;
+mod history;
 mod memories;
 mod schedule;
 mod writer;
 
 pub use branches::{BranchInfo, RewindPreview};
+pub use history::{BeliefsAt, HistoryOptions, HistoryStats, MemoriesAt};
 
 use crate::error::{Error, Result};
 use crate::facts::{Decision, SeededDraws};
@@ -99,6 +102,8 @@ pub struct Engine {
     /// Counts changes of the world: work prepared on a copy of it (a turn) is still valid
     /// while this is unchanged.
     epoch: u64,
+    /// Past worlds kept to answer questions about the past (docs/history.md).
+    history: history::History,
 }
 
 /// With eventual durability, every this many events a commit is made durable anyway, which
@@ -202,6 +207,7 @@ impl Engine {
             drive_schedule: None,
             writer: None,
             epoch: 0,
+            history: history::History::new(),
         };
         let created = Event::WorldCreated {
             name: name.to_owned(),
@@ -236,6 +242,7 @@ impl Engine {
             drive_schedule: None,
             writer: None,
             epoch: 0,
+            history: history::History::new(),
         })
     }
 
@@ -364,6 +371,8 @@ impl Engine {
         self.heads = heads;
         self.world = world;
         self.drop_memory_index();
+        // The store may not hold what the checkpoints were replayed from.
+        self.history.clear();
         self.stale = false;
         match lost {
             // Commits made with Durability::Eventual that never reached the disk: the world
@@ -485,10 +494,42 @@ fn load_world_costed(
     branch: BranchId,
     head: Seq,
 ) -> Result<(World, LoadCost)> {
-    let mut world = World::new();
     let mut cost = LoadCost::default();
+    let mut world = match latest_snapshot_world(store, catalog, branch, head, 0)? {
+        Some((snap, bytes)) => {
+            cost.snapshot_bytes = bytes;
+            snap
+        }
+        None => World::new(),
+    };
+    let from = world.seq() + 1;
+    cost.tail_bytes = visit_range(store, catalog, branch, from, head, &mut |seq, event| {
+        let kind = event.kind();
+        world.apply_owned(event).map_err(|e| Error::Corrupt {
+            file: store.name().to_owned(),
+            location: format!("seq {seq}"),
+            message: format!("the stored {kind} event does not apply: {e}"),
+        })
+    })?;
+    Ok((world, cost))
+}
+
+/// The world of the latest usable snapshot of `branch` at or before `head`, with its size in
+/// bytes; `None` when there is none after seq `after` (replay from the start, or from a world
+/// the caller has).
+fn latest_snapshot_world(
+    store: &dyn Store,
+    catalog: &Catalog,
+    branch: BranchId,
+    head: Seq,
+    after: Seq,
+) -> Result<Option<(World, u64)>> {
     for seg in catalog.segments(branch, head)?.iter().rev() {
         if let Some((seq, bytes)) = store.latest_snapshot(seg.branch, seg.first, seg.last)? {
+            if seq <= after {
+                // Not nearer than what the caller has: not worth decoding.
+                return Ok(None);
+            }
             let location = format!("snapshot at seq {seq} of branch {}", seg.branch);
             let mut snap: World =
                 codec::decode(&bytes).map_err(corrupt(store, location.clone()))?;
@@ -502,28 +543,17 @@ fn load_world_costed(
             if !snap.keeps_minds() {
                 // Written before drives: its minds are missing. Replay the log instead (the
                 // next snapshot has them).
-                break;
+                return Ok(None);
             }
             snap.reindex().map_err(|e| Error::Corrupt {
                 file: store.name().to_owned(),
                 location,
                 message: e.to_string(),
             })?;
-            world = snap;
-            cost.snapshot_bytes = bytes.len() as u64;
-            break;
+            return Ok(Some((snap, bytes.len() as u64)));
         }
     }
-    let from = world.seq() + 1;
-    cost.tail_bytes = visit_range(store, catalog, branch, from, head, &mut |seq, event| {
-        let kind = event.kind();
-        world.apply_owned(event).map_err(|e| Error::Corrupt {
-            file: store.name().to_owned(),
-            location: format!("seq {seq}"),
-            message: format!("the stored {kind} event does not apply: {e}"),
-        })
-    })?;
-    Ok((world, cost))
+    Ok(None)
 }
 
 /// An engine's head as of the end of the last completed call on it, readable from any thread

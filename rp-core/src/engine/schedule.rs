@@ -50,12 +50,15 @@ impl Engine {
         self.drive_schedule.as_mut().expect("set above")
     }
 
-    /// The earliest due moment of any character or of the story (worked out when the world
-    /// changed since).
+    /// The earliest due moment of any character, of the story or of the decay pass (worked out
+    /// when the world changed since).
     pub(crate) fn next_due(&mut self) -> Option<NextTick> {
         let s = self.schedule();
         let due: Vec<_> = s.due().collect();
-        crate::drives::earliest(&due, s.story)
+        let story = s.story;
+        let from = self.world.now();
+        let decay = self.world.decay_due().map(|at| at.max(from));
+        crate::drives::earliest(&due, story, decay)
     }
 
     /// The characters due at or before `now`, with why.

@@ -2,10 +2,11 @@
 //! new edge), never an intention, so replay needs neither the model nor randomness.
 
 use crate::model::{
-    Activity, ContainerId, ContainerProperties, DriveConfig, Edge, EntityId, EntityState,
-    EventStatus, FactSheet, Group, GroupId, Initiation, Memory, MemoryId, Millis, Personality,
-    Promotion, QueryId, Scene, SceneId, ScopedEvent, ScopedEventId, Skip, Slot, Stimulus,
-    SystemLine, Thread, ThreadId, ThreadStatus, Utterance,
+    Activity, BeliefObservation, ContainerId, ContainerProperties, DriveConfig, Edge, EntityId,
+    EntityState, EventStatus, FactSheet, Group, GroupId, Initiation, Memory, MemoryId,
+    MemorySummary, Millis, Personality, Promotion, QueryId, Scene, SceneId, ScopedEvent,
+    ScopedEventId, Skip, Slot, StageChange, Stimulus, SystemLine, Thread, ThreadId, ThreadStatus,
+    Utterance,
 };
 use serde::{Deserialize, Serialize};
 
@@ -452,6 +453,71 @@ pub enum Event {
         /// When (the world's time).
         at: Millis,
     },
+    /// A character came to believe something about a person (docs/beliefs.md): the aspects
+    /// given replace what it believed, each with the observation's confidence and time.
+    BeliefObserved {
+        /// Who believes what about whom, how surely, from what source, when (the world's time).
+        observation: BeliefObservation,
+    },
+    /// A person who is only talked about (a mother, a boss) became a lightweight entity
+    /// (docs/beliefs.md): no place, no mind, no lines; beliefs and edges may name it.
+    PersonMentioned {
+        /// The new id (unused so far).
+        id: EntityId,
+        /// The world-file key, if any (a world file's `mentioned = true` entity).
+        #[serde(default)]
+        key: Option<String>,
+        /// Unique name ("Wren's mother" until a name is known).
+        name: String,
+        /// What was said of it, one fact per line.
+        #[serde(default)]
+        facts: FactSheet,
+        /// Who mentioned it first, if anyone did (the host may mention people too).
+        #[serde(default)]
+        by: Option<EntityId>,
+        /// When (the world's time).
+        at: Millis,
+    },
+    /// A decay pass (docs/memory.md): the memories whose retention at `at` fell below their
+    /// stage's threshold moved on without a model (a summary to a residue, whose feeling goes
+    /// onto its owner's edge toward whom it was about; a residue to forgotten). Whole memories
+    /// due for a summary follow as [`Event::MemoriesSummarized`].
+    DecayPassed {
+        /// When (the world's time).
+        at: Millis,
+        /// The memories moved on.
+        #[serde(default)]
+        changes: Vec<StageChange>,
+        /// The earliest moment a memory's retention can next cross a threshold, as this pass
+        /// saw it (`None`: none ever will).
+        #[serde(default)]
+        next: Option<Millis>,
+    },
+    /// Whole memories of one owner reduced to summaries (the fast model's texts, purpose
+    /// `summary`): each must have fallen below the summary threshold by `at`.
+    MemoriesSummarized {
+        /// Whose memories.
+        owner: EntityId,
+        /// When (the world's time).
+        at: Millis,
+        /// The summaries.
+        summaries: Vec<MemorySummary>,
+    },
+    /// A character reflected (docs/memory.md): the insights the smart model drew from its own
+    /// memories, each citing the memories it rests on (reinforced as if recalled). Its
+    /// accumulated significance starts again from 0, also when the answer was rejected.
+    Reflected {
+        /// Who.
+        entity: EntityId,
+        /// When (the world's time).
+        at: Millis,
+        /// The insights: memories of kind `reflection`, witnessed by the owner alone.
+        #[serde(default)]
+        insights: Vec<Memory>,
+        /// Why the answer was rejected after its retry (nothing of it applied).
+        #[serde(default)]
+        rejected: Option<String>,
+    },
 }
 
 impl Event {
@@ -503,6 +569,11 @@ impl Event {
             Event::Initiated { .. } => "initiated",
             Event::InitiationHeld { .. } => "initiation_held",
             Event::AvailabilityReported { .. } => "availability_reported",
+            Event::BeliefObserved { .. } => "belief_observed",
+            Event::PersonMentioned { .. } => "person_mentioned",
+            Event::DecayPassed { .. } => "decay_passed",
+            Event::MemoriesSummarized { .. } => "memories_summarized",
+            Event::Reflected { .. } => "reflected",
         }
     }
 
@@ -577,6 +648,18 @@ impl Event {
                 t.entities.extend([initiation.speaker, initiation.to])
             }
             Event::AvailabilityReported { about, .. } => t.entities.push(*about),
+            Event::BeliefObserved { observation: o } => t.entities.extend([o.observer, o.about]),
+            Event::PersonMentioned { id, .. } => t.entities.push(*id),
+            Event::DecayPassed { changes, .. } => t.memories.extend(changes.iter().map(|c| c.id)),
+            Event::MemoriesSummarized { summaries, .. } => {
+                t.memories.extend(summaries.iter().map(|s| s.id))
+            }
+            Event::Reflected {
+                entity, insights, ..
+            } => {
+                t.entities.push(*entity);
+                t.memories.extend(insights.iter().map(|m| m.id));
+            }
         }
         t
     }

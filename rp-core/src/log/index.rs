@@ -2,7 +2,9 @@
 
 use super::World;
 use crate::error::{Error, Result};
-use crate::model::{ContainerId, EntityId, Memory, MemoryId, MemoryKind, SceneId};
+use crate::model::{
+    ContainerId, DecayStage, EntityId, FadeRule, Memory, MemoryId, MemoryKind, Millis, SceneId,
+};
 use imbl::{OrdMap, OrdSet};
 
 /// Derived lookups kept in step by `apply`.
@@ -31,6 +33,12 @@ pub(crate) struct Index {
     pub open_scenes: OrdMap<ContainerId, OrdSet<SceneId>>,
     /// scene → the memories of its lines (compressed when it closes).
     pub memories_by_scene: OrdMap<SceneId, OrdSet<MemoryId>>,
+    /// (the moment it next moves on, memory) → (its owner, the stage it moves to), for every
+    /// memory that will fade further (docs/memory.md): the decay pass visits only those due,
+    /// not every memory.
+    pub fading: OrdMap<(Millis, MemoryId), (EntityId, DecayStage)>,
+    /// memory → its moment in `fading`.
+    pub fading_at: OrdMap<MemoryId, Millis>,
 }
 
 impl Index {
@@ -50,6 +58,26 @@ impl Index {
                 self.open_scenes.insert(container, OrdSet::unit(scene));
             }
             None => {}
+        }
+    }
+
+    /// Records when `memory` next moves on to a later stage, and to which (`None`: it never
+    /// will).
+    pub fn set_fading(&mut self, memory: &Memory, next: Option<(DecayStage, Millis)>) {
+        let id = memory.id;
+        if let Some(old) = self.fading_at.remove(&id) {
+            self.fading.remove(&(old, id));
+        }
+        if let Some((stage, at)) = next {
+            self.fading.insert((at, id), (memory.owner, stage));
+            self.fading_at.insert(id, at);
+        }
+    }
+
+    /// Forgets when memory `id` moves on (it is gone).
+    pub fn unset_fading(&mut self, id: MemoryId) {
+        if let Some(old) = self.fading_at.remove(&id) {
+            self.fading.remove(&(old, id));
         }
     }
 
@@ -184,11 +212,16 @@ impl Index {
                 return Err(bad(format!("{} carries itself through others", e.id)));
             }
         }
+        let mut rules: std::collections::HashMap<EntityId, FadeRule> = Default::default();
         for m in world.memories.iter() {
             if !world.entities.contains(&m.owner) {
                 return Err(bad(format!("{} belongs to a missing {}", m.id, m.owner)));
             }
             ix.own_memory(m, true);
+            let rule = rules
+                .entry(m.owner)
+                .or_insert_with(|| FadeRule::of(&world.drive_settings(m.owner)));
+            ix.set_fading(m, m.fading(rule));
         }
         for s in world.scenes.iter() {
             if let Some(w) = s.witnesses.iter().find(|w| !world.entities.contains(w)) {
@@ -266,6 +299,11 @@ mod tests {
             pinned: false,
             embedding: None,
             scene: None,
+            stability: 0.0,
+            summary: None,
+            feeling: None,
+            about: None,
+            sources: Vec::new(),
         };
         for (id, owner) in [(5, 3), (6, 4), (7, 3)] {
             w.apply(&Event::MemoryAdded {

@@ -2,7 +2,10 @@
 //! computed from it are [`crate::drives`].
 
 use super::World;
-use crate::model::{Belief, DriveConfig, DriveSettings, EntityId, Millis, Mind};
+use crate::model::{
+    Belief, DecayStage, DriveConfig, DriveSettings, EntityId, FadeRule, HOUR_MS, MemoryId, Millis,
+    Mind,
+};
 
 impl World {
     /// The mind of an engine-controlled entity.
@@ -33,14 +36,90 @@ impl World {
         self.contacts.get(&(a, b)).copied()
     }
 
-    /// The latest of what `observer` saw of `about`'s availability and what the host reported.
+    /// The latest of what `observer` saw of `about`'s availability, what the host reported and
+    /// what it came to believe (docs/beliefs.md). A belief observed with confidence `c` counts
+    /// as the availability `0.5 + (a − 0.5) × c` (0.5: no idea); the drives fade it from there.
     pub fn belief(&self, observer: EntityId, about: EntityId) -> Option<Belief> {
-        let seen = self.beliefs.get(&(observer, about)).copied();
-        let told = self.reported.get(&about).copied();
-        match (seen, told) {
-            (Some(a), Some(b)) => Some(if b.at >= a.at { b } else { a }),
-            (a, b) => a.or(b),
+        self.availability_held(observer, about, self.people.get(&(observer, about)))
+            .map(|h| Belief {
+                availability: 0.5 + (h.value - 0.5) * h.confidence,
+                at: h.at,
+            })
+    }
+
+    /// When a decay pass is next due (docs/memory.md): the earliest moment a memory may cross
+    /// a stage's threshold, as the last pass found it and memories formed since bring it
+    /// forward, but not before `decay_pass_hours` after the last pass (nor before the world's
+    /// clock); `None` when no memory will.
+    pub fn decay_due(&self) -> Option<Millis> {
+        let every = DriveSettings::resolve(&self.drive_config, None).decay_pass_hours;
+        let after_last = self.decay_passed.map_or(Millis::MIN, |p| {
+            p.saturating_add((every * HOUR_MS) as Millis)
+        });
+        self.decay_next.map(|at| at.max(after_last).max(self.now))
+    }
+
+    /// The memories due to move on to a later stage at or before `now`, soonest first, each
+    /// with its owner and the stage it moves to (docs/memory.md): what a decay pass at `now`
+    /// visits.
+    pub fn fading_by(
+        &self,
+        now: Millis,
+    ) -> impl Iterator<Item = (MemoryId, EntityId, DecayStage)> + '_ {
+        self.index
+            .fading
+            .range(..=(now, MemoryId(u64::MAX)))
+            .map(|((_, id), (owner, stage))| (*id, *owner, *stage))
+    }
+
+    /// The first moment after `now` at which a memory moves on to a later stage.
+    pub fn next_fading_after(&self, now: Millis) -> Option<Millis> {
+        self.index
+            .fading
+            .range((now.saturating_add(1), MemoryId(0))..)
+            .next()
+            .map(|((at, _), _)| *at)
+    }
+
+    /// Works out again when memory `id` next moves on (after it changed, or its owner's
+    /// settings did).
+    pub(super) fn refade(&mut self, id: MemoryId) {
+        match self.memories.get(&id) {
+            Some(m) => {
+                let rule = FadeRule::of(&self.drive_settings(m.owner));
+                self.index.set_fading(m, m.fading(&rule));
+            }
+            None => self.index.unset_fading(id),
         }
+    }
+
+    /// [`World::refade`] of every memory of `owner`.
+    pub(super) fn refade_owner(&mut self, owner: EntityId) {
+        let ids: Vec<MemoryId> = self.memories_of_owner(owner);
+        for id in ids {
+            self.refade(id);
+        }
+    }
+
+    /// [`World::refade`] of every memory (the world's settings changed).
+    pub(super) fn refade_all(&mut self) {
+        let ids: Vec<MemoryId> = self.memories.iter().map(|m| m.id).collect();
+        for id in ids {
+            self.refade(id);
+        }
+    }
+
+    fn memories_of_owner(&self, owner: EntityId) -> Vec<MemoryId> {
+        self.index
+            .memories_by_owner
+            .get(&owner)
+            .map(|ids| ids.iter().copied().collect())
+            .unwrap_or_default()
+    }
+
+    /// When the last decay pass ran.
+    pub fn decay_passed(&self) -> Option<Millis> {
+        self.decay_passed
     }
 
     /// Whether the world kept minds since its creation. A snapshot written before drives
@@ -48,6 +127,11 @@ impl World {
     pub fn keeps_minds(&self) -> bool {
         self.minds_kept
     }
+}
+
+/// The decay moment of a world read from a snapshot that did not record one: at once.
+pub(super) fn overdue() -> Option<Millis> {
+    Some(Millis::MIN)
 }
 
 /// A map keyed by pairs of entities, serialised as a list of `[from, to, value]` (JSON has no

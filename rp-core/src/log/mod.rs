@@ -3,6 +3,7 @@
 
 mod apply;
 mod apply_story;
+mod beliefs;
 pub mod codec;
 mod event;
 mod event_json;
@@ -17,6 +18,7 @@ mod world;
 pub(crate) use apply::check_name;
 pub use apply::{MAX_NAME_CHARS, MAX_TEXT_BYTES, MAX_WORLD_FILE_BYTES};
 pub use apply_story::transition_error;
+pub use beliefs::{AspectView, BeliefView, FeltView};
 pub use codec::FORMAT_VERSION;
 pub use event::{Event, JudgedReport, Touched, WorldSettings};
 pub use event_json::LoggedEvent;

@@ -83,6 +83,17 @@ pub struct World {
     /// What the host last reported of an entity's availability (believed by everyone).
     #[serde(default)]
     pub(super) reported: imbl::OrdMap<EntityId, Belief>,
+    /// What each (observer, observed) pair believes of the observed person (docs/beliefs.md).
+    #[serde(default, with = "super::minds::pair_map")]
+    pub(super) people: imbl::OrdMap<(EntityId, EntityId), PersonBelief>,
+    /// When the last decay pass ran (docs/memory.md); `None` before the first.
+    #[serde(default)]
+    pub(super) decay_passed: Option<Millis>,
+    /// The earliest moment a memory may next cross a stage's threshold: the last pass's
+    /// finding, brought forward by memories formed since (`None`: never). A snapshot written
+    /// before memories faded has none recorded: a pass is due at once.
+    #[serde(default = "super::minds::overdue")]
+    pub(super) decay_next: Option<Millis>,
     #[serde(skip)]
     pub(super) index: Index,
     #[serde(skip)]
@@ -288,7 +299,7 @@ impl World {
         pinned.sort_by_key(|m| (m.created, m.id));
         let mut scenes: Vec<&Memory> = self
             .always_loaded_of(speaker)
-            .filter(|m| !m.pinned && m.kind == MemoryKind::SceneSummary)
+            .filter(|m| !m.pinned && m.kind == MemoryKind::SceneSummary && m.recallable())
             .collect();
         scenes.sort_by_key(|m| std::cmp::Reverse((m.created, m.id)));
         scenes.truncate(recent_scenes);

@@ -117,6 +117,7 @@ mod tests {
             state: Default::default(),
             activity: Default::default(),
             inventory: vec![],
+            mentioned: false,
         }
     }
 

@@ -537,6 +537,11 @@ mod tests {
             pinned: false,
             embedding: None,
             scene: None,
+            stability: 0.0,
+            summary: None,
+            feeling: None,
+            about: None,
+            sources: Vec::new(),
         }
     }
 

@@ -1,6 +1,6 @@
 //! Retrieval (docs/architecture.md): a full-text index of memories, derived from the world, and
-//! recall scored by relevance (BM25), recency (exponential decay on the host clock) and
-//! significance, with the speaker's witness filter inside the query; and an index of entities
+//! recall scored by relevance (BM25), retention (how well a memory is kept at the time,
+//! docs/memory.md) and significance, with the speaker's witness filter inside the query; and an index of entities
 //! (names, aliases, facts) for finding one by what a player calls it.
 //!
 //! Memories themselves are world state ([`crate::model::Memory`]), added, recalled and removed
@@ -19,7 +19,7 @@ pub(crate) use recall::recall_skipping;
 pub use recall::{RecallOptions, RecallWeights, Recalled, recall};
 pub use semantic::{MAX_EMBEDDING_DIMENSIONS, check_embedding, cosine};
 
-use crate::model::{EntityId, MemoryKind, Millis};
+use crate::model::{EntityId, MemoryId, MemoryKind, Millis};
 
 /// A memory to form: what [`crate::Engine::add_memory`] turns into a
 /// [`crate::Event::MemoryAdded`] with a fresh id. Deserialises from JSON with these field
@@ -49,6 +49,9 @@ pub struct NewMemory {
     /// The host's vector for the text, for semantic recall (default none).
     #[serde(default)]
     pub embedding: Option<Vec<f32>>,
+    /// For a reflection: the owner's own memories it rests on (default none).
+    #[serde(default)]
+    pub sources: Vec<MemoryId>,
 }
 
 fn utterance() -> MemoryKind {
@@ -71,6 +74,7 @@ impl NewMemory {
             created: None,
             pinned: false,
             embedding: None,
+            sources: Vec::new(),
         }
     }
 

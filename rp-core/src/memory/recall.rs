@@ -1,13 +1,10 @@
-//! Retrieval: the memories a speaker recalls for a query, scored by relevance, recency and
-//! significance (docs/architecture.md).
+//! Retrieval: the memories a speaker recalls for a query, scored by relevance, retention and
+//! significance (docs/memory.md).
 
 use super::index::MemoryIndex;
 use crate::error::{Error, Result};
 use crate::log::World;
 use crate::model::{EntityId, Memory, MemoryId, Millis};
-
-/// One game hour, in ms.
-const HOUR_MS: f64 = 3_600_000.0;
 
 /// How much each part of the score weighs.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -15,10 +12,12 @@ const HOUR_MS: f64 = 3_600_000.0;
 pub struct RecallWeights {
     /// Relevance: BM25 of the query, divided by the best BM25 among the candidates (0–1).
     pub relevance: f64,
-    /// Recency: 0.5 per half-life since the memory was last recalled (or formed), a
-    /// memory's half-life growing with how often it was recalled (0–1; see
-    /// [`RecallOptions::half_life_ms`]).
-    pub recency: f64,
+    /// Retention: how well the memory is kept at the time of recall ([`Memory::retention`],
+    /// docs/memory.md), 0–1: it fades with host time since the memory was last recalled (or
+    /// formed), more slowly the more significant it is and the more it was reinforced. Read
+    /// from JSON as `retention` or, as before, `recency`.
+    #[serde(alias = "recency")]
+    pub retention: f64,
     /// Significance: the memory's own, 0–1.
     pub significance: f64,
 }
@@ -27,7 +26,7 @@ impl Default for RecallWeights {
     fn default() -> Self {
         RecallWeights {
             relevance: 1.0,
-            recency: 1.0,
+            retention: 1.0,
             significance: 1.0,
         }
     }
@@ -44,12 +43,6 @@ pub struct RecallOptions {
     pub candidates: usize,
     /// The weights of the score.
     pub weights: RecallWeights,
-    /// The half-life of recency, in ms of the host clock, for a memory never recalled. The
-    /// default, about 138 game hours, is Generative Agents' decay of 0.995 per hour. Each
-    /// recall reinforces a memory (spaced repetition): one recalled `n` times
-    /// ([`Memory::access_count`]) fades with a half-life of `half_life_ms × (1 + log2(1 + n))`,
-    /// twice as long after one recall, three times after three, four times after seven.
-    pub half_life_ms: f64,
     /// The host's vector for the query (semantic recall): memories with a vector are then
     /// also found by cosine similarity, so "beer" finds the memory about "ale".
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -65,7 +58,6 @@ impl Default for RecallOptions {
             k: 10,
             candidates: 8,
             weights: RecallWeights::default(),
-            half_life_ms: HOUR_MS * (0.5f64.ln() / 0.995f64.ln()),
             query_embedding: None,
             semantic: 0.5,
         }
@@ -90,7 +82,7 @@ impl RecallOptions {
     }
 
     /// Refuses options that cannot be meant: a `k` or `candidates` out of range, a weight
-    /// that is negative or not finite, a half-life that is not positive.
+    /// that is negative or not finite.
     pub fn check(&self) -> Result<()> {
         let bad = |m: String| Err(Error::invalid("recall options", m));
         if !(1..=1000).contains(&self.k) {
@@ -105,7 +97,7 @@ impl RecallOptions {
         let w = self.weights;
         for (name, v) in [
             ("relevance", w.relevance),
-            ("recency", w.recency),
+            ("retention", w.retention),
             ("significance", w.significance),
         ] {
             if !(v.is_finite() && v >= 0.0) {
@@ -117,12 +109,6 @@ impl RecallOptions {
         }
         if let Some(v) = &self.query_embedding {
             super::check_embedding(v).map_err(|m| Error::invalid("recall options", m))?;
-        }
-        if !(self.half_life_ms.is_finite() && self.half_life_ms > 0.0) {
-            return bad(format!(
-                "half_life_ms must be a positive number, not {}",
-                self.half_life_ms
-            ));
         }
         Ok(())
     }
@@ -138,29 +124,17 @@ pub struct Recalled {
     /// Relevance, 0–1: BM25 divided by the best among the candidates (0 for an empty
     /// query), blended with cosine similarity when the query has a vector.
     pub relevance: f64,
-    /// Recency, 0–1: how little the memory faded since it was last recalled (or formed),
-    /// more slowly the more often it was recalled.
-    pub recency: f64,
+    /// Retention, 0–1, at the time of recall ([`Memory::retention`]).
+    pub retention: f64,
     /// Significance, 0–1.
     pub significance: f64,
 }
 
-/// Recency of `m` at `now`: 1 when just recalled or formed, halving every `half_life_ms`
-/// stretched by how often it was recalled (`× (1 + log2(1 + access_count))`).
-fn recency(m: &Memory, now: Millis, half_life_ms: f64) -> f64 {
-    let last = m.last_accessed.unwrap_or(m.created).max(m.created);
-    let age = (now.saturating_sub(last)).max(0) as f64;
-    let reinforced = 1.0 + (1.0 + f64::from(m.access_count)).log2();
-    0.5f64
-        .powf(age / (half_life_ms * reinforced))
-        .clamp(0.0, 1.0)
-}
-
 /// The top `options.k` memories `speaker` recalls for `query` at `now`, best first (ties by
 /// id). Only `speaker`'s own memories (which it witnessed) can be returned, and only those
-/// still [`Memory::recallable`]: the memories of a closed scene's lines, which its summaries
-/// stand for, and forgotten ones are not. An empty query (or one without a word) ranks the
-/// speaker's memories by recency and significance alone.
+/// still [`Memory::recallable`]: not the memories of a closed scene's lines, which its
+/// summaries stand for, nor residues and forgotten ones. An empty query (or one without a
+/// word) ranks the speaker's memories by retention and significance alone.
 ///
 /// `index` must hold exactly the recallable memories of `world` ([`crate::Engine::recall`]
 /// keeps one so).
@@ -192,14 +166,17 @@ pub(crate) fn recall_skipping(
     }
     let words = index.words(query);
     let w = options.weights;
+    let base = world.drive_settings(speaker).memory_stability_ms();
     let score = |m: &Memory, relevance: f64| {
-        let recency = recency(m, now, options.half_life_ms);
+        let retention = m.retention(base, now);
         let significance = m.significance;
         Recalled {
             id: m.id,
-            score: w.relevance * relevance + w.recency * recency + w.significance * significance,
+            score: w.relevance * relevance
+                + w.retention * retention
+                + w.significance * significance,
             relevance,
-            recency,
+            retention,
             significance,
         }
     };

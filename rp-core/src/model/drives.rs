@@ -259,6 +259,14 @@ pub struct DriveConfig {
     /// Hours after which a belief about someone's availability has lost all confidence.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub belief_hours: Option<f64>,
+    /// Hours over which a belief about someone's mood, energy or availability (docs/beliefs.md)
+    /// loses half its confidence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub belief_half_life_hours: Option<f64>,
+    /// Hours over which a belief about someone's traits, or their feelings about a third
+    /// person, loses half its confidence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trait_half_life_hours: Option<f64>,
     /// Hour of day night begins (0–24).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub night_start: Option<f64>,
@@ -310,6 +318,39 @@ pub struct DriveConfig {
     /// Stimulus kinds this world knows beyond the built-in ones.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stimulus_kinds: Option<Vec<String>>,
+    /// Memory (docs/memory.md): the stability of a memory of significance 0.5, in hours (the
+    /// host time after which its retention falls to 0.9 unless recalled).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_stability_hours: Option<f64>,
+    /// Below this retention a whole memory is reduced to a summary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary_below: Option<f64>,
+    /// Below this retention a summary leaves only a residue (its feeling, on an edge).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub residue_below: Option<f64>,
+    /// Below this retention a residue is forgotten.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forget_below: Option<f64>,
+    /// A memory whose stability reaches this many days no longer decays (consolidated).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consolidated_days: Option<f64>,
+    /// A summary recalled this many times keeps its stage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keep_recalls: Option<u32>,
+    /// The summed significance of new memories at which a character reflects (Generative
+    /// Agents' 150 on their 1–10 scale; personality shifts it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reflect_threshold: Option<f64>,
+    /// How many of its most significant recent memories a reflection reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reflect_memories: Option<u32>,
+    /// The most memories one summary request compresses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary_batch: Option<u32>,
+    /// The least host time between two decay passes, in hours (the world's setting; memories
+    /// fade over days, so a pass an hour gathers what crossed in between).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decay_pass_hours: Option<f64>,
 }
 
 macro_rules! settings {
@@ -358,6 +399,8 @@ settings! {
     availability_gate: f64 = 0.3,
     urgent_task: f64 = 0.8,
     belief_hours: f64 = 2.0,
+    belief_half_life_hours: f64 = 6.0,
+    trait_half_life_hours: f64 = 720.0,
     night_start: f64 = 22.0,
     night_end: f64 = 6.0,
     sleep_energy: f64 = 0.05,
@@ -373,6 +416,16 @@ settings! {
     aggregate_ms: u64 = 5_000,
     stale_low_ms: u64 = 60_000,
     stale_idle_ms: u64 = 30_000,
+    memory_stability_hours: f64 = 24.0,
+    summary_below: f64 = 0.6,
+    residue_below: f64 = 0.35,
+    forget_below: f64 = 0.2,
+    consolidated_days: f64 = 180.0,
+    keep_recalls: u32 = 5,
+    reflect_threshold: f64 = 15.0,
+    reflect_memories: u32 = 20,
+    summary_batch: u32 = 20,
+    decay_pass_hours: f64 = 1.0,
 }
 
 impl DriveSettings {
@@ -426,6 +479,17 @@ impl DriveSettings {
         0.5 * (1.0 + (1.0 - energy.clamp(0.0, 1.0)))
     }
 
+    /// The stability of a memory of significance 0.5, in ms.
+    pub fn memory_stability_ms(&self) -> f64 {
+        self.memory_stability_hours * HOUR_MS
+    }
+
+    /// The summed significance at which a character of `personality` reflects: the setting,
+    /// halved for the most inquisitive and half again for the least (`× (1.5 − curiosity)`).
+    pub fn reflect_at(&self, personality: &Personality) -> f64 {
+        self.reflect_threshold * (1.5 - personality.curiosity)
+    }
+
     /// The base processing interval of `mode`, in ms.
     pub fn interval_ms(&self, mode: Mode) -> f64 {
         1_000.0
@@ -459,6 +523,9 @@ impl DriveConfig {
             ("sleep_energy", self.sleep_energy),
             ("wake_energy", self.wake_energy),
             ("disturbance_decay", self.disturbance_decay),
+            ("summary_below", self.summary_below),
+            ("residue_below", self.residue_below),
+            ("forget_below", self.forget_below),
         ];
         for (name, v) in unit {
             if let Some(v) = v
@@ -485,11 +552,17 @@ impl DriveConfig {
         let positive = [
             ("follow_up_hours", self.follow_up_hours),
             ("belief_hours", self.belief_hours),
+            ("belief_half_life_hours", self.belief_half_life_hours),
+            ("trait_half_life_hours", self.trait_half_life_hours),
             ("interval_alert_s", self.interval_alert_s),
             ("interval_normal_s", self.interval_normal_s),
             ("interval_relaxed_s", self.interval_relaxed_s),
             ("interval_sleep_s", self.interval_sleep_s),
             ("night_factor", self.night_factor),
+            ("memory_stability_hours", self.memory_stability_hours),
+            ("consolidated_days", self.consolidated_days),
+            ("reflect_threshold", self.reflect_threshold),
+            ("decay_pass_hours", self.decay_pass_hours),
         ];
         for (name, v) in positive {
             if let Some(v) = v
@@ -509,6 +582,24 @@ impl DriveConfig {
             {
                 return Err(format!("drives.{name} is {v}; hours are in [0, 24]"));
             }
+        }
+        for (name, v) in [
+            ("reflect_memories", self.reflect_memories),
+            ("summary_batch", self.summary_batch),
+        ] {
+            if let Some(v) = v
+                && !(1..=100).contains(&v)
+            {
+                return Err(format!("drives.{name} is {v}; it is 1 to 100"));
+            }
+        }
+        if let (Some(a), Some(b), Some(c)) =
+            (self.summary_below, self.residue_below, self.forget_below)
+            && !(a >= b && b >= c)
+        {
+            return Err(format!(
+                "drives.summary_below ({a}) ≥ residue_below ({b}) ≥ forget_below ({c}) must hold"
+            ));
         }
         if self.inbox_capacity == Some(0) {
             return Err("drives.inbox_capacity is 0; an inbox holds at least one stimulus".into());
@@ -659,6 +750,13 @@ pub struct Mind {
     /// Its personality.
     #[serde(default)]
     pub personality: Personality,
+    /// The summed significance of the memories it formed since it last reflected
+    /// (docs/memory.md): it reflects once this reaches its threshold.
+    #[serde(default)]
+    pub unreflected: f64,
+    /// When it last reflected.
+    #[serde(default)]
+    pub reflected_at: Option<Millis>,
 }
 
 impl Mind {
@@ -682,6 +780,8 @@ impl Mind {
             held_until: None,
             config: DriveConfig::default(),
             personality: Personality::default(),
+            unreflected: 0.0,
+            reflected_at: None,
         }
     }
 

@@ -1,7 +1,7 @@
 //! Directed relationship edges. `a→b` and `b→a` are independent records: asymmetric feelings
 //! are the point, and they are never collapsed into one shared field.
 
-use super::{EntityId, Millis};
+use super::{BeliefSource, EntityId, Millis};
 use serde::{Deserialize, Serialize};
 
 /// What `from` feels about, and knows of, `to`.
@@ -29,6 +29,15 @@ pub struct Edge {
     /// When they last interacted.
     #[serde(default)]
     pub last_interaction: Option<Millis>,
+    /// What faded memories left behind (docs/memory.md): the feeling of each memory about
+    /// `to` that decayed to a residue, oldest first (at most [`MAX_IMPRINTS`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub imprints: Vec<String>,
+    /// Where the edge comes from when no one witnessed it: an edge of a person who is only
+    /// mentioned is what someone told (`told_by`) or what was inferred (docs/beliefs.md).
+    /// `None` for an edge the world or the story set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<BeliefSource>,
 }
 
 impl Edge {
@@ -43,9 +52,14 @@ impl Edge {
             knowledge: Vec::new(),
             private_moments: Vec::new(),
             last_interaction: None,
+            imprints: Vec::new(),
+            source: None,
         }
     }
 }
+
+/// The most imprints an edge keeps; the oldest go first.
+pub const MAX_IMPRINTS: usize = 16;
 
 /// The most facts an edge keeps; the oldest go first.
 pub const MAX_KNOWLEDGE: usize = 64;

@@ -33,6 +33,10 @@ pub struct Entity {
     /// Entities (items) it carries. An item in an inventory has no position of its own.
     #[serde(default)]
     pub inventory: Vec<EntityId>,
+    /// True for a person who is only talked about (a mother, a boss: docs/beliefs.md): it has
+    /// no place, no mind and no lines; it is something characters hold beliefs about.
+    #[serde(default)]
+    pub mentioned: bool,
 }
 
 /// The changeable inner state of an entity.

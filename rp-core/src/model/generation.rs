@@ -30,10 +30,17 @@ pub enum Purpose {
         /// Who speaks first.
         speaker: EntityId,
     },
+    /// A character's reflection on its own memories (docs/memory.md): pure JSON; hosts route
+    /// it to their smart model.
+    Reflect {
+        /// Who reflects.
+        speaker: EntityId,
+    },
 }
 
 impl Purpose {
-    /// The purpose's stable name: `reply`, `state_update`, `summary`, `query`, `initiate`.
+    /// The purpose's stable name: `reply`, `state_update`, `summary`, `query`, `initiate`,
+    /// `reflect`.
     pub fn name(&self) -> &'static str {
         match self {
             Purpose::Reply { .. } => "reply",
@@ -41,6 +48,7 @@ impl Purpose {
             Purpose::Summary => "summary",
             Purpose::Query => "query",
             Purpose::Initiate { .. } => "initiate",
+            Purpose::Reflect { .. } => "reflect",
         }
     }
 
@@ -51,6 +59,7 @@ impl Purpose {
         Ok(match name {
             "reply" => Purpose::Reply { speaker: any },
             "initiate" => Purpose::Initiate { speaker: any },
+            "reflect" => Purpose::Reflect { speaker: any },
             "state_update" => Purpose::StateUpdate,
             "summary" => Purpose::Summary,
             "query" => Purpose::Query,
@@ -58,7 +67,7 @@ impl Purpose {
                 return Err(crate::error::Error::Invalid {
                     what: "purpose",
                     reason: format!(
-                        "{other:?} is not a purpose; use \"reply\", \"initiate\", \"state_update\", \"summary\" or \"query\""
+                        "{other:?} is not a purpose; use \"reply\", \"initiate\", \"reflect\", \"state_update\", \"summary\" or \"query\""
                     ),
                 });
             }
@@ -68,7 +77,9 @@ impl Purpose {
     /// The speaker of a reply.
     pub fn speaker(&self) -> Option<EntityId> {
         match self {
-            Purpose::Reply { speaker } | Purpose::Initiate { speaker } => Some(*speaker),
+            Purpose::Reply { speaker }
+            | Purpose::Initiate { speaker }
+            | Purpose::Reflect { speaker } => Some(*speaker),
             _ => None,
         }
     }

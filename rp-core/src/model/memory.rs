@@ -66,14 +66,6 @@ pub enum DecayStage {
     Forgotten,
 }
 
-impl Memory {
-    /// Whether recall may return it: not once it is reduced to a summary (the scene summary
-    /// stands for it) or forgotten.
-    pub fn recallable(&self) -> bool {
-        !matches!(self.decay, DecayStage::Summary | DecayStage::Forgotten)
-    }
-}
-
 /// A memory held by one entity (its owner, the point of view).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Memory {
@@ -94,8 +86,7 @@ pub struct Memory {
     /// When it was last recalled.
     #[serde(default)]
     pub last_accessed: Option<Millis>,
-    /// How often it was recalled: each recall lengthens the half-life of its recency (see
-    /// [`crate::memory::RecallOptions::half_life_ms`]).
+    /// How often it was recalled (each recall reinforces it: [`Memory::stability`]).
     #[serde(default)]
     pub access_count: u32,
     /// How far it has faded.
@@ -114,6 +105,77 @@ pub struct Memory {
     /// stage [`DecayStage::Summary`]) and recall no longer returns them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scene: Option<SceneId>,
+    /// How long it lasts (docs/memory.md): the host time, in ms, after which its retention
+    /// falls to 0.9 if it is not recalled. 0 until it is first reinforced: then it is the
+    /// stability its significance gives it ([`Memory::stability`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stability: f64,
+    /// At stage [`DecayStage::Summary`], the shorter text that stands for it (what prompts and
+    /// recall see); `None` for the line of a closed scene, which its scene's summary stands for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// The feeling it left (`"fond"`, `"uneasy"`), given with its summary: what remains of it as
+    /// a residue, on the owner's edge toward [`Memory::about`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feeling: Option<String>,
+    /// Whom it is mostly about (one of its other witnesses), given with its summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub about: Option<EntityId>,
+    /// For a [`MemoryKind::Reflection`]: the owner's memories it rests on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<MemoryId>,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+impl Memory {
+    /// Whether recall may return it and prompts may show it: whole, or reduced to a summary
+    /// of its own. Not the line of a closed scene (its scene's summary stands for it), a
+    /// residue or a forgotten memory.
+    pub fn recallable(&self) -> bool {
+        match self.decay {
+            DecayStage::Full => true,
+            DecayStage::Summary => self.summary.is_some(),
+            DecayStage::Residue | DecayStage::Forgotten => false,
+        }
+    }
+
+    /// The text prompts and recall see: the summary once it has one, else the text.
+    pub fn shown_text(&self) -> &str {
+        self.summary.as_deref().unwrap_or(&self.text)
+    }
+
+    /// Whether it fades at all: pinned memories and event gists (a promotion category of
+    /// docs/story.md) never do.
+    pub fn decays(&self) -> bool {
+        !self.pinned && self.kind != MemoryKind::EventGist
+    }
+
+    /// Its stability in ms: recorded once reinforced, else what its significance gives a new
+    /// memory when `base_ms` is the stability at significance 0.5.
+    pub fn stability(&self, base_ms: f64) -> f64 {
+        if self.stability > 0.0 {
+            self.stability
+        } else {
+            super::retention::initial_stability(base_ms, self.significance)
+        }
+    }
+
+    /// When it was last reviewed: recalled, or else formed.
+    pub fn reviewed(&self) -> Millis {
+        self.last_accessed.unwrap_or(self.created).max(self.created)
+    }
+
+    /// Its retention at `now` (1 for a memory that never fades), in (0, 1].
+    pub fn retention(&self, base_ms: f64, now: Millis) -> f64 {
+        if !self.decays() {
+            return 1.0;
+        }
+        let elapsed = now.saturating_sub(self.reviewed()) as f64;
+        super::retention::retention(elapsed, self.stability(base_ms))
+    }
 }
 
 /// The longest vector accepted.
@@ -134,4 +196,131 @@ pub fn check_embedding(v: &[f32]) -> Result<(), String> {
         return Err("an embedding of zeros has no direction".into());
     }
     Ok(())
+}
+
+/// A memory moved on by a decay pass without a model: a summary (or a closed scene's line) to a
+/// residue, a residue to forgotten.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StageChange {
+    /// Which memory.
+    pub id: MemoryId,
+    /// Its new stage: [`DecayStage::Residue`] or [`DecayStage::Forgotten`].
+    pub stage: DecayStage,
+}
+
+/// A whole memory reduced to a summary: the fast model's shorter text, recorded so that replay
+/// never asks again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemorySummary {
+    /// Which memory.
+    pub id: MemoryId,
+    /// The shorter text.
+    pub text: String,
+    /// The feeling it left, a word or a few.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feeling: Option<String>,
+    /// Whom it is mostly about: one of its other witnesses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub about: Option<EntityId>,
+}
+
+/// The longest feeling, in bytes.
+pub const MAX_FEELING_BYTES: usize = 80;
+
+/// The rule of fading under one owner's settings, worked out once (docs/memory.md): the decay
+/// pass reads it for every memory of that owner, so each memory costs a multiplication and a
+/// comparison, not a power.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FadeRule {
+    /// The stability of a memory of significance 0.5, in ms.
+    pub base_ms: f64,
+    /// The stability at which a memory stops fading, in ms.
+    pub consolidated_ms: f64,
+    /// Recalls after which a summary keeps its stage.
+    pub keep_recalls: u32,
+    /// The retention thresholds of summary, residue and forgotten.
+    pub below: [f64; 3],
+    /// For each threshold, the time it takes retention to fall to it, in stabilities.
+    span: [f64; 3],
+}
+
+impl FadeRule {
+    /// The rule of settings `s`.
+    pub fn of(s: &super::DriveSettings) -> FadeRule {
+        let below = [s.summary_below, s.residue_below, s.forget_below];
+        // `time_to` of a threshold it never falls to (0 or 1) is never.
+        let span = below.map(|r| super::retention::time_to(r, 1.0).unwrap_or(f64::INFINITY));
+        FadeRule {
+            base_ms: s.memory_stability_ms(),
+            consolidated_ms: s.consolidated_days * super::retention::DAY_MS,
+            keep_recalls: s.keep_recalls,
+            below,
+            span,
+        }
+    }
+}
+
+impl Memory {
+    /// The stage it moves to next and the first moment its retention is below that stage's
+    /// threshold, under `rule`; `None` when it stays where it is: it never fades, it is
+    /// consolidated (its stability reached `consolidated_days`), it is a summary recalled
+    /// `keep_recalls` times, or it is forgotten.
+    pub fn fading(&self, rule: &FadeRule) -> Option<(DecayStage, Millis)> {
+        self.fading_from(self.decay, rule)
+    }
+
+    /// [`Memory::fading`] as if it were at stage `stage`.
+    pub fn fading_from(&self, stage: DecayStage, rule: &FadeRule) -> Option<(DecayStage, Millis)> {
+        if !self.decays() {
+            return None;
+        }
+        let (next, k) = match stage {
+            DecayStage::Full => (DecayStage::Summary, 0),
+            DecayStage::Summary if self.access_count >= rule.keep_recalls => return None,
+            DecayStage::Summary => (DecayStage::Residue, 1),
+            DecayStage::Residue => (DecayStage::Forgotten, 2),
+            DecayStage::Forgotten => return None,
+        };
+        let stability = self.stability(rule.base_ms);
+        if stability >= rule.consolidated_ms {
+            return None;
+        }
+        // Retention is below the threshold strictly after this many ms: the first whole
+        // millisecond past it.
+        let after = stability.max(1.0) * rule.span[k];
+        if !after.is_finite() {
+            return None;
+        }
+        let at = self
+            .reviewed()
+            .saturating_add(after.min(1e15).floor() as Millis)
+            .saturating_add(1);
+        Some((next, at))
+    }
+
+    /// The stage it moves to next and the retention below which it does, under settings `s`
+    /// (`None`: it stays, see [`Memory::fading`]).
+    pub fn next_stage(&self, s: &super::DriveSettings) -> Option<(DecayStage, f64)> {
+        let rule = FadeRule::of(s);
+        let (stage, _) = self.fading(&rule)?;
+        let k = match stage {
+            DecayStage::Summary => 0,
+            DecayStage::Residue => 1,
+            _ => 2,
+        };
+        Some((stage, rule.below[k]))
+    }
+
+    /// When its retention falls below the threshold of its next stage (`None`: never).
+    pub fn next_stage_at(&self, s: &super::DriveSettings) -> Option<Millis> {
+        self.fading(&FadeRule::of(s)).map(|(_, at)| at)
+    }
+
+    /// The stage it is due to move to at `now`, if its retention has fallen below the
+    /// threshold.
+    pub fn stage_due(&self, s: &super::DriveSettings, now: Millis) -> Option<DecayStage> {
+        self.fading(&FadeRule::of(s))
+            .filter(|(_, at)| *at <= now)
+            .map(|(stage, _)| stage)
+    }
 }

@@ -3,6 +3,7 @@
 //! the rules that change them live in [`crate::log`].
 
 mod activity;
+mod belief;
 mod container;
 mod drives;
 mod edge;
@@ -11,20 +12,26 @@ mod entity;
 mod facts;
 mod generation;
 mod group;
+mod history;
 mod ids;
 mod memory;
 mod query;
+pub mod retention;
 mod story;
 mod utterance;
 
 pub use activity::{Action, Activity, Position};
+pub use belief::{
+    BeliefObservation, BeliefSource, Feeling, Held, MAX_BELIEF_TEXT_CHARS, MAX_BELIEVED_FEELINGS,
+    MAX_BELIEVED_TRAITS, PersonBelief, decayed,
+};
 pub use container::{Container, ContainerProperties, Slot};
 pub use drives::{
     BUILTIN_STIMULUS_KINDS, Belief, Drive, DriveConfig, DriveSettings, HOUR_MS, InboxFate,
     InboxNote, Initiation, MAX_INBOX_NOTES, MAX_NOTICED, MAX_PAYLOAD_BYTES, Mind, Mode,
     Personality, Priority, Stimulus, Weights,
 };
-pub use edge::{Edge, MAX_KNOWLEDGE};
+pub use edge::{Edge, MAX_IMPRINTS, MAX_KNOWLEDGE};
 pub use effect::{
     Effect, GistPromotion, ItemPromotion, KnowledgePromotion, Promotion, SummaryPromotion,
 };
@@ -32,12 +39,14 @@ pub use entity::{Entity, EntityState};
 pub use facts::FactSheet;
 pub use generation::{GenerateResult, Purpose, ToolCall, ToolRun};
 pub use group::{Group, MIN_GROUP_SIZE};
+pub use history::{AsOf, HistoryPoint};
 pub use ids::{
     ContainerId, EntityId, GroupId, MemoryId, Millis, QueryId, SceneId, ScopedEventId, Seq,
     ThreadId, UtteranceId,
 };
 pub use memory::{
-    DecayStage, MAX_EMBEDDING_DIMENSIONS, Memory, MemoryKind, WitnessSet, check_embedding,
+    DecayStage, FadeRule, MAX_EMBEDDING_DIMENSIONS, MAX_FEELING_BYTES, Memory, MemoryKind,
+    MemorySummary, StageChange, WitnessSet, check_embedding,
 };
 pub use query::{
     Answer, AnswerSource, Confidence, InfoRequest, MAX_ANSWER_CHARS, MAX_FOLLOW_UPS,

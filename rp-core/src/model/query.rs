@@ -35,6 +35,11 @@ pub struct QueryConfig {
     pub temperature: f64,
     /// The most entities or relationships one info request adds (1 to [`MAX_RESULT_LIMIT`]).
     pub result_limit: u32,
+    /// Asked about the past: the context is built from the world as it was at this point
+    /// (docs/history.md), seen from `asked_as` as it was then. The query itself is recorded
+    /// in the log as of when it is asked, with this field as the host gave it. `None`: now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub as_of: Option<super::AsOf>,
 }
 
 impl Default for QueryConfig {
@@ -45,6 +50,7 @@ impl Default for QueryConfig {
             include_relationships: true,
             temperature: 0.7,
             result_limit: 20,
+            as_of: None,
         }
     }
 }

@@ -29,12 +29,15 @@
 
 use super::capability::{InfoCapability, build_capabilities, check_request};
 use super::context::QueryContext;
+use super::past::PastIndexes;
 use super::prompt;
 use super::response::{QueryResponse, parse_response};
 use super::scope::Scope;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::graph::RelationshipGraph;
 use crate::log::{Event, World};
+use crate::lore::DefinitionIndex;
 use crate::machine::{Generate, GenerateRequest, GenerateResult, Step, TokenSink, block_on};
 use crate::model::{EntityId, Millis, QueryId, Seq};
 use crate::model::{
@@ -42,6 +45,7 @@ use crate::model::{
 };
 use crate::update::cut_at;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// What starts a query. Reads from JSON with these field names.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -80,6 +84,14 @@ impl QueryInput {
     /// The same question with `config`.
     pub fn with_config(mut self, config: QueryConfig) -> QueryInput {
         self.config = config;
+        self
+    }
+
+    /// The same question asked about the past: its context is built from the world as of
+    /// `at`, seen by `asked_as` as it was then (docs/history.md); the record is committed
+    /// today, its configuration noting `at` ([`QueryConfig::as_of`]).
+    pub fn as_of(mut self, at: crate::model::AsOf) -> QueryInput {
+        self.config.as_of = Some(at);
         self
     }
 
@@ -138,7 +150,13 @@ impl QueryMachine {
     pub fn begin(engine: &mut Engine, input: QueryInput) -> Result<QueryMachine> {
         check_query_text(&input.text)?;
         input.config.check()?;
-        let world = engine.world().clone();
+        // Asked about the past: the context comes from the world as it was (docs/history.md);
+        // the record is made today, with a fresh id of today's world.
+        let id = QueryId(engine.world().next_id());
+        let world = match &input.config.as_of {
+            Some(at) => engine.world_at(at)?,
+            None => engine.world().clone(),
+        };
         let asker = match input.asked_as {
             Some(id) => Some(
                 world
@@ -149,20 +167,23 @@ impl QueryMachine {
             ),
             None => None,
         };
-        let mut query = WorldQuery::new(
-            QueryId(world.next_id()),
-            input.text,
-            input.asked_as,
-            input.config,
-            input.now,
-        )?;
+        let mut query = WorldQuery::new(id, input.text, input.asked_as, input.config, input.now)?;
         query.start_processing()?;
-        let scope = Scope::new(
-            &world,
-            input.asked_as,
-            engine.relationship_graph(),
-            engine.definition_index(),
-        );
+        let scope = match &query.config.as_of {
+            None => Scope::new(
+                &world,
+                input.asked_as,
+                engine.relationship_graph(),
+                engine.definition_index(),
+            ),
+            Some(_) => Scope::new(
+                &world,
+                input.asked_as,
+                Arc::new(RelationshipGraph::build(&world)),
+                Arc::new(DefinitionIndex::build(world.entities())),
+            )
+            .looking_back(Arc::new(PastIndexes::build(&world)?)),
+        };
         let context = scope.initial(engine, &world, &query.text, input.now, &query.config)?;
         let mut m = QueryMachine {
             query,

@@ -8,12 +8,17 @@
 //! `QueryFailed`), so [`crate::World::query`] and [`crate::World::recent_queries`] read it after a
 //! restart, and replay never calls the model.
 //!
+//! A query may be asked about the past ([`QueryConfig::as_of`], docs/history.md): its context is
+//! built from the world as it was then (`past.rs` holds that world's indexes), and its record is
+//! committed today, noting the point it asked about.
+//!
 //! A query asked as an entity sees only what that entity could know (docs/architecture.md, "What an
 //! entity may know"): see `scope.rs` for the rules.
 
 mod capability;
 mod context;
 mod machine;
+mod past;
 mod prompt;
 mod response;
 mod scope;

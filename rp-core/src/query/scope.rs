@@ -12,6 +12,7 @@ use super::context::{
     ContextEntity, ContextMemory, DefinitionSummary, EntitySummary, QueryContext,
     RelationshipSummary,
 };
+use super::past::PastIndexes;
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::graph::{Direction, MAX_RESULTS, RelationshipGraph, Relationships};
@@ -35,6 +36,8 @@ pub(crate) struct Scope {
     /// Each kind, with the entities within reach that declare it.
     kinds: Arc<DefinitionIndex>,
     graph: Arc<RelationshipGraph>,
+    /// Asked about the past: the indexes of that world, read instead of the engine's.
+    past: Option<Arc<PastIndexes>>,
 }
 
 impl Scope {
@@ -70,7 +73,15 @@ impl Scope {
             known,
             kinds,
             graph,
+            past: None,
         }
+    }
+
+    /// The same scope over a past world: search and recall read `past`, the indexes of the
+    /// world this scope was made from, never the engine's of today.
+    pub fn looking_back(mut self, past: Arc<PastIndexes>) -> Scope {
+        self.past = Some(past);
+        self
     }
 
     /// Whether `id` is within reach.
@@ -247,8 +258,11 @@ impl Scope {
         } else {
             limit.clamp(1, 1000)
         };
-        Ok(engine
-            .search_entities(query, k)?
+        let found = match &self.past {
+            Some(past) => past.search(query, k)?,
+            None => engine.search_entities(query, k)?,
+        };
+        Ok(found
             .into_iter()
             .map(|(id, _)| id)
             .filter(|id| self.reaches(*id) && Some(*id) != self.pov)
@@ -298,7 +312,12 @@ impl Scope {
                 k: config.max_initial_entities as usize,
                 ..RecallOptions::default()
             };
-            for r in engine.recall(p, text, now, &options)? {
+            let recalled = match &self.past {
+                // As it was: recency and retention at that world's clock.
+                Some(past) => past.recall(world, p, text, world.now(), &options)?,
+                None => engine.recall(p, text, now, &options)?,
+            };
+            for r in recalled {
                 self.add_memory(world, &mut ctx, r.id);
             }
         }
@@ -310,11 +329,11 @@ impl Scope {
         let (Some(p), Some(m)) = (self.pov, world.memory(id)) else {
             return;
         };
-        if m.owner == p && m.witnesses.contains(p) {
+        if m.owner == p && m.witnesses.contains(p) && m.recallable() {
             ctx.add_memory(ContextMemory {
                 id: m.id,
                 owner: m.owner,
-                text: m.text.clone(),
+                text: m.shown_text().to_owned(),
                 created: m.created,
             });
         }

@@ -297,6 +297,11 @@ impl SceneClose {
                         pinned: false,
                         embedding: None,
                         scene: None,
+                        stability: 0.0,
+                        summary: None,
+                        feeling: None,
+                        about: None,
+                        sources: Vec::new(),
                     },
                 },
             )?;

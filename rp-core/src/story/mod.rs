@@ -276,6 +276,11 @@ fn promote(batch: &mut Batch, ev: &ScopedEvent, p: &Promotion, at: Millis) -> Re
             pinned: false,
             embedding: None,
             scene: None,
+            stability: 0.0,
+            summary: None,
+            feeling: None,
+            about: None,
+            sources: Vec::new(),
         };
         batch.push(Event::MemoryAdded { memory })?;
     }
@@ -322,6 +327,11 @@ fn run_effect(batch: &mut Batch, ev: &ScopedEvent, effect: &Effect, at: Millis) 
                         pinned: false,
                         embedding: None,
                         scene: None,
+                        stability: 0.0,
+                        summary: None,
+                        feeling: None,
+                        about: None,
+                        sources: Vec::new(),
                     },
                 })?;
             }

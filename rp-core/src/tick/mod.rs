@@ -1,10 +1,13 @@
 //! The tick (docs/drives.md): the host calls [`Engine::next_tick_at`] to learn when anything
 //! can next happen, sleeps until then, and runs a [`TickMachine`]. A tick does the cheap work
-//! in arithmetic — characters fall asleep or wake, inboxes are processed, scoped events start —
-//! and commits it; then, for each character whose pressure crossed its threshold with every
-//! gate open, it asks for one line (purpose `initiate`) and runs the rest as a turn: the
-//! line is committed with witnesses from positions, and those who heard it decide through
-//! response control whether to answer. With nothing due it asks for nothing and commits nothing.
+//! in arithmetic — characters fall asleep or wake, inboxes are processed, scoped events start,
+//! memories fade (docs/memory.md) — and commits it; then it asks the fast model for the
+//! summaries of whole memories that faded (purpose `summary`) and the smart model for the
+//! reflections that fell due (purpose `reflect`), each answer committed as it comes; then, for
+//! each character whose pressure crossed its threshold with every gate open, it asks for one
+//! line (purpose `initiate`) and runs the rest as a turn: the line is committed with witnesses
+//! from positions, and those who heard it decide through response control whether to answer.
+//! With nothing due it asks for nothing and commits nothing.
 //!
 //! ```
 //! # use rp_core::{Engine, Event, tick::TickOptions, machine::Step, GenerateResult};
@@ -22,6 +25,9 @@
 //! ```
 
 mod engine;
+mod memory;
+
+use memory::{Asking, MemoryWork};
 
 use crate::drives::{self, Candidate, Gate, TickReason};
 use crate::engine::Engine;
@@ -29,7 +35,7 @@ use crate::error::{Error, Result};
 use crate::facts::SeededDraws;
 use crate::log::{Event, Message, World};
 use crate::machine::{GenerateResult, Step};
-use crate::model::{EntityId, Millis, Seq};
+use crate::model::{EntityId, MemoryId, Millis, Seq, StageChange};
 use crate::turn::{TurnMachine, TurnOptions, TurnOutcome};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -107,6 +113,23 @@ pub struct TickOutcome {
     pub retries: Vec<EntityId>,
     /// Whether scoped events started or expired.
     pub story: bool,
+    /// Memories the decay pass moved on without a model (to a residue, or forgotten).
+    pub faded: Vec<StageChange>,
+    /// Whole memories reduced to summaries.
+    pub summarized: Vec<MemoryId>,
+    /// The reflections made, in order.
+    pub reflections: Vec<ReflectionOutcome>,
+}
+
+/// A reflection a tick asked for, and what came of it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ReflectionOutcome {
+    /// Who reflected.
+    pub entity: EntityId,
+    /// The insights recorded (memories of kind `reflection`).
+    pub insights: Vec<MemoryId>,
+    /// Why the answer was rejected after its retry (nothing of it recorded).
+    pub rejected: Option<String>,
 }
 
 /// A tick in progress. Like the other machines it borrows nothing: every call takes the engine.
@@ -116,6 +139,8 @@ pub struct TickMachine {
     options: TickOptions,
     queue: VecDeque<Candidate>,
     current: Option<(Candidate, TurnMachine)>,
+    memory: VecDeque<MemoryWork>,
+    asking: Option<Asking>,
     failed: Option<String>,
     done: bool,
 }
@@ -134,17 +159,20 @@ impl TickMachine {
         }
         let due = engine.due_by(now);
         let story = drives::story_due(&world, world.now()).is_some_and(|at| at <= now);
+        let decay = world.decay_due().is_some_and(|at| at <= now);
         let mut outcome = TickOutcome {
             at: now,
             ..TickOutcome::default()
         };
-        if due.is_empty() && !story {
+        if due.is_empty() && !story && !decay {
             outcome.seq = engine.head();
             return Ok(TickMachine {
                 outcome,
                 options,
                 queue: VecDeque::new(),
                 current: None,
+                memory: VecDeque::new(),
+                asking: None,
                 failed: None,
                 done: true,
             });
@@ -180,6 +208,24 @@ impl TickMachine {
             {
                 outcome.retries.push(*entity);
             }
+        }
+        // Memories fade (docs/memory.md): the pass's arithmetic in this commit, the summaries
+        // and reflections it calls for asked next, one at a time.
+        let mut memory = VecDeque::new();
+        if decay {
+            let pass = crate::decay::pass(&batch.world, now);
+            batch.push(Event::DecayPassed {
+                at: now,
+                changes: pass.changes.clone(),
+                next: pass.next,
+            })?;
+            outcome.faded = pass.changes;
+            for (owner, ids) in pass.summaries {
+                memory.push_back(MemoryWork::Summary { owner, ids });
+            }
+        }
+        for entity in crate::decay::reflections_due(&batch.world) {
+            memory.push_back(MemoryWork::Reflect { entity });
         }
         // Who crosses now, with every gate open (the sheet's last).
         let mut planned: Vec<Candidate> = Vec::new();
@@ -225,7 +271,9 @@ impl TickMachine {
             })
             .collect();
         if batch.world.seq() > world.seq() {
-            engine.append(batch.events)?;
+            // Applied to the batch's world already: not validated twice.
+            let epoch = engine.epoch();
+            engine.append_applied(batch.events, Some((batch.world, epoch)), |_| ())?;
         }
         // A character found due with nothing to do is not due again for an interval of its
         // processing (so a host that ticks at next_tick_at never loops on one moment).
@@ -238,6 +286,8 @@ impl TickMachine {
             options,
             queue: planned.into(),
             current: None,
+            memory,
+            asking: None,
             failed: None,
             done: false,
         })
@@ -253,6 +303,13 @@ impl TickMachine {
         loop {
             if self.done || self.failed.is_some() {
                 return Ok(Step::Done);
+            }
+            if let Some(asking) = &self.asking {
+                return Ok(Step::Generate(asking.request().clone()));
+            }
+            if let Some(work) = self.memory.pop_front() {
+                self.asking = Some(Asking::new(engine.world(), work));
+                continue;
             }
             if let Some((_, turn)) = &mut self.current {
                 match turn.step(engine)? {
@@ -296,6 +353,9 @@ impl TickMachine {
 
     /// Feeds the generation the last step asked for.
     pub fn provide(&mut self, engine: &mut Engine, result: GenerateResult) -> Result<()> {
+        if let Some(asking) = self.asking.take() {
+            return self.answer_memory(engine, asking, &result.text);
+        }
         match &mut self.current {
             Some((_, turn)) => turn.provide(engine, result),
             None => Err(Error::conflict("the tick is not waiting for a generation")),
@@ -327,8 +387,14 @@ impl TickMachine {
     }
 
     /// The host could not answer: the initiation in progress is held back one processing
-    /// interval (committed), the tick ends, and [`TickMachine::finish`] reports the failure.
+    /// interval (committed; a reflection is recorded as rejected, summaries wait for the next
+    /// pass), the tick ends, and [`TickMachine::finish`] reports the failure.
     pub fn fail(&mut self, engine: &mut Engine, reason: &str) -> Result<()> {
+        if let Some(asking) = self.asking.take() {
+            self.fail_memory(engine, asking, reason)?;
+            self.failed = Some(reason.to_owned());
+            return Ok(());
+        }
         let Some((c, _)) = self.current.take() else {
             return Err(Error::conflict(
                 "the tick asks for nothing to fail; finish it",

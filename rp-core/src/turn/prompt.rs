@@ -2,14 +2,15 @@
 //! its own edges, the dialogue it witnessed, its own memories.
 //!
 //! Sections, in order: `identity` (name, active facts, state), `edges` (the speaker's edge to
-//! each present entity), `group` (a group node of the present, when three or more are),
-//! `world` (time and place), `scene` (the place's description), `activity` (what every present
-//! entity is doing), `threads` (open threads the speaker is part of, or that name no one),
-//! `dialogue` (the lines it witnessed since its current scene opened, never a line of a closed
-//! scene: see [`scene_dialogue`]), `memories` (pinned, then its summaries of its most recent
-//! scenes, then recalled: its own, witness-filtered), `lore` (entities mentioned in what it
-//! recently witnessed), `events` (active scoped events the speaker takes part in, with their
-//! props; never a planned or closed one).
+//! each present entity, then what it believes of them: docs/beliefs.md), `group` (a group
+//! node of the present, when three or more are), `world` (time and place), `scene` (the
+//! place's description), `activity` (what every present entity is doing), `threads` (open
+//! threads the speaker is part of, or that name no one), `dialogue` (the lines it witnessed
+//! since its current scene opened, never a line of a closed scene: see [`scene_dialogue`]),
+//! `memories` (pinned, then its summaries of its most recent scenes, then recalled: its own,
+//! witness-filtered), `lore` (entities mentioned in what it recently witnessed), `events`
+//! (active scoped events the speaker takes part in, with their props; never a planned or
+//! closed one).
 //!
 //! The `group` section shows a group node (its summary, then its shared history) only when
 //! the speaker is a member and every member is present (within earshot of the speaker).
@@ -505,6 +506,24 @@ pub(crate) fn build(
             entity: Some(other),
             score: None,
         });
+        // What the speaker believes of them (its own beliefs only: docs/beliefs.md).
+        if let Some(text) = world
+            .belief_about(speaker, other, now)
+            .and_then(|b| b.describe(world, now))
+        {
+            pieces.push(PromptPiece {
+                section: Section::Edges,
+                tokens: counter.count(&text),
+                text,
+                why: format!(
+                    "the speaker's beliefs about {}, who is present (docs/beliefs.md)",
+                    name_of(other)
+                ),
+                memory: None,
+                entity: Some(other),
+                score: None,
+            });
+        }
     }
 
     // A group node, when three or more are present: groups of the speaker all present.

@@ -7,8 +7,10 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
 
 /// Answers each request with the next line scripted for its speaker (replies) or its purpose
-/// (everything else), then with the fallback (an unscripted state-update pass gets
-/// `{"reports": []}`). The fallback may use `{name}` (the speaker's
+/// (everything else), then with the fallback. Requests that want JSON get valid JSON instead: an
+/// unscripted state-update pass `{"reports": []}`; an unscripted summary of memories each
+/// memory's first eight words; an unscripted reflection one insight, "I keep thinking about
+/// what happened lately.", citing the first three memories listed. The fallback may use `{name}` (the speaker's
 /// name, read from the prompt's first line "You are NAME…"), `{n}` (a running count) and
 /// `{heard}` (the last dialogue line of the prompt). Embeddings are deterministic hashes of
 /// the words, so equal texts get equal vectors and shared words raise similarity.
@@ -97,6 +99,9 @@ impl ScriptedGenerator {
                 // Unscripted, nothing changed.
                 return r#"{"reports": []}"#.to_owned();
             }
+            if let Some(json) = memory_answer(request) {
+                return json;
+            }
             let system = request.messages.first().map_or("", |m| m.content.as_str());
             let name = system
                 .lines()
@@ -175,6 +180,50 @@ impl Generate for ScriptedGenerator {
 
     async fn embed(&self, request: &EmbedRequest) -> Result<Vec<Vec<f32>>, String> {
         Ok(self.vectors(&request.texts))
+    }
+}
+
+/// The memories a summary or reflection request lists (`- id N…: text`), as (id, text).
+fn listed(request: &GenerateRequest) -> Vec<(u64, String)> {
+    let system = request.messages.first().map_or("", |m| m.content.as_str());
+    system
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("- id ")?;
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            let (_, text) = rest.split_once(": ")?;
+            Some((digits.parse().ok()?, text.to_owned()))
+        })
+        .collect()
+}
+
+/// The unscripted answer to a summary of memories or a reflection (see
+/// [`ScriptedGenerator`]); `None` for any other request.
+fn memory_answer(request: &GenerateRequest) -> Option<String> {
+    match request.purpose {
+        Purpose::Summary if request.json_schema.is_some() => {
+            let summaries: Vec<serde_json::Value> = listed(request)
+                .into_iter()
+                .map(|(id, text)| {
+                    let words: Vec<&str> = text.split_whitespace().take(8).collect();
+                    serde_json::json!({"id": id, "summary": words.join(" ")})
+                })
+                .collect();
+            Some(serde_json::json!({ "summaries": summaries }).to_string())
+        }
+        Purpose::Reflect { .. } => {
+            let sources: Vec<u64> = listed(request).iter().take(3).map(|(id, _)| *id).collect();
+            let insights = if sources.is_empty() {
+                Vec::new()
+            } else {
+                vec![serde_json::json!({
+                    "text": "I keep thinking about what happened lately.",
+                    "sources": sources,
+                })]
+            };
+            Some(serde_json::json!({ "insights": insights }).to_string())
+        }
+        _ => None,
     }
 }
 

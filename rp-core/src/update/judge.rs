@@ -7,8 +7,9 @@ use super::report::{Direction, Report};
 use crate::log::{Event, World};
 use crate::model::MAX_KNOWLEDGE;
 use crate::model::{
-    Action, ContainerId, Edge, EntityId, EventStatus, GistPromotion, Millis, Position, Promotion,
-    ScopedEventId, Thread, ThreadId, ThreadStatus, WitnessSet,
+    Action, BeliefObservation, BeliefSource, ContainerId, Edge, EntityId, EventStatus, FactSheet,
+    Feeling, GistPromotion, Millis, Position, Promotion, ScopedEventId, Thread, ThreadId,
+    ThreadStatus, WitnessSet,
 };
 use crate::story::{self, Batch};
 use std::collections::BTreeMap;
@@ -249,7 +250,198 @@ impl Judge<'_> {
                 self.significance.insert((index, who_id), *significance);
                 Ok(Vec::new())
             }
+            Report::Belief {
+                who,
+                about,
+                line,
+                mood,
+                energy,
+                availability,
+                traits,
+                confidence,
+                inferred,
+            } => {
+                let who_id = self.present_one(who)?;
+                let speaker = self.heard(who_id, who, *line)?;
+                let about = self.other(about, who_id)?;
+                let (source, confidence) =
+                    self.source(who_id, about, speaker, *inferred, *confidence)?;
+                let traits = traits.clone().unwrap_or_default();
+                if mood.is_none() && energy.is_none() && availability.is_none() && traits.is_empty()
+                {
+                    return Err("a belief needs mood, energy, availability or traits".into());
+                }
+                for (field, v) in [("energy", energy), ("availability", availability)] {
+                    if let Some(v) = v
+                        && !(0.0..=1.0).contains(v)
+                    {
+                        return Err(format!("{field} {v} is outside 0–1"));
+                    }
+                }
+                let mood = match mood {
+                    Some(m) => {
+                        Some(short("mood", m)?.ok_or("the mood is empty; leave it out instead")?)
+                    }
+                    None => None,
+                };
+                let traits = traits
+                    .iter()
+                    .map(|t| short("trait", t)?.ok_or_else(|| "a trait is empty".to_owned()))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(vec![Event::BeliefObserved {
+                    observation: BeliefObservation {
+                        observer: who_id,
+                        about,
+                        mood,
+                        energy: *energy,
+                        availability: *availability,
+                        traits,
+                        feelings: Vec::new(),
+                        confidence,
+                        source,
+                        // The world's clock (the turn's host time once its input is
+                        // committed): `apply` records beliefs and mentions at it.
+                        at: self.world.now(),
+                    },
+                }])
+            }
+            Report::PersonMentioned {
+                name,
+                line,
+                description,
+            } => {
+                let index = self.line_index(*line)?;
+                let name = name.trim();
+                not_system("name", name)?;
+                if self.named(name).is_ok() {
+                    return Err(format!(
+                        "\"{name}\" is already known; name them so in other reports"
+                    ));
+                }
+                let facts = match description {
+                    Some(d) => {
+                        FactSheet::from_text(&text("description", d)?.replace(['\n', '\r'], " "))
+                    }
+                    None => FactSheet::default(),
+                };
+                Ok(vec![Event::PersonMentioned {
+                    id: EntityId(self.world.next_id()),
+                    key: None,
+                    name: name.to_owned(),
+                    facts,
+                    by: Some(self.lines[index].0),
+                    at: self.world.now(),
+                }])
+            }
+            Report::Relation {
+                who,
+                from,
+                to,
+                line,
+                sentiment,
+                relation,
+                inferred,
+            } => {
+                let who_id = self.present_one(who)?;
+                let speaker = self.heard(who_id, who, *line)?;
+                let from = self.named(from)?;
+                if from == who_id {
+                    return Err("one's own feelings: use a feeling report".into());
+                }
+                let to = self.named(to)?;
+                if from == to {
+                    return Err("a relation is between two people".into());
+                }
+                if !(-1.0..=1.0).contains(sentiment) {
+                    return Err(format!("sentiment {sentiment} is outside −1 to 1"));
+                }
+                let relation = match relation {
+                    Some(r) => short("relation", r)?,
+                    None => None,
+                };
+                let (source, confidence) = self.source(who_id, from, speaker, *inferred, None)?;
+                let mut events = vec![Event::BeliefObserved {
+                    observation: BeliefObservation {
+                        observer: who_id,
+                        about: from,
+                        mood: None,
+                        energy: None,
+                        availability: None,
+                        traits: Vec::new(),
+                        feelings: vec![Feeling {
+                            toward: to,
+                            sentiment: *sentiment,
+                            text: relation.clone().unwrap_or_default(),
+                        }],
+                        confidence,
+                        source,
+                        at: self.world.now(),
+                    },
+                }];
+                // A person only mentioned has no feelings of its own the story could set: what
+                // was said of them is their edge, with where it comes from.
+                if self.entity(from).mentioned {
+                    let mut edge = self.edge(from, to);
+                    edge.last_interaction =
+                        self.world.edge(from, to).and_then(|e| e.last_interaction);
+                    edge.affinity = *sentiment;
+                    if let Some(r) = relation {
+                        edge.summary = r;
+                    }
+                    edge.source = Some(source);
+                    events.push(Event::EdgeUpdated { edge });
+                }
+                Ok(events)
+            }
         }
+    }
+
+    /// The index of line `line` (from 1) of the turn.
+    fn line_index(&self, line: u32) -> Result<usize, String> {
+        (line as usize)
+            .checked_sub(1)
+            .filter(|i| *i < self.lines.len())
+            .ok_or_else(|| format!("there is no line {line}; the turn has {}", self.lines.len()))
+    }
+
+    /// The speaker of line `line`, which `who` must have heard: a character comes to believe
+    /// only what it witnessed.
+    fn heard(&self, who: EntityId, name: &str, line: u32) -> Result<EntityId, String> {
+        let index = self.line_index(line)?;
+        let (speaker, witnesses) = &self.lines[index];
+        if !witnesses.contains(who) {
+            return Err(format!("{name} did not hear line {line}"));
+        }
+        Ok(*speaker)
+    }
+
+    /// Where `who`'s belief about `subject` from a line of `speaker` comes from, and its
+    /// confidence: the one given, capped by the source's ceiling (the ceiling when none is
+    /// given).
+    fn source(
+        &self,
+        who: EntityId,
+        subject: EntityId,
+        speaker: EntityId,
+        inferred: Option<bool>,
+        given: Option<f64>,
+    ) -> Result<(BeliefSource, f64), String> {
+        let source = if inferred == Some(true) || speaker == who {
+            BeliefSource::Inferred
+        } else if speaker == subject {
+            BeliefSource::Observed
+        } else {
+            BeliefSource::ToldBy(speaker)
+        };
+        let ceiling = source_ceiling(source);
+        let confidence = match given {
+            Some(c) if !(0.0..=1.0).contains(&c) => {
+                return Err(format!("confidence {c} is outside 0–1"));
+            }
+            Some(c) => c.min(ceiling),
+            None => ceiling,
+        };
+        Ok((source, confidence))
     }
 
     /// A host action's report: `who` present, the other fields valid against the action's
@@ -489,6 +681,17 @@ impl Judge<'_> {
             .find(|c| c.name.eq_ignore_ascii_case(name))
             .map(|c| c.id)
             .ok_or_else(|| format!("there is no place \"{name}\""))
+    }
+}
+
+/// The highest confidence a reported belief may have, by its source (docs/beliefs.md): what
+/// the person said or showed of themselves 0.9, what someone else told 0.7, what was inferred
+/// 0.5.
+pub fn source_ceiling(source: BeliefSource) -> f64 {
+    match source {
+        BeliefSource::Observed | BeliefSource::Host => 0.9,
+        BeliefSource::ToldBy(_) => 0.7,
+        BeliefSource::Inferred => 0.5,
     }
 }
 

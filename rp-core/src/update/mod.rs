@@ -22,7 +22,7 @@ use judge::Judge;
 use crate::log::{Event, JudgedReport, World};
 pub use crate::machine::ActionCall;
 use crate::machine::{ChatMessage, GenerateRequest, Purpose, Role, Sampling};
-use crate::model::{EntityId, EventStatus, Millis, ThreadStatus, WitnessSet};
+use crate::model::{EntityId, EventStatus, MAX_BELIEVED_TRAITS, Millis, ThreadStatus, WitnessSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -74,6 +74,9 @@ const BUILTIN_TYPES: &[&str] = &[
     "event_started",
     "event_completed",
     "significance",
+    "belief",
+    "person_mentioned",
+    "relation",
 ];
 
 impl Default for UpdateOptions {
@@ -277,6 +280,9 @@ pub(crate) fn request(
          - {\"type\": \"event_started\", \"event\": number}: a planned event listed below began\n\
          - {\"type\": \"event_completed\", \"event\": number, \"gist\": text}: an active event listed below ended; gist: what it came to\n\
          - {\"type\": \"significance\", \"who\", \"line\": number, \"significance\": 0 to 1}: how much a line matters to who\n\
+         - {\"type\": \"belief\", \"who\", \"about\", \"line\": number, \"mood\", \"energy\": 0 to 1, \"availability\": 0 to 1, \"traits\": [...], \"confidence\": 0 to 1, \"inferred\": true} (any of mood, energy, availability, traits): what who, who heard that line, now believes about someone\n\
+         - {\"type\": \"person_mentioned\", \"name\", \"line\": number, \"description\"}: someone talked about in that line who is not listed here (\"Wren's mother\" when unnamed)\n\
+         - {\"type\": \"relation\", \"who\", \"from\", \"to\", \"line\": number, \"sentiment\": -1 to 1, \"relation\": \"mother\"|\"boss\"|..., \"inferred\": true}: how from feels about to, as who heard it in that line\n\
          \"who\" is always one of the people present.\n",
     );
     if !options.actions.is_empty() {
@@ -454,6 +460,11 @@ pub fn schema(world: &World, present: &WitnessSet, lines: usize, actions: &[Acti
     let item = json!({"type": "string", "enum": items});
     let text = json!({"type": "string", "minLength": 1, "maxLength": MAX_REPORT_TEXT});
     let short = json!({"type": "string", "maxLength": 100});
+    let unit = json!({"type": "number", "minimum": 0, "maximum": 1});
+    let line = json!({"type": "integer", "minimum": 1, "maximum": lines.max(1)});
+    // Anyone listed, or a person mentioned earlier in the same answer (not listed yet).
+    let person = json!({"type": "string", "minLength": 1, "maxLength": 100});
+    let named = json!({"type": "string", "minLength": 1, "maxLength": 100});
     // Thread and event numbers are ids: below 2^53, so every JSON reader keeps them exact.
     let number = json!({"type": "integer", "minimum": 0, "maximum": MAX_EXACT_INTEGER});
     let report = |kind: &str, required: &[&str], props: &Value| {
@@ -543,8 +554,34 @@ pub fn schema(world: &World, present: &WitnessSet, lines: usize, actions: &[Acti
             "significance",
             &["who", "line", "significance"],
             &json!({"who": who,
-            "line": {"type": "integer", "minimum": 1, "maximum": lines.max(1)},
-            "significance": {"type": "number", "minimum": 0, "maximum": 1}}),
+            "line": line,
+            "significance": unit}),
+        ),
+        at_least_one(
+            "belief",
+            &["who", "about", "line"],
+            &json!({"who": who, "about": person, "line": line, "mood": named,
+            "energy": unit, "availability": unit,
+            "traits": {"type": "array", "minItems": 1, "maxItems": MAX_BELIEVED_TRAITS, "items": named},
+            "confidence": unit, "inferred": {"type": "boolean"}}),
+            &[
+                ("mood", Value::Null),
+                ("energy", Value::Null),
+                ("availability", Value::Null),
+                ("traits", Value::Null),
+            ],
+        ),
+        report(
+            "person_mentioned",
+            &["name", "line"],
+            &json!({"name": named, "line": line, "description": text}),
+        ),
+        report(
+            "relation",
+            &["who", "from", "to", "line", "sentiment"],
+            &json!({"who": who, "from": person, "to": person, "line": line,
+            "sentiment": {"type": "number", "minimum": -1, "maximum": 1},
+            "relation": short, "inferred": {"type": "boolean"}}),
         ),
     ];
     for a in actions {

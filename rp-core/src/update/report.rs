@@ -142,6 +142,67 @@ pub enum Report {
         /// 0–1.
         significance: f64,
     },
+    /// What `who` came to believe about `about` from line `line` of the turn (docs/beliefs.md):
+    /// their mood, energy, availability or traits. The engine works out the source (`about`
+    /// said or showed it, someone else told it, or `who` inferred it) and caps the confidence
+    /// by it.
+    Belief {
+        /// A present entity that heard the line.
+        who: String,
+        /// Anyone else, a person only mentioned included.
+        about: String,
+        /// The line's number in the turn (from 1).
+        line: u32,
+        /// Their mood, in a few words.
+        #[serde(default)]
+        mood: Option<String>,
+        /// Their energy, 0–1.
+        #[serde(default)]
+        energy: Option<f64>,
+        /// Their availability, 0–1.
+        #[serde(default)]
+        availability: Option<f64>,
+        /// Their traits.
+        #[serde(default)]
+        traits: Option<Vec<String>>,
+        /// How sure, 0–1 (capped by the source).
+        #[serde(default)]
+        confidence: Option<f64>,
+        /// True: worked out by `who`, not said.
+        #[serde(default)]
+        inferred: Option<bool>,
+    },
+    /// Someone not in the world yet (a mother, a boss) was talked about in line `line`: a
+    /// lightweight person, so beliefs and relations can name it.
+    PersonMentioned {
+        /// A name for them ("Wren's mother" when no name is given).
+        name: String,
+        /// The line's number in the turn (from 1).
+        line: u32,
+        /// What was said of them, in a sentence.
+        #[serde(default)]
+        description: Option<String>,
+    },
+    /// How `from` feels about `to`, as `who` heard it in line `line`: `who` believes it; an
+    /// edge of a person only mentioned is recorded in the world with its source.
+    Relation {
+        /// A present entity that heard the line.
+        who: String,
+        /// Whose feeling (not `who`).
+        from: String,
+        /// About whom.
+        to: String,
+        /// The line's number in the turn (from 1).
+        line: u32,
+        /// −1 to 1.
+        sentiment: f64,
+        /// What they are to each other, in a few words ("mother", "boss", "rivals").
+        #[serde(default)]
+        relation: Option<String>,
+        /// True: worked out by `who`, not said.
+        #[serde(default)]
+        inferred: Option<bool>,
+    },
 }
 
 /// One report of an answer: its JSON text, and the report or why it cannot be read.

@@ -90,6 +90,10 @@ pub struct EntityDoc {
     /// Host-controlled (the player).
     #[serde(default)]
     pub player: bool,
+    /// A person only talked about (docs/beliefs.md): no place, no mind, no lines. Set when
+    /// the entity is created; a patch cannot change it.
+    #[serde(default)]
+    pub mentioned: bool,
     /// Facts, one per line.
     #[serde(default)]
     pub facts: Option<Spanned<String>>,

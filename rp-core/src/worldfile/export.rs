@@ -177,6 +177,9 @@ pub fn export(world: &World) -> String {
         if e.host_controlled {
             let _ = writeln!(out, "player = true");
         }
+        if e.mentioned {
+            let _ = writeln!(out, "mentioned = true");
+        }
         let a = &e.activity;
         if let Some(p) = &a.position {
             let _ = writeln!(out, "container = {}", keys.container(p.container));

@@ -62,6 +62,11 @@
 //! records `DrivesConfigured` and `PersonalitySet` events where the values differ from the
 //! world's; export writes them back when they are not the defaults.
 //!
+//! People only talked about (docs/beliefs.md): an entity with `mentioned = true` (a name,
+//! aliases, facts, a mood, goals, a status) is a lightweight person with no place, no mind and
+//! no lines; a `container`, `player`, `drives` or `personality` on it is an error at its key.
+//! Export writes `mentioned = true` back; a patch cannot change it.
+//!
 //! Patching: when a newer version of a file is applied to a save that loaded an older one, each
 //! field the new version changed (compared with the version last applied) is set; fields the
 //! file did not change keep whatever play made of them. Starting placement (`container`,

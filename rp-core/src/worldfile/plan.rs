@@ -429,6 +429,11 @@ fn plan_entities(
         let facts = FactSheet::from_text(doc::facts_text(&e.facts));
         let Some(current) = p.world.entity_by_key(e.id.get_ref()).cloned() else {
             let id = EntityId(p.world.next_id());
+            if e.mentioned {
+                plan_mentioned(p, e, id, facts)?;
+                created.insert(e.id.get_ref().clone());
+                continue;
+            }
             p.push_with_facts(
                 Event::EntityCreated {
                     id,
@@ -447,6 +452,17 @@ fn plan_entities(
             created.insert(e.id.get_ref().clone());
             continue;
         };
+        if e.mentioned != current.mentioned {
+            let is = if current.mentioned { "is" } else { "is not" };
+            return Err(p.err(
+                span,
+                "entities.mentioned",
+                format!(
+                    "{} {is} only mentioned; a patch cannot change that (remove it, then add it)",
+                    current.name
+                ),
+            ));
+        }
         let b = base.and_then(|b| b.entities.iter().find(|x| x.id.get_ref() == e.id.get_ref()));
         let name = pick(b.map(|b| &b.name), &e.name, &current.name);
         let aliases = pick(b.map(|b| &b.aliases), &e.aliases, &current.aliases);
@@ -507,6 +523,64 @@ fn plan_entities(
         }
     }
     Ok(created)
+}
+
+/// A new entity of the file marked `mentioned = true` (docs/beliefs.md): a person only talked
+/// about, with its aliases and state; a place, inventory, drives or personality given to it
+/// are refused where they are planned.
+fn plan_mentioned(
+    p: &mut Planner<'_>,
+    e: &EntityDoc,
+    id: EntityId,
+    facts: FactSheet,
+) -> Result<()> {
+    let span = e.id.span();
+    if e.player {
+        return Err(p.err(
+            span,
+            "entities.mentioned",
+            "a person only mentioned is not the player",
+        ));
+    }
+    let at = p.world.now();
+    p.push_with_facts(
+        Event::PersonMentioned {
+            id,
+            key: Some(e.id.get_ref().clone()),
+            name: e.name.clone(),
+            facts,
+            by: None,
+            at,
+        },
+        span.clone(),
+        "entities",
+        e.facts.as_ref(),
+        "entities.facts",
+    )?;
+    if !e.aliases.is_empty() {
+        p.push(
+            Event::EntityEdited {
+                id,
+                name: None,
+                aliases: Some(e.aliases.clone()),
+                facts: None,
+                host_controlled: None,
+            },
+            span.clone(),
+            "entities.aliases",
+        )?;
+    }
+    if state(e) != EntityState::default() {
+        p.push(
+            Event::EntityStateChanged {
+                entity: id,
+                state: state(e),
+            },
+            span,
+            "entities",
+        )?;
+    }
+    Ok(())
 }
 
 /// The world's drive settings (`[drives]`; none given: the built-in defaults).

@@ -430,6 +430,11 @@ pub fn event(w: &World, op: &Op) -> Option<Event> {
                     } else {
                         None
                     },
+                    stability: 0.0,
+                    summary: None,
+                    feeling: None,
+                    about: None,
+                    sources: Vec::new(),
                 },
             }
         }
@@ -727,6 +732,11 @@ pub fn event(w: &World, op: &Op) -> Option<Event> {
                     pinned: false,
                     embedding: None,
                     scene: None,
+                    stability: 0.0,
+                    summary: None,
+                    feeling: None,
+                    about: None,
+                    sources: Vec::new(),
                 },
             }
         }

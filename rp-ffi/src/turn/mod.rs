@@ -714,7 +714,7 @@ pub unsafe extern "C" fn rp_turn_free(turn: *mut rp_turn) -> rp_result {
 /// - `query`, `query_len`: the line the speaker answers, which recall
 ///   searches for (UTF-8, borrowed for the call); `NULL` with length 0: the
 ///   last line the speaker heard.
-/// - `now`: the host clock, ms (recency is measured from it).
+/// - `now`: the host clock, ms (recalled memories' retention is read at it).
 /// - `prompt_options_json`, `prompt_options_len`: the `"prompt"` object of
 ///   the turn options (see `rp_turn_begin`); `NULL` with length 0 for the
 ///   defaults.

@@ -20,7 +20,9 @@
 
 #include "check.h"
 
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -141,8 +143,27 @@ void test_the_world_and_branches_as_strings() {
         engine.add_memory("{\"owner\": " + std::to_string(mira) + ", \"text\": \"A quiet night\"}");
     CHECK(contains(engine.memory(memory).c_str(), "A quiet night"));
     CHECK(contains(engine.memories_of(mira).c_str(), "A quiet night"));
+    // Retention on FSRS's curve (a day's stability at significance 0.5): whole when formed,
+    // 0.9 a day on; reading it records nothing.
+    const std::uint64_t before_retention = engine.head();
+    CHECK(engine.retention(memory, 0) == 1.0);
+    const double day = 86400000.0;
+    const double created = std::strtod(
+        engine.memory(memory).substr(engine.memory(memory).find("\"created\":") + 10).c_str(),
+        nullptr);
+    CHECK(std::abs(engine.retention(memory, static_cast<std::int64_t>(created + day)) - 0.9) <
+          1e-12);
+    CHECK(std::abs(engine.retention(memory, static_cast<std::int64_t>(created + 30 * day)) -
+                   std::pow(1.0 + 19.0 / 81.0 * 30.0, -0.5)) < 1e-12);
+    CHECK(engine.head() == before_retention);
+    CHECK(code_of([&] { engine.retention(999999, 0); }) == RP_RESULT_NOT_FOUND);
+    const std::string noted = "{\"seq\": " + std::to_string(engine.head()) + "}";
     engine.remove_memory(memory);
     CHECK(code_of([&] { engine.memory(memory); }) == RP_RESULT_NOT_FOUND);
+    CHECK(code_of([&] { engine.retention(memory, 0); }) == RP_RESULT_NOT_FOUND);
+    CHECK(contains(engine.memories_at(mira, noted).c_str(), "A quiet night"));
+    CHECK(contains(engine.beliefs_at(mira, noted).c_str(), "\"beliefs\":"));
+    CHECK(code_of([&] { engine.memories_at(mira, "{\"seq\": 0}"); }) == RP_RESULT_INVALID);
     rp::Condition night = rp::Condition::compile("time.is_night");
     CHECK(night.test("{\"hour\": 23}"));
     CHECK(!night.test("{\"hour\": 12}"));
@@ -385,6 +406,27 @@ void test_drives_and_a_tick() {
     CHECK(code_of([&] { engine.begin_tick(0); }) == RP_RESULT_INVALID);
 }
 
+void test_beliefs() {
+    rp::Engine engine = tavern();
+    const std::uint64_t tobias = engine.entity_id("tobias");
+    const std::uint64_t mother = engine.mention_person("Wren's mother", "A seamstress.", 0, 0);
+    CHECK(mother > 0);
+    engine.observe_belief(
+        "{\"observer\": \"tobias\", \"about\": \"wren\", \"mood\": \"tired\", "
+        "\"feelings\": [{\"toward\": \"Wren's mother\", \"sentiment\": -0.5}]}",
+        0);
+    const std::string beliefs = engine.beliefs(tobias, 0);
+    CHECK(contains(beliefs.c_str(), "\"mood\":{\"value\":\"tired\",\"confidence\":1.0,"));
+    CHECK(contains(beliefs.c_str(), "\"toward_name\":\"Wren's mother\""));
+    CHECK(code_of([&] {
+              engine.observe_belief("{\"observer\": \"tobias\", \"about\": \"wren\", "
+                                    "\"energy\": 2}",
+                                    0);
+          }) == RP_RESULT_INVALID);
+    CHECK(code_of([&] { engine.mention_person("Wren's mother", "", 0, 0); }) ==
+          RP_RESULT_CONFLICT);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -401,5 +443,6 @@ int main(int argc, char **argv) {
     test_scoped_events_and_threads();
     test_jobs_scenes_queries_and_the_graph();
     test_drives_and_a_tick();
+    test_beliefs();
     return checks_done("test_hpp");
 }

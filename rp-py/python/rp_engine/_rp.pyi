@@ -160,7 +160,7 @@ class Recalled:
     @property
     def relevance(self) -> float: ...
     @property
-    def recency(self) -> float: ...
+    def retention(self) -> float: ...
     @property
     def significance(self) -> float: ...
     def __eq__(self, value: object, /) -> bool: ...
@@ -298,7 +298,7 @@ class ScriptedGenerator:
         """Queues ``lines`` for the replies of ``speaker``, in order."""
     def script_purpose(self, purpose: str, answers: Sequence[str]) -> None:
         """Queues ``answers`` for requests of ``purpose`` (``"state_update"``, ``"summary"``,
-        ``"query"``, ``"reply"`` or ``"initiate"``), in order."""
+        ``"query"``, ``"reply"``, ``"initiate"`` or ``"reflect"``), in order."""
     def __call__(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """Answers a generate request with a result dict."""
     @property
@@ -326,6 +326,9 @@ class Entity:
     @property
     def host_controlled(self) -> bool:
         """Whether the host speaks for it (the player)."""
+    @property
+    def mentioned(self) -> bool:
+        """Whether it is a person only talked about (no place, mind or lines)."""
     @property
     def mood(self) -> Optional[str]: ...
     @property
@@ -420,6 +423,9 @@ class Edge:
     def private_moments(self) -> list[str]: ...
     @property
     def last_interaction(self) -> Optional[int]: ...
+    @property
+    def imprints(self) -> list[str]:
+        """The feelings faded memories about ``to`` left behind, oldest first."""
     def to_dict(self) -> dict[str, Any]:
         """Every field, as the JSON rp-core writes."""
     def __eq__(self, value: object, /) -> bool: ...
@@ -453,6 +459,16 @@ class Memory:
     def pinned(self) -> bool: ...
     @property
     def embedding(self) -> Optional[list[float]]: ...
+    @property
+    def stability(self) -> float: ...
+    @property
+    def summary(self) -> Optional[str]: ...
+    @property
+    def feeling(self) -> Optional[str]: ...
+    @property
+    def about(self) -> Optional[int]: ...
+    @property
+    def sources(self) -> list[int]: ...
     def to_dict(self) -> dict[str, Any]:
         """Every field, as the JSON rp-core writes."""
     def __eq__(self, value: object, /) -> bool: ...
@@ -678,6 +694,7 @@ class World:
         created: Optional[int] = None,
         pinned: bool = False,
         embedding: Optional[Sequence[float]] = None,
+        sources: Optional[Sequence[int]] = None,
     ) -> int:
         """Forms a memory of ``owner`` and returns its id."""
     def always_loaded(self, speaker: int, recent_scenes: int = 3) -> list[int]:
@@ -693,13 +710,14 @@ class World:
         k: int = 10,
         candidates: int = 8,
         relevance: float = 1.0,
-        recency: float = 1.0,
+        retention: float = 1.0,
         significance: float = 1.0,
-        half_life_ms: Optional[float] = None,
         query_embedding: Optional[Sequence[float]] = None,
         semantic: float = 0.5,
     ) -> list[Recalled]:
         """The memories ``speaker`` recalls for ``query`` at ``now``, best first."""
+    def retention(self, memory: int, now: int) -> float:
+        """How well ``memory`` is kept at ``now``: its retention, 0–1."""
     def mark_recalled(self, memories: Sequence[int], at: int) -> int:
         """Records that ``memories`` were recalled at ``at``; returns the new head."""
     def search_entities(self, query: str, k: int = 10) -> list[tuple[int, str, float]]:
@@ -896,8 +914,10 @@ class World:
         now: int,
         as_entity: Optional[_Named] = None,
         config: Optional[dict[str, Any]] = None,
+        as_of: Optional[dict[str, Any]] = None,
     ) -> Job:
-        """Starts a world query; drive the Job."""
+        """Starts a world query; drive the Job. ``as_of`` (``{"seq": n}`` or ``{"time": ms}``,
+        optionally with ``"branch"``) asks it about the world as it was then."""
     def ask(
         self,
         text: str,
@@ -906,6 +926,7 @@ class World:
         generate: _Generate,
         as_entity: Optional[_Named] = None,
         config: Optional[dict[str, Any]] = None,
+        as_of: Optional[dict[str, Any]] = None,
     ) -> dict[str, Any]:
         """Asks a world query with ``generate`` as the model; the outcome."""
     def get_query(self, query: int) -> dict[str, Any]:
@@ -955,6 +976,26 @@ class World:
         """Every memory (the host's view), or those ``owner`` holds and witnessed."""
     def memory(self, memory: int) -> Memory:
         """The memory with this id."""
+    def memories_at(
+        self,
+        entity: _Named,
+        *,
+        seq: Optional[int] = None,
+        time: Optional[int] = None,
+        branch: Optional[str] = None,
+    ) -> list[Memory]:
+        """What ``entity`` could recall at ``seq`` or ``time`` (exactly one) of ``branch``
+        (default: the current one), oldest first (docs/history.md)."""
+    def beliefs_at(
+        self,
+        entity: _Named,
+        *,
+        seq: Optional[int] = None,
+        time: Optional[int] = None,
+        branch: Optional[str] = None,
+    ) -> dict[str, Any]:
+        """What ``entity`` believed then: ``"entity"``, ``"branch"``, ``"seq"``, ``"now"``,
+        ``"beliefs"`` (as ``beliefs()`` gives them at that clock) and ``"edges"``."""
     def groups(self) -> list[Group]:
         """Every group node, in id order."""
     def state(self) -> dict[str, Any]:
@@ -1089,7 +1130,9 @@ class World:
     def begin_tick(self, *, now: int, options: Optional[dict[str, Any]] = None) -> Job:
         """Starts a tick at ``now`` (its arithmetic committed at once); drive the Job.
 
-        Each initiation asks for a line of purpose ``{"kind": "initiate", "speaker": id}``.
+        Faded memories ask for summaries (purpose ``summary``, JSON), characters due to
+        reflect for insights (purpose ``reflect``, JSON); each initiation asks for a line of
+        purpose ``{"kind": "initiate", "speaker": id}``.
         ``options``: ``"turn"`` (turn options) and ``"max_initiations"`` (default 2).
         """
     def advance(
@@ -1131,6 +1174,25 @@ class World:
     def report_availability(self, entity: _Named, availability: float, *, now: int) -> int:
         """Reports ``entity``'s availability (0–1) at ``now``, believed by every character;
         returns the head."""
+    def beliefs(self, observer: _Named, *, now: int) -> list[dict[str, Any]]:
+        """What ``observer`` believes about each person at ``now`` (docs/beliefs.md): per
+        person ``"about"``, ``"name"``, ``"mentioned"``, ``"mood"``, ``"energy"``,
+        ``"availability"``, ``"traits"``, ``"feelings"``, each aspect with its confidence at
+        ``now``. Changes nothing."""
+    def observe_belief(self, belief: dict[str, Any], *, now: int) -> int:
+        """Records a belief (``"observer"``, ``"about"``, any of ``"mood"``, ``"energy"``,
+        ``"availability"``, ``"traits"``, ``"feelings"``, and ``"confidence"``,
+        ``"source"``) at ``now``; returns the head."""
+    def mention_person(
+        self,
+        name: str,
+        *,
+        now: int,
+        facts: Optional[str] = None,
+        by: Optional[_Named] = None,
+    ) -> int:
+        """A person only talked about, as a lightweight entity (no place, mind or lines);
+        returns its id."""
     @property
     def branch(self) -> str:
         """The name of the current branch."""

@@ -83,7 +83,11 @@ impl World {
     /// Starts a tick at ``now`` (host clock, ms) and returns the ``Job``.
     /// The tick's arithmetic is committed at once: the clock moves to
     /// ``now``, characters fall asleep or wake, inboxes are processed,
-    /// scoped events start or expire. Then, for each character whose
+    /// scoped events start or expire, memories fade to a residue or are
+    /// forgotten. Then it asks for the summaries of whole memories that
+    /// faded (purpose ``{"kind": "summary"}`` with a ``json_schema``) and the
+    /// reflections due (purpose ``{"kind": "reflect", "speaker": id}``), JSON
+    /// answers described in docs/memory.md. Then, for each character whose
     /// pressure crossed its threshold with every gate open (the highest
     /// ones, at most ``"max_initiations"``), the job asks for one line of
     /// purpose ``{"kind": "initiate", "speaker": id}`` and runs the rest as

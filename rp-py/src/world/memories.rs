@@ -20,11 +20,12 @@ impl World {
     /// ``"reflection"``; ``significance`` is 0–1; ``created`` defaults to the
     /// world's clock; a ``pinned`` memory is always in the owner's prompt
     /// (``always_loaded``); ``embedding`` is the host's vector for the text
-    /// (semantic recall), stored with it. Raises ``NotFound`` (owner or
+    /// (semantic recall), stored with it; ``sources`` are the owner's own
+    /// memories a reflection rests on. Raises ``NotFound`` (owner or
     /// witness) or
     /// ``InvalidInput`` (empty text, significance outside 0–1, unknown kind);
     /// the world is then unchanged.
-    #[pyo3(signature = (owner, text, *, witnesses = None, kind = "utterance", significance = 0.5, created = None, pinned = false, embedding = None))]
+    #[pyo3(signature = (owner, text, *, witnesses = None, kind = "utterance", significance = 0.5, created = None, pinned = false, embedding = None, sources = None))]
     #[allow(clippy::too_many_arguments)]
     fn add_memory(
         &self,
@@ -37,6 +38,7 @@ impl World {
         created: Option<i64>,
         pinned: bool,
         embedding: Option<Vec<f32>>,
+        sources: Option<Vec<u64>>,
     ) -> PyResult<u64> {
         let kind = crate::memory::kind(kind).map_err(|e| to_py_err(py, e))?;
         let memory = rp_core::memory::NewMemory {
@@ -52,6 +54,11 @@ impl World {
             created,
             pinned,
             embedding,
+            sources: sources
+                .unwrap_or_default()
+                .into_iter()
+                .map(rp_core::MemoryId)
+                .collect(),
         };
         self.with_engine(py, |engine| engine.add_memory(memory))
             .map(|id| id.0)
@@ -85,17 +92,17 @@ impl World {
     /// The memories ``speaker`` recalls for ``query`` at ``now`` (host
     /// clock, ms), best first, as ``Recalled`` items.
     ///
-    /// Only the speaker's own memories (what it witnessed) can come back.
+    /// Only the speaker's own memories (what it witnessed) can come back,
+    /// and only those still in mind (whole, or reduced to a summary).
     /// ``query`` is text, never query syntax. ``k`` (1–1000) is how many;
     /// ``candidates`` (1–100) how many BM25 candidates per item to rerank;
-    /// ``relevance``, ``recency`` and ``significance`` weigh the score;
-    /// ``half_life_ms`` is the recency half-life (default: 0.995 per game
-    /// hour). With ``query_embedding`` (the host's vector for the query),
+    /// ``relevance``, ``retention`` and ``significance`` weigh the score
+    /// (retention: ``World.retention``). With ``query_embedding`` (the host's vector for the query),
     /// memories that have a vector are also found by cosine similarity, and
     /// ``semantic`` (0–1) is the share of relevance it takes from BM25.
     /// Raises ``NotFound`` (speaker) or ``InvalidInput`` (options).
     /// Recalling changes nothing: record it with ``mark_recalled``.
-    #[pyo3(signature = (speaker, query, *, now, k = 10, candidates = 8, relevance = 1.0, recency = 1.0, significance = 1.0, half_life_ms = None, query_embedding = None, semantic = 0.5))]
+    #[pyo3(signature = (speaker, query, *, now, k = 10, candidates = 8, relevance = 1.0, retention = 1.0, significance = 1.0, query_embedding = None, semantic = 0.5))]
     #[allow(clippy::too_many_arguments)]
     fn recall(
         &self,
@@ -106,9 +113,8 @@ impl World {
         k: usize,
         candidates: usize,
         relevance: f64,
-        recency: f64,
+        retention: f64,
         significance: f64,
-        half_life_ms: Option<f64>,
         query_embedding: Option<Vec<f32>>,
         semantic: f64,
     ) -> PyResult<Vec<crate::memory::Recalled>> {
@@ -116,9 +122,8 @@ impl World {
             k,
             candidates,
             relevance,
-            recency,
+            retention,
             significance,
-            half_life_ms,
             query_embedding,
             semantic,
         );
@@ -127,8 +132,18 @@ impl World {
         })
     }
 
+    /// How well ``memory`` is kept at ``now`` (host clock, ms): its
+    /// retention, 0–1, read without ticking (docs/memory.md); 1 for a pinned
+    /// memory or an event's gist. Raises ``NotFound``.
+    fn retention(&self, py: Python<'_>, memory: u64, now: i64) -> PyResult<f64> {
+        self.with_engine(py, |engine| {
+            engine.retention(rp_core::MemoryId(memory), now)
+        })
+    }
+
     /// Records that ``memories`` were recalled at ``at`` (their last-access
-    /// time and access count, which recency reads); returns the new head.
+    /// time and access count; each is reinforced, fading more slowly from
+    /// then on); returns the new head.
     /// Raises ``NotFound`` (a memory) or ``InvalidInput`` (an id twice).
     fn mark_recalled(&self, py: Python<'_>, memories: Vec<u64>, at: i64) -> PyResult<u64> {
         let ids: Vec<rp_core::MemoryId> = memories.into_iter().map(rp_core::MemoryId).collect();

@@ -60,7 +60,9 @@ mod turns;
 /// threads have calls of their own (``plan_event()``, ``start_event()``,
 /// ``complete_event()``, ``run_due()``, ``open_thread()``,
 /// ``scoped_events()``, ``threads()``). History branches
-/// (``rewind()``, ``fork()``, ``branches()``, ``switch_branch()``). The
+/// (``rewind()``, ``fork()``, ``branches()``, ``switch_branch()``), and
+/// what a character could recall or believed at any point of any of them
+/// (``memories_at()``, ``beliefs_at()``, a query's ``as_of=``). The
 /// characters' drives move with host time (``drives()``,
 /// ``initiation_candidates()``, ``notify()``); ``next_tick_at()`` says when
 /// one of them next does something, and a tick (``begin_tick()``, or

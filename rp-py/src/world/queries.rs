@@ -27,17 +27,26 @@ impl World {
     /// ``"temperature"`` (0–2, default 0.7), ``"result_limit"`` (1–200,
     /// default 20).
     ///
-    /// Raises ``InvalidInput`` (an empty or over-long text, a bad config),
-    /// ``NotFound`` (``as_entity``).
-    #[pyo3(signature = (text, *, now, as_entity = None, config = None))]
+    /// ``as_of`` asks about the past (docs/history.md): a dict
+    /// ``{"seq": 120}`` or ``{"time": 3600000}``, optionally with
+    /// ``"branch"``; the context is built from the world as it was then, as
+    /// ``as_entity`` (named as it was then) saw it, and the record, committed
+    /// now, notes it in its ``"config"``.
+    ///
+    /// Raises ``InvalidInput`` (an empty or over-long text, a bad config, an
+    /// ``as_of`` seq outside its branch or time before the world),
+    /// ``NotFound`` (``as_entity``, or one that did not exist then; an
+    /// unknown ``as_of`` branch).
+    #[pyo3(signature = (text, *, now, as_entity = None, config = None, as_of = None))]
     fn begin_query(
         slf: &Bound<'_, Self>,
         text: String,
         now: i64,
         as_entity: Option<Named>,
         config: Option<&Bound<'_, PyDict>>,
+        as_of: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Job> {
-        crate::job::begin_query(slf, text, now, as_entity, config)
+        crate::job::begin_query(slf, text, now, as_entity, config, as_of)
     }
 
     /// Asks a world query in one call (see ``begin_query``), with the
@@ -46,7 +55,7 @@ impl World {
     /// ``"context"``, ``"iterations"``): the answer is
     /// ``outcome["query"]["answer"]``. When ``generate`` raises, nothing is
     /// committed (not even a failed record).
-    #[pyo3(signature = (text, *, now, generate, as_entity = None, config = None))]
+    #[pyo3(signature = (text, *, now, generate, as_entity = None, config = None, as_of = None))]
     fn ask<'py>(
         slf: &Bound<'py, Self>,
         text: String,
@@ -54,8 +63,9 @@ impl World {
         generate: Bound<'py, PyAny>,
         as_entity: Option<Named>,
         config: Option<&Bound<'_, PyDict>>,
+        as_of: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        crate::job::ask(slf, text, now, generate, as_entity, config)
+        crate::job::ask(slf, text, now, generate, as_entity, config, as_of)
     }
 
     /// The record of the query ``query`` (an id, ``outcome["query"]["id"]``)

@@ -49,6 +49,10 @@ impl World {
 
     fn check_utterance(&self, u: &Utterance, user: bool) -> Result<()> {
         self.check_fresh(u.id.0)?;
+        self.check_not_mentioned(u.speaker, "utterance")?;
+        for w in u.witnesses.iter() {
+            self.check_not_mentioned(w, "utterance")?;
+        }
         let speaker = self.get_entity(u.speaker)?;
         if speaker.host_controlled != user {
             return Err(Error::invalid(
@@ -130,6 +134,7 @@ impl World {
                 && memory.decay == DecayStage::Full
             {
                 memory.decay = DecayStage::Summary;
+                self.refade(*m);
             }
         }
         Ok(())

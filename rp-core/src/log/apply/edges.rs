@@ -4,7 +4,7 @@
 use super::{check_name, check_text, check_texts, check_unit};
 use crate::error::{Error, Result};
 use crate::log::World;
-use crate::model::{Edge, EntityId, Group, GroupId, MIN_GROUP_SIZE};
+use crate::model::{BeliefSource, Edge, EntityId, Group, GroupId, MIN_GROUP_SIZE};
 use std::borrow::Cow;
 
 impl World {
@@ -27,7 +27,15 @@ impl World {
         check_unit("edge", "trust", edge.trust, -1.0)?;
         check_text("edge", &edge.summary)?;
         check_texts("edge", &edge.knowledge)?;
-        check_texts("edge", &edge.private_moments)
+        check_texts("edge", &edge.imprints)?;
+        check_texts("edge", &edge.private_moments)?;
+        // A teller must exist when named; one kept from before may have left the world since.
+        if let Some(BeliefSource::ToldBy(by)) = edge.source
+            && self.edge(edge.from, edge.to).and_then(|e| e.source) != edge.source
+        {
+            self.get_entity(by)?;
+        }
+        Ok(())
     }
 
     /// `edge_removed`: the edge `from` → `to`, which must exist.

@@ -48,6 +48,7 @@ impl World {
             state: state.clone(),
             activity: Activity::default(),
             inventory: Vec::new(),
+            mentioned: false,
         });
         if !host_controlled {
             self.add_mind(id);
@@ -118,6 +119,7 @@ impl World {
         self.sheets.compiled.remove(&id);
         self.speech.remove(&id);
         self.remove_mind(id);
+        self.remove_beliefs(id);
         self.index.names.remove(&e.name.to_lowercase());
         if let Some(k) = &e.key {
             self.index.entity_keys.remove(k);
@@ -152,6 +154,7 @@ impl World {
             .map(|m| m.id)
             .collect();
         for m in memories {
+            self.index.unset_fading(m);
             if let Some(memory) = self.memories.remove(&m)
                 && let Some(scene) = memory.scene
             {
@@ -225,7 +228,7 @@ impl World {
         Ok(())
     }
 
-    fn entity_mut(&mut self, id: EntityId) -> Result<&mut Entity> {
+    pub(super) fn entity_mut(&mut self, id: EntityId) -> Result<&mut Entity> {
         self.entities
             .get_mut(&id)
             .ok_or_else(|| Error::not_found("entity", id))
@@ -261,6 +264,7 @@ impl World {
     fn check_activity(&self, id: EntityId, activity: &Activity) -> Result<()> {
         let entity = self.get_entity(id)?;
         if let Some(pos) = &activity.position {
+            self.check_not_mentioned(id, "activity")?;
             if let Some(carrier) = self.carrier_of(id) {
                 return Err(Error::conflict(format!(
                     "{} is carried by {carrier}; an entity cannot be in two places",

@@ -43,6 +43,15 @@ impl World {
                     ),
                 ));
             }
+            if !(s.summary_below >= s.residue_below && s.residue_below >= s.forget_below) {
+                return Err(Error::invalid(
+                    "drives",
+                    format!(
+                        "summary_below ({}) ≥ residue_below ({}) ≥ forget_below ({}) must hold",
+                        s.summary_below, s.residue_below, s.forget_below
+                    ),
+                ));
+            }
             Ok(())
         };
         match entity {
@@ -64,6 +73,14 @@ impl World {
                 let old = DriveSettings::resolve(&world, Some(&mind.config));
                 mind.rebase_energy(&old, now);
                 mind.config = config.clone();
+            }
+        }
+        // Memories may fade on another schedule now: a pass looks again at once.
+        if !self.memories.is_empty() {
+            self.decay_next = Some(self.decay_next.map_or(self.now, |n| n.min(self.now)));
+            match entity {
+                None => self.refade_all(),
+                Some(id) => self.refade_owner(id),
             }
         }
         Ok(())
@@ -260,6 +277,10 @@ impl World {
 
     /// A new engine-controlled entity gets a fresh mind (full energy, awake) at the world's time.
     pub(super) fn add_mind(&mut self, entity: EntityId) {
+        // A person only mentioned has no inner life the engine keeps (docs/beliefs.md).
+        if self.entity(entity).is_some_and(|e| e.mentioned) {
+            return;
+        }
         if !self.minds.contains_key(&entity) {
             self.minds.insert(entity, Mind::new(self.now));
         }

@@ -7,6 +7,7 @@
 //! runs, judged reports) and `queries`; the world itself, its clock and its world file here.
 //! Scoped events are in `apply_story`.
 
+mod beliefs;
 mod containers;
 mod dialogue;
 mod edges;
@@ -327,6 +328,27 @@ impl World {
                 availability,
                 at,
             } => self.report_availability(*about, *availability, *at)?,
+            Event::BeliefObserved { observation } => self.observe_belief(observation)?,
+            Event::PersonMentioned {
+                id,
+                key,
+                name,
+                facts,
+                by,
+                at,
+            } => self.mention_person(*id, key, name, facts, *by, *at)?,
+            Event::DecayPassed { at, changes, next } => self.pass_decay(*at, changes, *next)?,
+            Event::MemoriesSummarized {
+                owner,
+                at,
+                summaries,
+            } => self.summarize_memories(*owner, *at, summaries)?,
+            Event::Reflected {
+                entity,
+                at,
+                insights,
+                rejected,
+            } => self.reflect(*entity, *at, insights, rejected.as_deref())?,
             Event::WorldFileApplied { file, text } => {
                 if text.len() > MAX_WORLD_FILE_BYTES {
                     return Err(Error::invalid("event", "the world file is too large"));

@@ -111,7 +111,7 @@ pub(super) fn build_prompt(
     {
         memories.push(MemoryPick {
             id: m.id,
-            text: prompt::memory_line(&m.text),
+            text: prompt::memory_line(m.shown_text()),
             why: why.into(),
             score: None,
         });
@@ -135,10 +135,10 @@ pub(super) fn build_prompt(
             recalled.push(r.id);
             memories.push(MemoryPick {
                 id: r.id,
-                text: prompt::memory_line(&m.text),
+                text: prompt::memory_line(m.shown_text()),
                 why: format!(
-                    "recalled for the line heard: score {:.3} (relevance {:.2}, recency {:.2}, significance {:.2})",
-                    r.score, r.relevance, r.recency, r.significance
+                    "recalled for the line heard: score {:.3} (relevance {:.2}, retention {:.2}, significance {:.2})",
+                    r.score, r.relevance, r.retention, r.significance
                 ),
                 score: Some(r.score),
             });

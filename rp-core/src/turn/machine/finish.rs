@@ -71,6 +71,11 @@ impl TurnMachine {
                         pinned: false,
                         embedding: vector.clone(),
                         scene,
+                        stability: 0.0,
+                        summary: None,
+                        feeling: None,
+                        about: None,
+                        sources: Vec::new(),
                     };
                     let event = Event::MemoryAdded { memory };
                     self.scratch.apply(&event)?;
