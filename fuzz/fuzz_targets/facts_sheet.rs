@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
         name: "Mira",
         content: text.get(..text.len().min(64)).unwrap_or(""),
         author: "Wren",
-        mentioned: data.len() % 2 == 0,
+        mentioned: data.len().is_multiple_of(2),
         response_ms: data.len() as f64 * 1000.0,
         retry_ms: 500.0,
         unread_count: 3.0,

@@ -59,7 +59,7 @@ fuzz_target!(|data: &[u8]| {
         r.get()
     });
     WORLD.with(|w| {
-        if runs % 5000 == 0 {
+        if runs.is_multiple_of(5000) {
             *w.borrow_mut() = world();
         }
         let (engine, people) = &mut *w.borrow_mut();

@@ -322,7 +322,10 @@ fn check_point(engine: &mut Engine, log: &[Event], at: &AsOf, who: EntityId) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(48),
+        ..ProptestConfig::default()
+    })]
 
     /// For random sessions (memories formed, recalled and removed; edges; beliefs; reports;
     /// renames and removals; rewinds, forks and branch switches) and random points of every

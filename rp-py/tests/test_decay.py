@@ -102,9 +102,9 @@ def test_retention_follows_fsrs_and_reading_it_changes_nothing(
     assert world.memory(paid).stability == 0.0
     for days in [0.0, 0.5, 1.0, 7.0, 30.0, 90.0]:
         now = int(days * DAY)
-        assert world.retention(paid, now) == pytest.approx(fsrs(now, STABILITY), abs=1e-12)
-    assert world.retention(paid, 0) == 1.0
-    assert world.retention(paid, DAY) == pytest.approx(0.9, abs=1e-12)
+        assert world.retention(paid, now=now) == pytest.approx(fsrs(now, STABILITY), abs=1e-12)
+    assert world.retention(paid, now=0) == 1.0
+    assert world.retention(paid, now=DAY) == pytest.approx(0.9, abs=1e-12)
     assert world.head == head
     assert world.state() == state
 
@@ -112,34 +112,34 @@ def test_retention_follows_fsrs_and_reading_it_changes_nothing(
     grave = world.add_memory(tobias, "Wren saved my life", witnesses=[wren], significance=1.0)
     idle = world.add_memory(tobias, "the rain on the window", significance=0.0)
     month = 30 * DAY
-    assert world.retention(grave, month) == pytest.approx(fsrs(month, 4 * STABILITY), abs=1e-12)
-    assert world.retention(idle, month) == pytest.approx(fsrs(month, STABILITY / 4), abs=1e-12)
+    assert world.retention(grave, now=month) == pytest.approx(fsrs(month, 4 * STABILITY), abs=1e-12)
+    assert world.retention(idle, now=month) == pytest.approx(fsrs(month, STABILITY / 4), abs=1e-12)
     # Pinned memories and event gists never fade.
     vow = world.add_memory(tobias, "I swore never to sail again", pinned=True)
     gist = world.add_memory(tobias, "The festival ended in rain", kind="event_gist")
-    assert world.retention(vow, 1000 * DAY) == 1.0
-    assert world.retention(gist, 1000 * DAY) == 1.0
+    assert world.retention(vow, now=1000 * DAY) == 1.0
+    assert world.retention(gist, now=1000 * DAY) == 1.0
 
     # A recall a month on: whole again, its stability recorded and raised, its curve flatter.
     world.mark_recalled([paid], month)
-    assert world.retention(paid, month) == 1.0
+    assert world.retention(paid, now=month) == 1.0
     reinforced = world.memory(paid).stability
     assert reinforced > 3 * STABILITY
-    assert world.retention(paid, month + 10 * DAY) == pytest.approx(
+    assert world.retention(paid, now=month + 10 * DAY) == pytest.approx(
         fsrs(10 * DAY, reinforced), abs=1e-12
     )
     # Recall weighs it by the same number.
     [found] = world.recall(tobias, "ale", now=month + 10 * DAY, relevance=0.0, significance=0.0)
     assert found.id == paid
-    assert found.retention == world.retention(paid, month + 10 * DAY)
+    assert found.retention == world.retention(paid, now=month + 10 * DAY)
     assert found.score == pytest.approx(found.retention)
 
     with pytest.raises(NotFound):
-        world.retention(999_999, 0)
+        world.retention(999_999, now=0)
     with pytest.raises(NotFound):
-        world.retention(tobias, 0)  # an entity, not a memory
+        world.retention(tobias, now=0)  # an entity, not a memory
     with pytest.raises(TypeError):
-        world.retention(None, 0)  # type: ignore[arg-type]
+        world.retention(None, now=0)  # type: ignore[arg-type]
 
 
 def test_a_memory_fades_in_stages_and_a_rewind_brings_it_back(
@@ -155,7 +155,7 @@ def test_a_memory_fades_in_stages_and_a_rewind_brings_it_back(
     assert next_tick["reason"] == {"kind": "decay"}
     assert abs(next_tick["at"] - summary_at) <= 1
     summary_at = next_tick["at"]
-    assert world.retention(wreck, summary_at) < 0.6 <= world.retention(wreck, summary_at - 1)
+    assert world.retention(wreck, now=summary_at) < 0.6 <= world.retention(wreck, now=summary_at - 1)
 
     # Before then a tick asks for nothing and fades nothing.
     early, _ = tick(world, summary_at - 1)
@@ -396,7 +396,7 @@ def test_bad_memory_settings_raise_invalid_input_and_change_nothing(
         world.configure_drives(config, entity="Tobias Reed")
     assert world.head == head
     assert world.state() == state
-    assert world.retention(fire, 3 * DAY) == pytest.approx(fsrs(3 * DAY, STABILITY), abs=1e-12)
+    assert world.retention(fire, now=3 * DAY) == pytest.approx(fsrs(3 * DAY, STABILITY), abs=1e-12)
 
 
 def test_memory_settings_laid_over_each_other_are_checked_together(
@@ -417,6 +417,6 @@ def test_memory_settings_laid_over_each_other_are_checked_together(
 
     # Settings in range take: a longer stability, a flatter curve; the entity's over the world's.
     world.configure_drives({**QUIET, "memory_stability_hours": 48})
-    assert world.retention(fire, 3 * DAY) == pytest.approx(fsrs(3 * DAY, 2 * STABILITY), abs=1e-12)
+    assert world.retention(fire, now=3 * DAY) == pytest.approx(fsrs(3 * DAY, 2 * STABILITY), abs=1e-12)
     world.configure_drives({"memory_stability_hours": 12}, entity="Tobias Reed")
-    assert world.retention(fire, 3 * DAY) == pytest.approx(fsrs(3 * DAY, STABILITY / 2), abs=1e-12)
+    assert world.retention(fire, now=3 * DAY) == pytest.approx(fsrs(3 * DAY, STABILITY / 2), abs=1e-12)

@@ -61,7 +61,7 @@ def test_retention_weighs_in_recall_and_a_recall_reinforces(world: World) -> Non
     assert [r.id for r in found] == [new, old]
     assert found[0].retention == 1.0
     assert found[1].retention == pytest.approx(fsrs(500 * HOUR, STABILITY), rel=1e-12)
-    assert found[1].retention == world.retention(old, 500 * HOUR)
+    assert found[1].retention == world.retention(old, now=500 * HOUR)
     assert found[1].score == pytest.approx(found[1].retention)
     # The old memory's stability is what its significance gave it, until a recall.
     assert world.memory(old).stability == 0.0
@@ -74,8 +74,8 @@ def test_retention_weighs_in_recall_and_a_recall_reinforces(world: World) -> Non
     found = world.recall(mira, "bard", now=500 * HOUR, **retention_only)  # type: ignore[arg-type]
     assert found[0].retention == found[1].retention == 1.0
     later = 500 * HOUR + 10 * DAY
-    assert world.retention(old, later) == pytest.approx(fsrs(10 * DAY, reinforced), rel=1e-12)
-    assert world.retention(new, later) == pytest.approx(fsrs(10 * DAY, STABILITY), rel=1e-12)
+    assert world.retention(old, now=later) == pytest.approx(fsrs(10 * DAY, reinforced), rel=1e-12)
+    assert world.retention(new, now=later) == pytest.approx(fsrs(10 * DAY, STABILITY), rel=1e-12)
     # Ten days on, the reinforced old memory beats the recent one never recalled.
     found = world.recall(mira, "bard", now=later, **retention_only)  # type: ignore[arg-type]
     assert [r.id for r in found] == [old, new]
@@ -103,7 +103,7 @@ def test_removed_memories_and_bad_input(world: World) -> None:
     with pytest.raises(InvalidInput):
         world.recall(mira, "x", now=0, retention=-1.0)
     with pytest.raises(NotFound):
-        world.retention(lantern, 0)
+        world.retention(lantern, now=0)
     with pytest.raises(NotFound):
         world.recall(999_999, "x", now=0)
     with pytest.raises(NotFound):

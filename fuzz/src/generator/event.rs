@@ -9,7 +9,7 @@ use rp_core::*;
 impl Gen<'_> {
     /// One event drawn from `s`.
     pub fn event(&mut self, s: &mut Src<'_>) -> Event {
-        let arm = s.u8() % 38;
+        let arm = s.u8() % 50;
         match arm {
             0 => Event::WorldCreated {
                 name: self.text(s),
@@ -147,12 +147,181 @@ impl Gen<'_> {
                             .bool()
                             .then(|| (0..s.u8() % 8).map(|_| self.float(s) as f32).collect()),
                         scene: (s.u8() > 200).then(|| self.scene(s)),
+                        stability: if s.bool() { 0.0 } else { self.float(s) },
+                        summary: self.opt_text(s),
+                        feeling: self.opt_text(s),
+                        about: s.bool().then(|| self.entity(s)),
+                        sources: self.memory_ids(s),
+                    },
+                }
+            }
+            41 => Event::DrivesConfigured {
+                entity: s.bool().then(|| self.entity(s)),
+                config: Box::new(DriveConfig {
+                    energy_per_line: s.bool().then(|| self.float(s)),
+                    social_debt_per_hour: s.bool().then(|| self.float(s)),
+                    threshold: s.bool().then(|| self.float(s)),
+                    night_start: s.bool().then(|| self.float(s)),
+                    sleep_energy: s.bool().then(|| self.float(s)),
+                    wake_energy: s.bool().then(|| self.float(s)),
+                    inbox_capacity: s.bool().then(|| u32::from(s.u8())),
+                    memory_stability_hours: s.bool().then(|| self.float(s)),
+                    summary_below: s.bool().then(|| self.float(s)),
+                    forget_below: s.bool().then(|| self.float(s)),
+                    reflect_threshold: s.bool().then(|| self.float(s)),
+                    decay_pass_hours: s.bool().then(|| self.float(s)),
+                    stimulus_kinds: s.bool().then(|| self.texts(s)),
+                    ..DriveConfig::default()
+                }),
+            },
+            42 => Event::PersonalitySet {
+                entity: self.entity(s),
+                personality: Personality {
+                    curiosity: self.float(s),
+                    shyness: self.float(s),
+                    ..Personality::default()
+                },
+            },
+            43 => Event::StimulusNotified {
+                entity: self.entity(s),
+                stimulus: Stimulus {
+                    id: self.fresh(s),
+                    kind: if s.bool() { "sound".into() } else { self.text(s) },
+                    priority: match s.u8() % 5 {
+                        0 => Priority::Critical,
+                        1 => Priority::High,
+                        2 => Priority::Normal,
+                        3 => Priority::Low,
+                        _ => Priority::Idle,
+                    },
+                    payload: self.text(s),
+                    at: self.time(s),
+                    count: u32::from(s.u8()),
+                },
+            },
+            44 => Event::MindTicked {
+                entity: self.entity(s),
+                at: self.time(s),
+                asleep: s.bool().then(|| s.bool()),
+                processed: (0..s.u8() % 3).map(|_| s.u64() % 64).collect(),
+                filtered: (0..s.u8() % 3).map(|_| s.u64() % 64).collect(),
+            },
+            45 => Event::Initiated {
+                initiation: Initiation {
+                    speaker: self.entity(s),
+                    to: self.entity(s),
+                    about: match s.u8() % 3 {
+                        0 => Drive::SocialDebt,
+                        1 => Drive::Task,
+                        _ => Drive::Curiosity,
+                    },
+                    score: self.float(s),
+                    threshold: self.float(s),
+                },
+                at: self.time(s),
+            },
+            46 => Event::InitiationHeld {
+                entity: self.entity(s),
+                until: self.time(s),
+            },
+            47 => Event::AvailabilityReported {
+                about: self.entity(s),
+                availability: self.float(s),
+                at: self.time(s),
+            },
+            48 => Event::BeliefObserved {
+                observation: BeliefObservation {
+                    observer: self.entity(s),
+                    about: self.entity(s),
+                    mood: self.opt_text(s),
+                    energy: s.bool().then(|| self.float(s)),
+                    availability: s.bool().then(|| self.float(s)),
+                    traits: self.texts(s),
+                    feelings: (0..s.u8() % 3)
+                        .map(|_| Feeling {
+                            toward: self.entity(s),
+                            sentiment: self.float(s),
+                            text: self.text(s),
+                        })
+                        .collect(),
+                    confidence: self.float(s),
+                    source: match s.u8() % 4 {
+                        0 => BeliefSource::Observed,
+                        1 => BeliefSource::ToldBy(self.entity(s)),
+                        2 => BeliefSource::Inferred,
+                        _ => BeliefSource::Host,
+                    },
+                    at: self.time(s),
+                },
+            },
+            49 => Event::PersonMentioned {
+                id: EntityId(self.fresh(s)),
+                key: self.opt_text(s),
+                name: self.text(s),
+                facts: self.facts(s),
+                by: s.bool().then(|| self.entity(s)),
+                at: self.time(s),
+            },
+            38 => Event::DecayPassed {
+                at: self.time(s),
+                changes: self
+                    .memory_ids(s)
+                    .into_iter()
+                    .map(|id| StageChange {
+                        id,
+                        stage: self.stage(s),
+                    })
+                    .collect(),
+                next: s.bool().then(|| self.time(s)),
+            },
+            39 => Event::MemoriesSummarized {
+                owner: self.entity(s),
+                at: self.time(s),
+                summaries: self
+                    .memory_ids(s)
+                    .into_iter()
+                    .map(|id| MemorySummary {
+                        id,
+                        text: self.text(s),
+                        feeling: self.opt_text(s),
+                        about: s.bool().then(|| self.entity(s)),
+                    })
+                    .collect(),
+            },
+            40 => {
+                let entity = self.entity(s);
+                let at = self.time(s);
+                let insights = (0..s.u8() % 3)
+                    .map(|_| Memory {
+                        id: MemoryId(self.fresh(s)),
+                        owner: if s.u8() < 230 { entity } else { self.entity(s) },
+                        witnesses: if s.bool() {
+                            WitnessSet::from_iter([entity])
+                        } else {
+                            self.witnesses(s, entity)
+                        },
+                        text: self.text(s),
+                        kind: MemoryKind::Reflection,
+                        significance: self.float(s),
+                        created: if s.u8() < 230 { at } else { self.time(s) },
+                        last_accessed: None,
+                        access_count: 0,
+                        decay: DecayStage::Full,
+                        pinned: false,
+                        embedding: None,
+                        scene: None,
                         stability: 0.0,
                         summary: None,
                         feeling: None,
                         about: None,
-                        sources: Vec::new(),
-                    },
+                        sources: self.memory_ids(s),
+                    })
+                    .collect();
+                Event::Reflected {
+                    entity,
+                    at,
+                    insights,
+                    rejected: s.bool().then(|| self.text(s)),
                 }
             }
             17 => {
@@ -442,6 +611,24 @@ impl Gen<'_> {
                     self.text(s)
                 },
             },
+        }
+    }
+
+    /// Up to three memory ids, mostly of memories of the world.
+    fn memory_ids(&mut self, s: &mut Src<'_>) -> Vec<MemoryId> {
+        let known: Vec<u64> = self.memories.iter().map(|x| x.0).collect();
+        (0..s.u8() % 4)
+            .map(|_| MemoryId(self.raw_id(s, &known)))
+            .collect()
+    }
+
+    /// Any decay stage.
+    fn stage(&mut self, s: &mut Src<'_>) -> DecayStage {
+        match s.u8() % 4 {
+            0 => DecayStage::Full,
+            1 => DecayStage::Summary,
+            2 => DecayStage::Residue,
+            _ => DecayStage::Forgotten,
         }
     }
 }

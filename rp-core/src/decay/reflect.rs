@@ -7,7 +7,7 @@
 use super::summary::reason;
 use crate::log::{Event, World};
 use crate::machine::{ChatMessage, GenerateRequest, Purpose, Role, Sampling};
-use crate::model::{DecayStage, EntityId, Memory, MemoryId, MemoryKind, Millis, WitnessSet};
+use crate::model::{EntityId, Memory, MemoryId, MemoryKind, Millis, WitnessSet};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -179,24 +179,16 @@ pub(crate) fn read_insights(
                 .fold(0.0f64, f64::max),
         };
         let memory = Memory {
-            id: MemoryId(next_id),
-            owner: entity,
-            witnesses: WitnessSet::from_iter([entity]),
-            text: item.text.trim().to_owned(),
-            kind: MemoryKind::Reflection,
-            significance,
-            created: at,
-            last_accessed: None,
-            access_count: 0,
-            decay: DecayStage::Full,
-            pinned: false,
-            embedding: None,
-            scene: None,
-            stability: 0.0,
-            summary: None,
-            feeling: None,
-            about: None,
             sources,
+            ..Memory::new(
+                MemoryId(next_id),
+                entity,
+                WitnessSet::from_iter([entity]),
+                item.text.trim(),
+                MemoryKind::Reflection,
+                significance,
+                at,
+            )
         };
         let trial = Event::Reflected {
             entity,

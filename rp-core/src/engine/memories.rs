@@ -15,24 +15,18 @@ impl Engine {
         let mut witnesses: WitnessSet = new.witnesses.iter().copied().collect();
         witnesses.0.insert(new.owner);
         let memory = Memory {
-            id,
-            owner: new.owner,
-            witnesses,
-            text: new.text,
-            kind: new.kind,
-            significance: new.significance,
-            created: new.created.unwrap_or(self.world.now()),
-            last_accessed: None,
-            access_count: 0,
-            decay: Default::default(),
             pinned: new.pinned,
             embedding: new.embedding,
-            scene: None,
-            stability: 0.0,
-            summary: None,
-            feeling: None,
-            about: None,
             sources: new.sources,
+            ..Memory::new(
+                id,
+                new.owner,
+                witnesses,
+                new.text,
+                new.kind,
+                new.significance,
+                new.created.unwrap_or(self.world.now()),
+            )
         };
         self.append(vec![Event::MemoryAdded { memory }])?;
         Ok(id)

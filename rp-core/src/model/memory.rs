@@ -131,6 +131,40 @@ fn is_zero(x: &f64) -> bool {
 }
 
 impl Memory {
+    /// A new memory: never recalled, whole, not pinned, without a vector, a scene or sources
+    /// (set those fields after, as needed).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: MemoryId,
+        owner: EntityId,
+        witnesses: WitnessSet,
+        text: impl Into<String>,
+        kind: MemoryKind,
+        significance: f64,
+        created: Millis,
+    ) -> Memory {
+        Memory {
+            id,
+            owner,
+            witnesses,
+            text: text.into(),
+            kind,
+            significance,
+            created,
+            last_accessed: None,
+            access_count: 0,
+            decay: DecayStage::Full,
+            pinned: false,
+            embedding: None,
+            scene: None,
+            stability: 0.0,
+            summary: None,
+            feeling: None,
+            about: None,
+            sources: Vec::new(),
+        }
+    }
+
     /// Whether recall may return it and prompts may show it: whole, or reduced to a summary
     /// of its own. Not the line of a closed scene (its scene's summary stands for it), a
     /// residue or a forgotten memory.

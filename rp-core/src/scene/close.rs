@@ -283,26 +283,15 @@ impl SceneClose {
             push(
                 scratch,
                 Event::MemoryAdded {
-                    memory: Memory {
+                    memory: Memory::new(
                         id,
-                        owner: *owner,
-                        witnesses: witnesses.clone(),
-                        text: result.text.clone(),
-                        kind: MemoryKind::SceneSummary,
-                        significance: self.options.significance,
-                        created: self.at,
-                        last_accessed: None,
-                        access_count: 0,
-                        decay: Default::default(),
-                        pinned: false,
-                        embedding: None,
-                        scene: None,
-                        stability: 0.0,
-                        summary: None,
-                        feeling: None,
-                        about: None,
-                        sources: Vec::new(),
-                    },
+                        *owner,
+                        witnesses.clone(),
+                        result.text.clone(),
+                        MemoryKind::SceneSummary,
+                        self.options.significance,
+                        self.at,
+                    ),
                 },
             )?;
             summaries.push((*owner, id));

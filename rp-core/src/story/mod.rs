@@ -262,26 +262,15 @@ fn promote(batch: &mut Batch, ev: &ScopedEvent, p: &Promotion, at: Millis) -> Re
     }
     let witnesses: WitnessSet = ev.participants.iter().copied().collect();
     for g in &p.gists {
-        let memory = Memory {
-            id: MemoryId(batch.world.next_id()),
-            owner: g.witness,
-            witnesses: witnesses.clone(),
-            text: g.text.trim().to_owned(),
-            kind: MemoryKind::EventGist,
-            significance: g.significance.unwrap_or(ev.significance),
-            created: at,
-            last_accessed: None,
-            access_count: 0,
-            decay: DecayStage::Full,
-            pinned: false,
-            embedding: None,
-            scene: None,
-            stability: 0.0,
-            summary: None,
-            feeling: None,
-            about: None,
-            sources: Vec::new(),
-        };
+        let memory = Memory::new(
+            MemoryId(batch.world.next_id()),
+            g.witness,
+            witnesses.clone(),
+            g.text.trim(),
+            MemoryKind::EventGist,
+            g.significance.unwrap_or(ev.significance),
+            at,
+        );
         batch.push(Event::MemoryAdded { memory })?;
     }
     Ok(())
@@ -313,26 +302,15 @@ fn run_effect(batch: &mut Batch, ev: &ScopedEvent, effect: &Effect, at: Millis) 
             let witnesses: WitnessSet = ev.participants.iter().copied().collect();
             for &owner in &ev.participants {
                 batch.push(Event::MemoryAdded {
-                    memory: Memory {
-                        id: MemoryId(batch.world.next_id()),
+                    memory: Memory::new(
+                        MemoryId(batch.world.next_id()),
                         owner,
-                        witnesses: witnesses.clone(),
-                        text: text.trim().to_owned(),
-                        kind: MemoryKind::EventGist,
-                        significance: *significance,
-                        created: at,
-                        last_accessed: None,
-                        access_count: 0,
-                        decay: DecayStage::Full,
-                        pinned: false,
-                        embedding: None,
-                        scene: None,
-                        stability: 0.0,
-                        summary: None,
-                        feeling: None,
-                        about: None,
-                        sources: Vec::new(),
-                    },
+                        witnesses.clone(),
+                        text.trim(),
+                        MemoryKind::EventGist,
+                        *significance,
+                        at,
+                    ),
                 })?;
             }
             Ok(())

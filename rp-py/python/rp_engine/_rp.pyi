@@ -716,7 +716,7 @@ class World:
         semantic: float = 0.5,
     ) -> list[Recalled]:
         """The memories ``speaker`` recalls for ``query`` at ``now``, best first."""
-    def retention(self, memory: int, now: int) -> float:
+    def retention(self, memory: int, *, now: int) -> float:
         """How well ``memory`` is kept at ``now``: its retention, 0–1."""
     def mark_recalled(self, memories: Sequence[int], at: int) -> int:
         """Records that ``memories`` were recalled at ``at``; returns the new head."""

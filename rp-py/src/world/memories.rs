@@ -135,6 +135,7 @@ impl World {
     /// How well ``memory`` is kept at ``now`` (host clock, ms): its
     /// retention, 0–1, read without ticking (docs/memory.md); 1 for a pinned
     /// memory or an event's gist. Raises ``NotFound``.
+    #[pyo3(signature = (memory, *, now))]
     fn retention(&self, py: Python<'_>, memory: u64, now: i64) -> PyResult<f64> {
         self.with_engine(py, |engine| {
             engine.retention(rp_core::MemoryId(memory), now)

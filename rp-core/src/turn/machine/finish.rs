@@ -58,24 +58,17 @@ impl TurnMachine {
                         .copied()
                         .unwrap_or(self.options.dialogue_significance);
                     let memory = Memory {
-                        id: MemoryId(self.scratch.next_id()),
-                        owner,
-                        witnesses: witnesses.clone(),
-                        text: text.clone(),
-                        kind: MemoryKind::Utterance,
-                        significance,
-                        created: now,
-                        last_accessed: None,
-                        access_count: 0,
-                        decay: Default::default(),
-                        pinned: false,
                         embedding: vector.clone(),
                         scene,
-                        stability: 0.0,
-                        summary: None,
-                        feeling: None,
-                        about: None,
-                        sources: Vec::new(),
+                        ..Memory::new(
+                            MemoryId(self.scratch.next_id()),
+                            owner,
+                            witnesses.clone(),
+                            text.clone(),
+                            MemoryKind::Utterance,
+                            significance,
+                            now,
+                        )
                     };
                     let event = Event::MemoryAdded { memory };
                     self.scratch.apply(&event)?;
