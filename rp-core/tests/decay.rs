@@ -405,9 +405,10 @@ fn pinned_memories_gists_and_consolidated_ones_never_fade() {
         e.mark_recalled(&[often], d * DAY).unwrap();
     }
     assert!(e.world().memory(often).unwrap().stability > 3.0 * DAY as f64);
+    let rule = FadeRule::of(&e.world().drive_settings(t.tobias));
     for id in [pinned, gist, often] {
         let m = e.world().memory(id).unwrap();
-        assert_eq!(m.next_stage(&e.world().drive_settings(t.tobias)), None);
+        assert_eq!(m.fading(&rule), None);
     }
     assert_eq!(e.retention(pinned, 1000 * DAY).unwrap(), 1.0);
     assert_eq!(e.retention(gist, 1000 * DAY).unwrap(), 1.0);

@@ -102,27 +102,3 @@ pub(crate) fn read_answer<T: serde::de::DeserializeOwned>(answer: &str) -> Resul
     }
     serde_json::from_str(answer.trim()).map_err(|e| format!("not the JSON object asked for: {e}"))
 }
-
-/// The request that asks again after `answer` was refused for `problems` (exactly one retry,
-/// as in the state-update pass).
-pub(crate) fn retry(
-    first: &crate::machine::GenerateRequest,
-    answer: &str,
-    problems: &[String],
-) -> crate::machine::GenerateRequest {
-    use crate::machine::{ChatMessage, Role};
-    let mut request = first.clone();
-    let shown: String = answer.chars().take(4000).collect();
-    request
-        .messages
-        .push(ChatMessage::new(Role::Assistant, shown));
-    request.messages.push(ChatMessage::new(
-        Role::User,
-        format!(
-            "That answer could not be used:\n- {}\nAnswer again with the whole corrected JSON \
-             object and nothing else.",
-            problems.join("\n- ")
-        ),
-    ));
-    request
-}

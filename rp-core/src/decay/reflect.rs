@@ -67,9 +67,9 @@ fn material(world: &World, entity: EntityId) -> Vec<&Memory> {
     ms
 }
 
-/// The reflection request of `entity`, with the ids of the memories it shows (only its own:
-/// what it witnessed).
-pub fn reflection_request(world: &World, entity: EntityId) -> (GenerateRequest, Vec<MemoryId>) {
+/// The reflection request of `entity`: the memories it shows are only its own (what it
+/// witnessed).
+pub fn reflection_request(world: &World, entity: EntityId) -> GenerateRequest {
     let name = world.entity(entity).map_or("someone", |e| e.name.as_str());
     let shown = material(world, entity);
     let mut system = format!("You are {name}.");
@@ -92,7 +92,7 @@ pub fn reflection_request(world: &World, entity: EntityId) -> (GenerateRequest, 
         system.push_str(&format!("\n- id {}: {}", m.id.0, m.shown_text()));
     }
     let ids: Vec<MemoryId> = shown.iter().map(|m| m.id).collect();
-    let request = GenerateRequest {
+    GenerateRequest {
         purpose: Purpose::Reflect { speaker: entity },
         messages: vec![
             ChatMessage::new(Role::System, system),
@@ -108,8 +108,7 @@ pub fn reflection_request(world: &World, entity: EntityId) -> (GenerateRequest, 
         },
         json_schema: Some(schema(&ids)),
         tools: Vec::new(),
-    };
-    (request, ids)
+    }
 }
 
 fn schema(ids: &[MemoryId]) -> serde_json::Value {

@@ -82,20 +82,20 @@ impl World {
     }
 
     /// Works out again when memory `id` next moves on (after it changed, or its owner's
-    /// settings did).
-    pub(super) fn refade(&mut self, id: MemoryId) {
-        match self.memories.get(&id) {
-            Some(m) => {
-                let rule = FadeRule::of(&self.drive_settings(m.owner));
-                self.index.set_fading(m, m.fading(&rule));
-            }
-            None => self.index.unset_fading(id),
-        }
+    /// settings did), and returns that moment (`None`: never, or no such memory).
+    pub(super) fn refade(&mut self, id: MemoryId) -> Option<Millis> {
+        let Some(m) = self.memories.get(&id) else {
+            self.index.unset_fading(id);
+            return None;
+        };
+        let next = m.fading(&FadeRule::of(&self.drive_settings(m.owner)));
+        self.index.set_fading(m, next);
+        next.map(|(_, at)| at)
     }
 
     /// [`World::refade`] of every memory of `owner`.
     pub(super) fn refade_owner(&mut self, owner: EntityId) {
-        let ids: Vec<MemoryId> = self.memories_of_owner(owner);
+        let ids: Vec<MemoryId> = self.memories_of(owner).map(|m| m.id).collect();
         for id in ids {
             self.refade(id);
         }
@@ -107,19 +107,6 @@ impl World {
         for id in ids {
             self.refade(id);
         }
-    }
-
-    fn memories_of_owner(&self, owner: EntityId) -> Vec<MemoryId> {
-        self.index
-            .memories_by_owner
-            .get(&owner)
-            .map(|ids| ids.iter().copied().collect())
-            .unwrap_or_default()
-    }
-
-    /// When the last decay pass ran.
-    pub fn decay_passed(&self) -> Option<Millis> {
-        self.decay_passed
     }
 
     /// Whether the world kept minds since its creation. A snapshot written before drives

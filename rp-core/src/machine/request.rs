@@ -97,6 +97,34 @@ pub struct GenerateRequest {
     pub tools: Vec<ToolDef>,
 }
 
+impl GenerateRequest {
+    /// This request asked again after `answer` was refused for `problems` (the one retry of a
+    /// JSON answer: the state-update pass, a tick's summaries and reflections): the answer
+    /// (its first 4,000 characters) and what was wrong are added, and `shape` says what to
+    /// answer with (`{"reports": [...]}`).
+    pub(crate) fn retried(
+        &self,
+        answer: &str,
+        problems: &[String],
+        shape: &str,
+    ) -> GenerateRequest {
+        let mut request = self.clone();
+        let shown: String = answer.chars().take(4000).collect();
+        request
+            .messages
+            .push(ChatMessage::new(Role::Assistant, shown));
+        request.messages.push(ChatMessage::new(
+            Role::User,
+            format!(
+                "That answer could not be used:\n- {}\nAnswer again with the whole corrected \
+                 JSON object {shape} and nothing else.",
+                problems.join("\n- ")
+            ),
+        ));
+        request
+    }
+}
+
 /// Texts the engine needs vectors for (semantic recall): the host answers with one vector
 /// per text, in order, all of the same length.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

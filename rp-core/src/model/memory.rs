@@ -272,9 +272,8 @@ pub struct FadeRule {
     pub consolidated_ms: f64,
     /// Recalls after which a summary keeps its stage.
     pub keep_recalls: u32,
-    /// The retention thresholds of summary, residue and forgotten.
-    pub below: [f64; 3],
-    /// For each threshold, the time it takes retention to fall to it, in stabilities.
+    /// For the thresholds of summary, residue and forgotten, the time it takes retention to
+    /// fall to each, in stabilities.
     span: [f64; 3],
 }
 
@@ -288,7 +287,6 @@ impl FadeRule {
             base_ms: s.memory_stability_ms(),
             consolidated_ms: s.consolidated_days * super::retention::DAY_MS,
             keep_recalls: s.keep_recalls,
-            below,
             span,
         }
     }
@@ -330,31 +328,5 @@ impl Memory {
             .saturating_add(after.min(1e15).floor() as Millis)
             .saturating_add(1);
         Some((next, at))
-    }
-
-    /// The stage it moves to next and the retention below which it does, under settings `s`
-    /// (`None`: it stays, see [`Memory::fading`]).
-    pub fn next_stage(&self, s: &super::DriveSettings) -> Option<(DecayStage, f64)> {
-        let rule = FadeRule::of(s);
-        let (stage, _) = self.fading(&rule)?;
-        let k = match stage {
-            DecayStage::Summary => 0,
-            DecayStage::Residue => 1,
-            _ => 2,
-        };
-        Some((stage, rule.below[k]))
-    }
-
-    /// When its retention falls below the threshold of its next stage (`None`: never).
-    pub fn next_stage_at(&self, s: &super::DriveSettings) -> Option<Millis> {
-        self.fading(&FadeRule::of(s)).map(|(_, at)| at)
-    }
-
-    /// The stage it is due to move to at `now`, if its retention has fallen below the
-    /// threshold.
-    pub fn stage_due(&self, s: &super::DriveSettings, now: Millis) -> Option<DecayStage> {
-        self.fading(&FadeRule::of(s))
-            .filter(|(_, at)| *at <= now)
-            .map(|(stage, _)| stage)
     }
 }

@@ -30,7 +30,7 @@ impl Asking {
     pub(super) fn new(world: &World, work: MemoryWork) -> Asking {
         let request = match &work {
             MemoryWork::Summary { owner, ids } => crate::decay::summary_request(world, *owner, ids),
-            MemoryWork::Reflect { entity } => crate::decay::reflection_request(world, *entity).0,
+            MemoryWork::Reflect { entity } => crate::decay::reflection_request(world, *entity),
         };
         Asking {
             work,
@@ -86,7 +86,10 @@ impl TickMachine {
                 let (summaries, problems) =
                     crate::decay::read_summaries(world, *owner, ids, at, text);
                 if !problems.is_empty() && !asking.retried {
-                    asking.request = crate::decay::retry(&asking.request, text, &problems);
+                    asking.request =
+                        asking
+                            .request
+                            .retried(text, &problems, r#"{"summaries": [...]}"#);
                     asking.retried = true;
                     self.asking = Some(asking);
                     return Ok(());
@@ -109,7 +112,10 @@ impl TickMachine {
             MemoryWork::Reflect { entity } => {
                 let (insights, problems) = crate::decay::read_insights(world, *entity, at, text);
                 if !problems.is_empty() && !asking.retried {
-                    asking.request = crate::decay::retry(&asking.request, text, &problems);
+                    asking.request =
+                        asking
+                            .request
+                            .retried(text, &problems, r#"{"insights": [...]}"#);
                     asking.retried = true;
                     self.asking = Some(asking);
                     return Ok(());

@@ -392,24 +392,6 @@ pub(crate) fn request(
     }
 }
 
-/// The request that retries `first` after `answer` was refused for `problems`.
-pub(crate) fn retry(first: &GenerateRequest, answer: &str, problems: &[String]) -> GenerateRequest {
-    let mut request = first.clone();
-    let shown: String = answer.chars().take(4000).collect();
-    request
-        .messages
-        .push(ChatMessage::new(Role::Assistant, shown));
-    request.messages.push(ChatMessage::new(
-        Role::User,
-        format!(
-            "That answer could not be used:\n- {}\nAnswer again with the whole corrected JSON \
-             object {{\"reports\": [...]}} and nothing else.",
-            problems.join("\n- ")
-        ),
-    ));
-    request
-}
-
 /// The JSON Schema of an answer, with the names of this world as choices.
 pub fn schema(world: &World, present: &WitnessSet, lines: usize, actions: &[ActionType]) -> Value {
     let present_names: Vec<&str> = present

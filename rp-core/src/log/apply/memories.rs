@@ -67,11 +67,15 @@ impl World {
             mind.unreflected += memory.significance;
         }
         let id = memory.id;
-        if let Some(at) = memory.next_stage_at(&self.drive_settings(memory.owner)) {
+        self.memories.insert(memory);
+        self.refade_and_bring_forward(id);
+    }
+
+    /// [`World::refade`], bringing the next pass forward to when `id` next moves on.
+    fn refade_and_bring_forward(&mut self, id: MemoryId) {
+        if let Some(at) = self.refade(id) {
             self.decay_next = Some(self.decay_next.map_or(at, |n| n.min(at)));
         }
-        self.memories.insert(memory);
-        self.refade(id);
     }
 
     /// `memory_removed`: the memory, which must exist, and its place in the indexes.
@@ -109,19 +113,23 @@ impl World {
     /// how far it had faded (docs/memory.md). Recalled at or before its last review, it only
     /// counts.
     fn reinforce(&mut self, id: MemoryId, at: Millis) {
-        let Some(m) = self.memories.get(&id) else {
+        let Some(owner) = self.memories.get(&id).map(|m| m.owner) else {
             return;
         };
-        let base = self.drive_settings(m.owner).memory_stability_ms();
-        let mut m = m.clone();
+        let rule = FadeRule::of(&self.drive_settings(owner));
+        let Some(m) = self.memories.get_mut(&id) else {
+            return;
+        };
         if m.decays() && at > m.reviewed() {
-            let r = m.retention(base, at);
-            m.stability = retention::reinforced(m.stability(base), r);
+            let r = m.retention(rule.base_ms, at);
+            m.stability = retention::reinforced(m.stability(rule.base_ms), r);
         }
         m.last_accessed = Some(m.last_accessed.map_or(at, |t| t.max(at)));
         m.access_count = m.access_count.saturating_add(1);
-        self.memories.insert(m);
-        self.refade(id);
+        let next = m.fading(&rule);
+        if let Some(m) = self.memories.get(&id) {
+            self.index.set_fading(m, next);
+        }
     }
 
     /// `decay_passed`: each change moves a memory on by one stage, to the stage its retention
@@ -248,11 +256,8 @@ impl World {
             m.summary = Some(s.text.clone());
             m.feeling = s.feeling.clone();
             m.about = s.about;
-            if let Some(next) = m.next_stage_at(&self.drive_settings(owner)) {
-                self.decay_next = Some(self.decay_next.map_or(next, |n| n.min(next)));
-            }
             self.memories.insert(m);
-            self.refade(s.id);
+            self.refade_and_bring_forward(s.id);
         }
         Ok(())
     }

@@ -61,7 +61,10 @@ impl TurnMachine {
             // record.
             self.scratch.apply(&generated)?;
             self.pending.push(generated);
-            self.phase = Phase::Updating(update::retry(&request, &answer, &verdict.problems), true);
+            self.phase = Phase::Updating(
+                request.retried(&answer, &verdict.problems, r#"{"reports": [...]}"#),
+                true,
+            );
             return Ok(());
         }
         let judged = Judged {
