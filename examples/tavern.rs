@@ -87,7 +87,8 @@ fn play() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Creates the save at `save` from the tavern's world file, with the Ferryman added.
+/// Creates the save at `save` from the tavern's world file, with the Ferryman added and a
+/// plan of Tobias's.
 fn create(save: &Path) -> rp_core::Result<Engine> {
     // The world file beside this example, wherever the demo is run from.
     let world_file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/tavern.toml");
@@ -95,6 +96,7 @@ fn create(save: &Path) -> rp_core::Result<Engine> {
     let mut engine =
         Engine::create_from_world_file(save, &world_file, 0, EngineOptions::default())?;
     add_the_ferryman(&mut engine)?;
+    give_tobias_a_plan(&mut engine)?;
     println!(
         "Created {} from {}.\n",
         save.display(),
@@ -133,4 +135,19 @@ fn add_the_ferryman(engine: &mut Engine) -> rp_core::Result<Seq> {
             .into(),
         },
     ])
+}
+
+/// The rule the demo gives Tobias in a new save (docs/rules.md): at one in the morning he means
+/// to ask the traveller about the letter she carries. When it fires, the intention adds to his
+/// pull to speak to Wren until he does; how Wren answers (or not) teaches him whether to speak
+/// up to her again. `/rules Tobias` shows it.
+fn give_tobias_a_plan(engine: &mut Engine) -> rp_core::Result<rp_core::RuleId> {
+    let tobias = engine.world().resolve_entity("tobias")?;
+    engine.add_rule(
+        tobias,
+        r#"{"description": "ask the traveller about her sealed letter",
+            "on": {"day": 0, "hour": 1},
+            "intent": {"initiate": "Wren", "about": "the sealed letter she carries"}}"#,
+        0,
+    )
 }

@@ -739,7 +739,27 @@ enum rp_result rp_condition_test(const struct rp_condition *condition,
 //                               // stimuli merged ({"merged": id}),
 //                               // dropped ("stale", "overflow"),
 //                               // "filtered" or that "woke" it
-//  "held_until": null}          // no initiation before then, or null
+//  "held_until": null,          // no initiation before then, or null
+//  "intentions": [{"rule": 40, "to": 1, "text": "the letter",
+//                  "weight": 0.8, "at": 64800000}],
+//                               // what fired rules left in mind
+//                               // (docs/rules.md): an intention to speak
+//                               // to "to", or a note ("to": null)
+//  "awaiting": [{"to": 1, "at": 64800000,
+//                "shares": [["intent", 1.0]], "rules": [40],
+//                "reply": {"at": 64860000, "words": 1, "text": "ok"}}],
+//                               // its initiations waiting for their
+//                               // feedback ("reply": null until the
+//                               // answer comes)
+//  "learned": [{"to": 1, "term": "intent", "factor": 0.74}],
+//                               // factors learned on its pressure's term
+//                               // weights toward each addressee, 0.25-2
+//  "feedback": [{"from": 1, "initiated_at": 64800000,
+//                "latency_ms": 60000, "words": 1,
+//                "sentiment": "negative", "reward": -0.8}]}
+//                               // the answers it learned from, latest
+//                               // last ("latency_ms", "sentiment": null
+//                               // when no answer came)
 // ```
 //
 // A `STIMULUS` is `{"id": 20, "kind": "door", "priority": "normal",
@@ -774,11 +794,15 @@ enum rp_result rp_engine_drives(const struct rp_engine *engine,
 // ```text
 // [{"speaker": 3, "to": 1,
 //   "about": "social_debt",     // the drive that weighs most: also
-//                               // "task" or "curiosity"
+//                               // "task", "curiosity" or "intent" (a
+//                               // rule's intention; docs/rules.md)
 //   "terms": [{"name": "social_debt", "value": 1.0, "weight": 0.6,
+//              "learned": 1.0,  // the factor learned toward "to" from
+//                               // feedback, already in "weight"
 //              "contribution": 0.6},
 //             {"name": "task", ...}, {"name": "curiosity", ...},
-//             {"name": "availability", ...}],   // always these four
+//             {"name": "availability", ...},
+//             {"name": "intent", ...}],   // always these five
 //   "score": 0.975,             // the sum of the contributions
 //   "threshold": 0.75,
 //   "pushed_over_by": "social_debt",  // the term without which the score
@@ -788,13 +812,21 @@ enum rp_result rp_engine_drives(const struct rp_engine *engine,
 //              "detail": "energy 0.52, needs 0.20"},
 //             {"name": "availability", ...}, {"name": "held", ...}],
 //                               // all open: it may initiate
+//   "rules": [40],              // the rules whose intentions toward "to"
+//                               // weigh in the "intent" term
+//   "learned": null,            // what feedback taught it about "to", in
+//                               // words ("Tobias Reed speaks up less to
+//                               // Wren (learned × 0.72) since Wren twice
+//                               // answered curtly"), or null
 //   "explanation": "Tobias Reed → Wren: pressure 0.97 ≥ threshold 0.75
 //                   (about social_debt)\n  social_debt   1.00 × 0.60 =
 //                   0.600\n ... gate held         open (not held)\n"}]
 // ```
 //
-// The explanation has one line for the pressure, one per term, one for
-// `pushed_over_by` and one per gate, each ending with `\n`.
+// The explanation has one line for the pressure, one per term (ending
+// with `(learned × 0.72)` when a factor was learned), one for the
+// `"learned"` sentence when there is one, one for `pushed_over_by` and one
+// per gate, each ending with `\n`.
 //
 // A tick adds one more gate, `"sheet"` (the fact sheet's `$initiate`),
 // when the candidate crosses.
@@ -854,7 +886,11 @@ enum rp_result rp_engine_next_tick_at(const struct rp_engine *engine,
 //                                // "wake", "inbox", "retry", "story",
 //                                // "reflect" (enough lived to reflect
 //                                // on), "decay" (entity null: a memory
-//                                // fades; docs/memory.md)
+//                                // fades; docs/memory.md), "rule" (a
+//                                // rule's time, or an unused rule
+//                                // forgotten), "feedback" (the answer
+//                                // to an initiation came, or the wait
+//                                // for it ended; docs/rules.md)
 // ```
 //
 // or `null` when nothing will happen until the host changes something.
@@ -876,10 +912,20 @@ enum rp_result rp_engine_next_tick(const struct rp_engine *engine, int64_t now, 
 //
 // 1. at once, in this call, its arithmetic: the clock moves to `now`,
 //    scoped events due start or expire, characters fall asleep or wake,
-//    inboxes due are processed, memories fade to a residue or are
-//    forgotten (one commit; none when nothing is due);
-// 2. then the memory work it found (docs/memory.md), each answer committed
-//    as it comes: summaries of whole memories that faded (a `"generate"`
+//    inboxes due are processed, rules due fire or are forgotten, an
+//    initiation left unanswered is learned from (docs/rules.md), memories
+//    fade to a residue or are forgotten (one commit; none when nothing is
+//    due);
+// 2. then the work it found, each answer committed as it comes: the tone
+//    of each answer to an initiation (purpose `{"kind": "classify",
+//    "speaker": 3}`: answer `{"sentiment": "positive"}`, `"neutral"` or
+//    `"negative"`, and nothing else; docs/rules.md), what stimuli hoisted
+//    past arithmetic and rules mean (purpose `classify`: answer
+//    `{"intent": "...", "sentiment": "neutral", "confidence": 0.8,
+//    "significance": 0.3}`) and a character's thought on those that matter
+//    (purpose `{"kind": "think", "speaker": 3}`: answer `{"thought":
+//    "...", "task": 0.2, "speak_to": "Wren", "about": "..."}`, all but
+//    `thought` optional; docs/drives.md "Layers"), summaries of whole memories that faded (a `"generate"`
 //    step of purpose `"summary"` with a `json_schema`: answer
 //    `{"summaries": [{"id": 12, "summary": "...", "feeling": "fond",
 //    "about": "Wren"}]}`), then reflections (purpose `{"kind": "reflect",
@@ -1076,7 +1122,8 @@ enum rp_result rp_engine_notify(struct rp_engine *engine,
 //  "aggregate_ms": 5000,             // same kind within this: merged
 //  "stale_low_ms": 60000, "stale_idle_ms": 30000,  // dropped when older
 //  "weights": {"social_debt": 0.6, "task": 0.5, "curiosity": 0.4,
-//              "availability": 0.3},   // of the pressure terms, 0-10
+//              "availability": 0.3, "intent": 0.6},
+//                                    // of the pressure terms, 0-10
 //  "stimulus_kinds": ["door"],      // kinds beyond the built-in ones
 //                                    // (letters, digits, '_', '-')
 //  "memory_stability_hours": 24.0,   // memories (docs/memory.md): how
@@ -1090,7 +1137,16 @@ enum rp_result rp_engine_notify(struct rp_engine *engine,
 //  "reflect_threshold": 15.0,        // summed significance to reflect
 //  "reflect_memories": 20,           // memories a reflection reads, 1-100
 //  "summary_batch": 20,              // memories per summary request, 1-100
-//  "decay_pass_hours": 1.0}          // least time between decay passes
+//  "decay_pass_hours": 1.0,          // least time between decay passes
+//  "rule_half_life_days": 7.0,       // rules (docs/rules.md): an unused
+//                                    // rule's weight halves over this,
+//  "rule_forget_below": 0.05,        // and it is forgotten below this
+//  "learn_timing": 0.3,              // how fast feedback moves the term
+//                                    // factors toward an addressee,
+//  "learn_rules": 0.15,              // rules' weights,
+//  "learn_personality": 0.01,        // and independence
+//  "feedback_wait_minutes": 30.0}    // an initiation unanswered this long
+//                                    // counts as ignored
 // ```
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not
@@ -1895,6 +1951,12 @@ enum rp_result rp_engine_begin_query(struct rp_engine *engine,
 //                                    // ({"kind": "query"}: a query round;
 //                                    // {"kind": "reflect", "speaker": 3}:
 //                                    // a tick's reflection, JSON;
+//                                    // {"kind": "classify", "speaker": 3}:
+//                                    // the tone of an answer to 3's
+//                                    // initiation, or what a stimulus
+//                                    // 3 noticed means, JSON;
+//                                    // {"kind": "think", "speaker": 3}:
+//                                    // 3 thinking a stimulus over, JSON;
 //                                    // {"kind": "initiate", "speaker": 3}:
 //                                    // a tick's first line of a
 //                                    // conversation, and {"kind": "reply",
@@ -1903,7 +1965,8 @@ enum rp_result rp_engine_begin_query(struct rp_engine *engine,
 //  "messages": [{"role": "system", "content": "You are Tobias Reed..."},
 //               {"role": "user", "content": "..."}],
 //  "params": {"temperature": 0.3},   // the options' sampling, as set
-//  "json_schema": {...}}             // a query's, a reflection's, a tick's
+//  "json_schema": {...}}             // a query's, a reflection's, a
+//                                    // classification's, a tick's
 //                                    // memory summaries': what the answer
 //                                    // must match (a scene's summary has
 //                                    // none)
@@ -1939,7 +2002,7 @@ enum rp_result rp_job_step(struct rp_engine *engine, struct rp_job *job, char **
 // summary, `"text"` (trimmed) is the witness's memory of the scene; for a
 // query round, the model's JSON answer (see `rp_engine_begin_query`), as a
 // string; for a tick, the line, as for `rp_turn_provide`, or the JSON
-// answer of its memory summaries and reflections (see
+// answer of its classifications, memory summaries and reflections (see
 // `rp_engine_begin_tick`).
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match,
@@ -2125,8 +2188,20 @@ enum rp_result rp_job_fail(struct rp_engine *engine,
 //                           // arithmetic (docs/memory.md)
 //  "summarized": [31],      // whole memories reduced to a summary
 //  "reflections": [{"entity": 3, "insights": [90],  // the reflection
-//                   "rejected": null}]}  // memories made, or why the
+//                   "rejected": null}],  // memories made, or why the
 //                           // answer was rejected
+//  "rules_fired": [[3, 40]],      // [entity, rule] of the rules that
+//                           // fired (docs/rules.md)
+//  "rules_forgotten": [[3, 41]],  // and of those forgotten unused
+//  "learned": [{"entity": 3, "from": 1,  // what a character learned
+//               "reason": "Wren answered curtly: ...",  // from the answer
+//               "changes": [{"target": {"kind": "term", "to": 1,
+//                                       "term": "intent"},
+//                            "from": 1.0, "to": 0.79}]}]}
+//                           // to its initiation (or its lack), each
+//                           // weight moved; a "target" is also
+//                           // {"kind": "rule", "rule": 40} or
+//                           // {"kind": "trait", "name": "independence"}
 // ```
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_CONFLICT` when the job still needs a
@@ -2218,7 +2293,8 @@ enum rp_result rp_engine_run_job(struct rp_engine *engine,
 // {"owner": 2,               // whose memory (an entity id): its point of view
 //  "text": "Wren paid in silver",
 //  "witnesses": [3],         // who else saw it; the owner is always added
-//  "kind": "utterance",      // or "scene_summary", "event_gist", "reflection"
+//  "kind": "utterance",      // or "scene_summary", "event_gist", "reflection",
+//                           // "thought"
 //  "significance": 0.5,      // 0 to 1
 //  "created": 1000,          // host clock, ms; default: the world's clock
 //  "pinned": false,          // always in the owner's prompt (see
@@ -2360,7 +2436,7 @@ enum rp_result rp_engine_retention(const struct rp_engine *engine,
 //  "witnesses": [4, 5],         // who saw what it records, the owner too
 //  "text": "Wren paid in silver",
 //  "kind": "utterance",         // or "scene_summary", "event_gist",
-//                               // "reflection"
+//                               // "reflection", "thought"
 //  "significance": 0.5,         // 0 to 1
 //  "created": 60000,            // host clock, ms
 //  "last_accessed": null,       // when last recalled, or null
@@ -2461,6 +2537,125 @@ enum rp_result rp_engine_always_loaded(struct rp_engine *engine,
                                        uint64_t speaker_id,
                                        size_t recent_scenes,
                                        char **out_json);
+
+// Gives the engine-controlled entity `entity_id` a rule at `now` (host
+// clock, ms; the world's clock advances to it) and writes its id to
+// `*out_rule_id`. Recorded as one event (with the clock's advance, if
+// any).
+//
+// `rule_json` (`rule_json_len` bytes of UTF-8, borrowed for the call) is
+// an object; entities by id, key, name or alias; unknown fields are
+// refused:
+//
+// ```text
+// {"description": "ask Wren about the letter",  // at most 300 characters
+//  "on": {"day": 1, "hour": 18},  // when: d days after today at hour h
+//                                 // (0-366, [0, 24)), or {"in_hours": 3},
+//                                 // {"at": 64800000} (host time, once), or
+//                                 // {"stimulus": "sound"} (each stimulus
+//                                 // of that kind it processes; see
+//                                 // rp_engine_notify)
+//  "intent": {"initiate": "Wren", "about": "the letter"},
+//                                 // means to speak to someone about
+//                                 // something (an "intent" term of the
+//                                 // rule's weight in its pressure toward
+//                                 // them until it does); or {"note":
+//                                 // "text"} (a thought for its next
+//                                 // prompt), or {"drive": "task" or
+//                                 // "curiosity", "amount": -1..1}
+//  "condition": "content.includes('bell')",
+//                                 // optional: an $if expression
+//                                 // (docs/facts.md) tested when triggered
+//  "weight": 0.8}                 // optional, 0-1, default 0.8; halves
+//                                 // every "rule_half_life_days" unused
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not
+// match, a value out of range (a weight above 1, a time that has passed),
+// an unknown stimulus kind, an empty or too long text, a host-controlled or
+// only mentioned entity (only the engine's characters hold rules), an
+// entity that holds 64 rules already, or a `now` before the world's clock;
+// `RP_RESULT_NOT_FOUND` when `entity_id` or an entity the rule names does
+// not exist; `RP_RESULT_FACT_SYNTAX` when the condition does not compile;
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback
+// running on this engine), `RP_RESULT_STORAGE`. On failure the world is
+// unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `rule_json` points to `rule_json_len` readable bytes; `out_rule_id` is
+// writable.
+enum rp_result rp_engine_add_rule(struct rp_engine *engine,
+                                  uint64_t entity_id,
+                                  const char *rule_json,
+                                  size_t rule_json_len,
+                                  int64_t now,
+                                  uint64_t *out_rule_id);
+
+// Takes rule `rule_id` away from the character that holds it at `now`
+// (host clock, ms; the world's clock advances to it). Recorded as one
+// event (with the clock's advance, if any): a rewind brings it back.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when no character holds
+// such a rule; `RP_RESULT_INVALID` for a `now` before the world's clock;
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback running on this engine),
+// `RP_RESULT_STORAGE`. On failure the world is unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// None beyond the signature.
+enum rp_result rp_engine_remove_rule(struct rp_engine *engine, uint64_t rule_id, int64_t now);
+
+// Writes the rules entity `entity_id` holds, in id order, with their
+// weights at `now` (host clock, ms; any time may be asked), as JSON to
+// `*out_json` (a string the caller releases with `rp_string_free`).
+// Changes nothing:
+//
+// ```text
+// [{"rule": {"id": 40, "owner": 3,
+//            "description": "ask Wren about the letter",
+//            "trigger": {"at": 64800000},   // or {"stimulus": "sound"}
+//            "condition": null,             // or the $if expression
+//            "intent": {"initiate": {"to": 1, "about": "the letter"}},
+//                                   // or {"note": {"text": "..."}},
+//                                   // {"drive": {"drive": "task",
+//                                   // "amount": 0.5}}
+//            "weight": 0.8,         // as of "since"
+//            "since": 0,            // made, fired, or learned from then
+//            "uses": 0,             // how often it fired
+//            "last_used": null,     // when it last fired
+//            "checked": null,       // when an "at" rule was considered
+//            "created_at": 0,
+//            "source": "host"},     // or "world" (the world file),
+//                                   // "model" (a state-update report)
+//   "weight_now": 0.8,              // halved every "rule_half_life_days"
+//                                   // since "since"
+//   "forgotten_at": 2419200001},    // when it falls below
+//                                   // "rule_forget_below" unused, or null
+//  ...]
+// ```
+//
+// An entity without rules (a host-controlled one included) gives `[]`.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+// entity; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback running on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_rules(const struct rp_engine *engine,
+                               uint64_t entity_id,
+                               int64_t now,
+                               char **out_json);
 
 // Streams a piece of the text being generated: hands `text` to the token
 // callback of `rp_engine_run_turn` (if one was given), NUL-terminated,

@@ -782,6 +782,25 @@ public:
         return id;
     }
 
+    // Rules (docs/rules.md). Gives `entity` a rule given as JSON; returns its
+    // id (see rp_engine_add_rule).
+    std::uint64_t add_rule(std::uint64_t entity, std::string_view rule_json, std::int64_t now) {
+        std::uint64_t id = 0;
+        detail::check(rp_engine_add_rule(engine_, entity, detail::text(rule_json),
+                                         rule_json.size(), now, &id));
+        return id;
+    }
+    // Takes rule `rule` away (see rp_engine_remove_rule).
+    void remove_rule(std::uint64_t rule, std::int64_t now) {
+        detail::check(rp_engine_remove_rule(engine_, rule, now));
+    }
+    // The rules `entity` holds with their weights at `now`, as JSON (see
+    // rp_engine_rules).
+    std::string rules(std::uint64_t entity, std::int64_t now) const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_rules(engine_, entity, now, out); });
+    }
+
     // The callback form (rp_engine_run_job): runs `job` to its end through
     // `generate`, callable as std::string(std::string_view request_json,
     // rp::TokenSink &sink) (what it streams goes nowhere), and returns the

@@ -7,17 +7,20 @@
 //!    few runs), beside the floor of a pass that would visit every memory, then once through
 //!    the tick that commits it. Target ≤ 50 ms. Then the same for a save whose memories never
 //!    faded (every one still whole: the first pass's backlog).
-//! 2. **A week in the tavern.** `examples/tavern.toml` played for seven game days by
-//!    `rp_core::tick::advance` with the scripted model (whose unscripted summaries and
-//!    reflections are valid JSON): memory summaries and reflections per character per game
-//!    day, printed beside Generative Agents' 2–3 reflections per agent-day, and what faded.
+//! 2. **A week in the tavern.** `examples/tavern.toml` played for seven game days, a tick at
+//!    each `next_tick_at`, with the scripted model (whose unscripted summaries, reflections and
+//!    classifications are valid JSON); Wren answers each first line addressed to her a minute
+//!    later, curtly one time in three ("ok"), warmly otherwise (a player who ignored them all
+//!    week would teach the characters to stop speaking to her: docs/rules.md). Memory
+//!    summaries and reflections per character per game day, printed beside Generative Agents'
+//!    2–3 reflections per agent-day, and what faded.
 //!
 //! `cargo test --benches` runs a smoke version (fewer memories, two days).
 
 use rp_benches::{Latency, Rng, ms, report, scaled, thread_cpu, time};
-use rp_core::machine::block_on;
-use rp_core::tick::{TickOptions, advance};
-use rp_core::turn::ScriptedGenerator;
+use rp_core::machine::{NoSink, block_on};
+use rp_core::tick::TickOptions;
+use rp_core::turn::{ScriptedGenerator, TurnInput};
 use rp_core::*;
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -178,14 +181,48 @@ fn tavern_week() {
         .count();
     let generator = ScriptedGenerator::new("{name} looks up. ({n})");
     let days = scaled(7, 2);
+    let wren = engine.world().entity_by_key("wren").expect("wren").id;
+    let until = start + days * DAY;
     let cpu = thread_cpu();
-    let outcomes = block_on(advance(
-        &mut engine,
-        start + days * DAY,
-        &TickOptions::default(),
-        &generator,
-    ))
-    .expect("the week");
+    let mut outcomes = Vec::new();
+    let mut answered = 0;
+    while let Some(next) = engine
+        .next_tick_at(engine.world().now())
+        .expect("next tick")
+    {
+        if next.at > until {
+            break;
+        }
+        let tick = engine
+            .begin_tick(next.at, TickOptions::default())
+            .expect("a tick");
+        let outcome = block_on(rp_core::machine::run(
+            &mut engine,
+            tick,
+            &generator,
+            &mut NoSink,
+        ))
+        .expect("the tick");
+        let spoken_to = outcome.initiations.iter().any(|i| i.candidate.to == wren);
+        outcomes.push(outcome);
+        if spoken_to {
+            answered += 1;
+            let line = if answered % 3 == 0 {
+                "ok"
+            } else {
+                "Aye, go on. Tell me more about it, I am listening."
+            };
+            let at = engine.world().now().max(next.at + 60_000);
+            engine
+                .run_turn_blocking(
+                    TurnInput::say(wren, line, at),
+                    Default::default(),
+                    &generator,
+                    &mut NoSink,
+                )
+                .expect("Wren answers");
+        }
+    }
     let cpu = thread_cpu() - cpu;
     let requests = generator.requests();
     let mut by_purpose: BTreeMap<&str, usize> = BTreeMap::new();
@@ -208,7 +245,7 @@ fn tavern_week() {
     let faded: usize = outcomes.iter().map(|o| o.faded.len()).sum();
     let memories = engine.world().all_memories().count();
     report(format!(
-        "decay.tavern_week days={days} characters={characters} memories={memories} reflections_per_character_day={:.2} generative_agents=2-3 insights={insights} memory_summary_calls_per_character_day={:.2} summarized={summarized} faded={faded} model_calls_per_character_hour={:.2} by_purpose={by_purpose:?} engine_cpu_ms={}",
+        "decay.tavern_week days={days} characters={characters} wren_answered={answered} memories={memories} reflections_per_character_day={:.2} generative_agents=2-3 insights={insights} memory_summary_calls_per_character_day={:.2} summarized={summarized} faded={faded} model_calls_per_character_hour={:.2} by_purpose={by_purpose:?} engine_cpu_ms={}",
         per_day(reflections),
         per_day(*by_purpose.get("memory_summary").unwrap_or(&0)),
         requests.len() as f64 / (characters as f64 * days as f64 * 24.0),

@@ -13,6 +13,13 @@
 //!    CPU time for the day, and whether every character initiated at least once. Target ≤ 1 call
 //!    per character per game hour; printed beside Generative Agents' ~54 calls per agent-hour.
 //!
+//!    The day also brings each character what a tavern brings: the fire crackling (NORMAL),
+//!    glasses clinking (LOW), now and then a note under the door (a HIGH message), a crash in
+//!    the kitchen in the afternoon (CRITICAL, to everyone), and late in the afternoon a dozen knocks at
+//!    Tobias's door within minutes (a pattern). Reported: where those stimuli stopped (issue 20,
+//!    item 6: reflex and rules call no model; classify and think do), and the share that
+//!    stopped before any model.
+//!
 //! `cargo test --benches` runs a smoke version (fewer characters, fewer samples).
 
 use rp_benches::{Latency, ms, report, scaled, setup_options, thread_cpu};
@@ -169,11 +176,17 @@ fn tavern_day() {
     let options = TickOptions::default();
     let cpu = thread_cpu();
     let wall = Instant::now();
+    let stimuli = day_of_stimuli(&engine, &characters, start_at, hours);
+    let tobias = engine.world().entity_by_key("tobias").expect("tobias").id;
+    let knock = r#"{"description": "a knock means a customer", "on": {"stimulus": "sound"},
+        "condition": "content.includes('knock')", "intent": {"drive": "task", "amount": 0.3}}"#;
+    engine
+        .add_rule(tobias, knock, start_at)
+        .expect("Tobias's rule");
     // The morning in the booth with Tobias; at midday Wren takes a stool at the bar, within
     // Mira's earshot (the host's one move of the day).
     let midday = start_at + hours / 2 * HOUR;
-    let mut outcomes =
-        block_on(advance(&mut engine, midday, &options, &generator)).expect("the morning");
+    let mut outcomes = play(&mut engine, midday, &stimuli, &options, &generator);
     let w = engine.world();
     let wren = w.entity_by_key("wren").expect("wren");
     let bar = w.container_by_key("bar").expect("the bar").id;
@@ -189,15 +202,13 @@ fn tavern_day() {
             activity,
         }])
         .expect("Wren moves to the bar");
-    outcomes.extend(
-        block_on(advance(
-            &mut engine,
-            start_at + hours * HOUR,
-            &options,
-            &generator,
-        ))
-        .expect("the afternoon and the night"),
-    );
+    outcomes.extend(play(
+        &mut engine,
+        start_at + hours * HOUR,
+        &stimuli,
+        &options,
+        &generator,
+    ));
     let cpu = thread_cpu() - cpu;
     let wall = wall.elapsed();
     let requests = generator.requests();
@@ -220,14 +231,109 @@ fn tavern_day() {
         *per_character.entry(name).or_default() += 1;
     }
     let per_hour = requests.len() as f64 / (characters.len() as f64 * hours as f64);
+    let layers = outcomes.iter().fold([0u32; 4], |mut acc, o| {
+        let l = o.layers;
+        for (slot, n) in acc.iter_mut().zip([l.reflex, l.rules, l.classify, l.think]) {
+            *slot += n;
+        }
+        acc
+    });
+    let processed: u32 = layers.iter().sum();
+    let no_model = f64::from(layers[0] + layers[1]) / f64::from(processed.max(1));
     report(format!(
-        "drives.tavern_day hours={hours} characters={} ticks={} model_calls={} calls_per_character_hour={per_hour:.2} target<=1 generative_agents~54 by_purpose={by_purpose:?} every_character_initiated={all_initiated} initiations={per_character:?} engine_cpu_ms={} wall_ms={}",
+        "drives.tavern_day hours={hours} characters={} ticks={} model_calls={} calls_per_character_hour={per_hour:.2} target<=1 generative_agents~54 by_purpose={by_purpose:?} every_character_initiated={all_initiated} initiations={per_character:?} stimuli_sent={} stimuli_processed={processed} stopped_reflex={} stopped_rules={} stopped_classify={} stopped_think={} share_without_model={no_model:.3} goal=most engine_cpu_ms={} wall_ms={}",
         characters.len(),
         outcomes.len(),
         requests.len(),
+        stimuli.len(),
+        layers[0],
+        layers[1],
+        layers[2],
+        layers[3],
         ms(cpu),
         ms(wall),
     ));
+}
+
+/// One stimulus the day brings: when, to whom, of what kind and priority, what.
+type Sent = (Millis, EntityId, &'static str, Priority, String);
+
+/// What a day in a tavern brings each character (see the module's docs), in time order.
+fn day_of_stimuli(
+    engine: &Engine,
+    characters: &[EntityId],
+    start: Millis,
+    hours: i64,
+) -> Vec<Sent> {
+    let mut out: Vec<Sent> = Vec::new();
+    for h in 0..hours {
+        for (i, c) in characters.iter().enumerate() {
+            let t = start + h * HOUR + (7 + 11 * i as i64) * 60_000;
+            out.push((t, *c, "sound", Priority::Normal, "the fire crackles".into()));
+            if h % 3 == 1 {
+                out.push((
+                    t + 20 * 60_000,
+                    *c,
+                    "sound",
+                    Priority::Low,
+                    "a glass clinks".into(),
+                ));
+            }
+            if h % 6 == 2 {
+                let note = "a note slipped under the door: meet me at the well";
+                out.push((t + 30 * 60_000, *c, "message", Priority::High, note.into()));
+            }
+        }
+        if h == hours * 5 / 8 {
+            for c in characters {
+                let t = start + h * HOUR + 45 * 60_000;
+                out.push((
+                    t,
+                    *c,
+                    "sound",
+                    Priority::Critical,
+                    "a crash in the kitchen".into(),
+                ));
+            }
+        }
+    }
+    if let Some(tobias) = engine.world().entity_by_key("tobias").map(|e| e.id) {
+        let evening = start + (hours * 2 / 3) * HOUR;
+        for k in 0..12 {
+            let t = evening + k * 30_000;
+            out.push((
+                t,
+                tobias,
+                "sound",
+                Priority::Normal,
+                "a knock at the door".into(),
+            ));
+        }
+    }
+    out.sort_by_key(|s| (s.0, s.1));
+    out
+}
+
+/// Plays the day from the world's clock to `until`, delivering each of `stimuli` due on the
+/// way at its time.
+fn play(
+    engine: &mut Engine,
+    until: Millis,
+    stimuli: &[Sent],
+    options: &TickOptions,
+    generator: &ScriptedGenerator,
+) -> Vec<rp_core::tick::TickOutcome> {
+    let mut outcomes = Vec::new();
+    let from = engine.world().now();
+    for (at, who, kind, priority, payload) in stimuli.iter().filter(|s| s.0 > from && s.0 <= until)
+    {
+        outcomes.extend(block_on(advance(engine, *at, options, generator)).expect("the day"));
+        engine
+            .notify(*who, kind, *priority, payload, *at)
+            .expect("a stimulus");
+    }
+    outcomes.extend(block_on(advance(engine, until, options, generator)).expect("the day"));
+    outcomes
 }
 
 fn main() {

@@ -6,15 +6,20 @@
 //! save with one snapshot at the head (what the engine would keep), opened with
 //! `Engine::open_with`.
 //!
-//! Then, for each history configuration (the default `HistoryOptions`, and denser ones):
+//! Then, for each history configuration (the default `HistoryOptions`, whose `beliefs_at`
+//! reads the index of past beliefs, and the same without the index, the baseline, whose
+//! `beliefs_at` rebuilds the world from a checkpoint as `memories_at` does):
 //! - `cold`: the first question about the past, at the seq before the head: nothing is kept yet,
-//!   so it replays the log from the start (no snapshot lies before it) and keeps checkpoints on
-//!   the way; every later question is answered from them;
+//!   so it replays the log from the start (no snapshot lies before it) and keeps checkpoints
+//!   (and, with the index, the versions of every event) on the way; every later question is
+//!   answered from them;
 //! - `beliefs_at` and `memories_at` at uniformly random seqs and random entities (the same
 //!   points for both), and `beliefs_at` at random host times: p50, p99, max, one call each;
-//! - the memory the checkpoints hold: the bytes live after the cold question and the timed ones
-//!   minus the bytes live before them (a counting allocator wraps the system's), and how many
-//!   checkpoints there are.
+//! - the memory the history holds: the bytes live after the cold question and the timed ones
+//!   minus the bytes live before them (a counting allocator wraps the system's), how many
+//!   checkpoints there are and how many versions the index keeps; the same right after the cold
+//!   question, which keeps the same checkpoints in both configurations: the difference there is
+//!   the index's own bytes.
 //!
 //! `cargo test --benches` runs it small (20k events, 200 entities) as a smoke test.
 
@@ -102,10 +107,14 @@ fn run(
     let any = points[0].entity;
     let (cold, t_cold) = time(|| engine.beliefs_at(any, &AsOf::seq(head - 1)).expect("cold"));
     assert_eq!(cold.seq, head - 1);
+    let after_cold = live_bytes() - before;
     report(format!(
-        "history {config}: cold (first question, replays {} events and keeps checkpoints) {:.3} s",
+        "history {config}: cold (first question, replays {} events and keeps checkpoints) {:.3} s, then holding {:.1} MB ({} checkpoints, {} belief versions)",
         head - 1,
-        t_cold.as_secs_f64()
+        t_cold.as_secs_f64(),
+        after_cold as f64 / 1e6,
+        engine.history_stats().checkpoints,
+        engine.history_stats().belief_versions,
     ));
     let mut beliefs = Vec::with_capacity(points.len());
     let mut believed = 0usize;
@@ -142,11 +151,11 @@ fn run(
     latency("memories_at (seq)", config, &memories);
     latency("beliefs_at (time)", config, &by_time);
     report(format!(
-        "history {config}: {} checkpoints, spacing {} events, holding {:.1} MB ({:.1} MB each); answers held {believed} beliefs and edges, {remembered} memories",
+        "history {config}: {} checkpoints, spacing {} events, {} belief versions, holding {:.1} MB in all; answers held {believed} beliefs and edges, {remembered} memories",
         stats.checkpoints,
         stats.spacing,
+        stats.belief_versions,
         held as f64 / 1e6,
-        held as f64 / 1e6 / stats.checkpoints.max(1) as f64,
     ));
 }
 
@@ -198,14 +207,13 @@ fn main() {
         .collect();
 
     let default = HistoryOptions::default();
-    run(&mut engine, "default", default, &points, &times);
-    let dense_every: Seq = scaled(8_192, 512);
+    run(&mut engine, "default (index)", default, &points, &times);
     run(
         &mut engine,
-        &format!("every {dense_every}"),
+        "baseline (no index)",
         HistoryOptions {
-            checkpoint_every: dense_every,
-            max_checkpoints: 100_000,
+            belief_index: false,
+            ..default
         },
         &points,
         &times,

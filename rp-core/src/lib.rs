@@ -37,7 +37,7 @@ pub mod worldfile;
 
 pub use engine::{
     BeliefsAt, BranchInfo, Durability, Engine, EngineOptions, HistoryOptions, HistoryStats,
-    MemoriesAt, PublishedHead, RewindPreview,
+    MemoriesAt, PublishedHead, RewindPreview, RuleView,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use log::{

@@ -40,6 +40,7 @@ fn quiet(config: DriveConfig) -> DriveConfig {
             task: 0.0,
             curiosity: 0.0,
             availability: 0.0,
+            intent: 0.0,
         }),
         energy_drain_per_hour: Some(0.0),
         night_start: Some(0.0),

@@ -330,16 +330,17 @@ proptest! {
     /// For random sessions (memories formed, recalled and removed; edges; beliefs; reports;
     /// renames and removals; rewinds, forks and branch switches) and random points of every
     /// branch, by seq and by time, the answers equal a replay from scratch to that point,
-    /// whatever the checkpoint spacing and cap.
+    /// whatever the checkpoint spacing and cap, with the index of past beliefs on or off.
     #[test]
     fn answers_equal_a_replay_from_scratch(
         ops in proptest::collection::vec(op(), 1..80),
         every in 1u64..24,
         cap in 1usize..6,
+        index in any::<bool>(),
         probes in proptest::collection::vec((0usize..8, 0usize..1000, any::<bool>(), 0usize..8), 1..16),
     ) {
         let mut engine = Engine::in_memory("History", T0).expect("engine");
-        engine.set_history_options(HistoryOptions { checkpoint_every: every, max_checkpoints: cap }).expect("options");
+        engine.set_history_options(HistoryOptions { checkpoint_every: every, max_checkpoints: cap, belief_index: index }).expect("options");
         play(&mut engine, &ops);
         let logs = logs(&mut engine);
         let names: Vec<&String> = logs.keys().collect();
@@ -485,7 +486,8 @@ fn bad_points_are_refused_with_their_kinds_and_change_nothing() {
         engine
             .set_history_options(HistoryOptions {
                 checkpoint_every: 0,
-                max_checkpoints: 4
+                max_checkpoints: 4,
+                belief_index: true,
             })
             .is_err()
     );
@@ -582,6 +584,7 @@ fn a_reopened_save_answers_from_its_snapshots_and_log() {
         .set_history_options(HistoryOptions {
             checkpoint_every: 8,
             max_checkpoints: 100,
+            belief_index: true,
         })
         .expect("options");
     let people: Vec<EntityId> = engine.world().entities().map(|e| e.id).collect();
@@ -695,6 +698,7 @@ fn commits_keep_checkpoints_only_once_the_past_was_asked_about() {
         .set_history_options(HistoryOptions {
             checkpoint_every: 4,
             max_checkpoints: 3,
+            belief_index: true,
         })
         .expect("options");
     let tick = |engine: &mut Engine, n: Millis| {

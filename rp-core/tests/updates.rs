@@ -815,7 +815,9 @@ fn samples(field: &str) -> Vec<Option<serde_json::Value>> {
         "toward" | "about" => vec![json!("Wren"), json!("Mira Holt"), json!("Nobody")],
         "affinity" => vec![json!("warmer"), json!("colder"), json!("more")],
         "trust" => vec![json!("more"), json!("less"), json!("warmer")],
-        "fact" | "summary" | "text" | "gist" => vec![json!("Likes ale."), json!(""), json!(long)],
+        "fact" | "summary" | "text" | "gist" | "description" => {
+            vec![json!("Likes ale."), json!(""), json!(long)]
+        }
         "action" => vec![json!("pouring ale"), json!("")],
         "mood" | "status" => vec![json!("calm"), json!(""), json!("y".repeat(101))],
         "posture" => vec![json!("sitting"), json!("")],
@@ -836,10 +838,23 @@ fn samples(field: &str) -> Vec<Option<serde_json::Value>> {
         "energy" | "confidence" => vec![json!(0.5), json!(1.5)],
         "traits" => vec![json!(["stubborn"]), json!([""]), json!([])],
         "name" => vec![json!("Wren's mother"), json!(""), json!("Wren")],
-        "description" => vec![json!("A seamstress."), json!("")],
         "from" | "to" => vec![json!("Wren"), json!("Mira Holt"), json!("Nobody")],
         "sentiment" => vec![json!(-0.5), json!(-1.5)],
         "relation" => vec![json!("mother"), json!("y".repeat(101))],
+        "on" => vec![
+            json!({"in_hours": 2}),
+            json!({"day": 0, "hour": 0}),
+            json!({"day": 1, "hour": 18}),
+            json!({"hour": 25}),
+            json!({}),
+        ],
+        "intent" => vec![
+            json!({"initiate": "Wren", "about": "the letter"}),
+            json!({"note": "buy bread"}),
+            json!({"initiate": "Nobody"}),
+            json!({"drive": "task"}),
+        ],
+        "weight" => vec![json!(0.5), json!(1.5)],
         other => panic!("no samples for {other}"),
     }
     .into_iter()
@@ -883,6 +898,7 @@ const TYPES: &[(&str, &[&str])] = &[
         "relation",
         &["who", "from", "to", "line", "sentiment", "relation"],
     ),
+    ("rule", &["who", "description", "on", "intent", "weight"]),
 ];
 
 /// Why the judge may still refuse a report the schema takes: the state of the world (what is
@@ -904,6 +920,9 @@ const WORLD_STATE: &[&str] = &[
     "a relation is between two people",
     "there is no \"Nobody\"",
     "nothing picks itself up",
+    "does not exist",
+    "has passed",
+    "only the engine's characters hold rules",
 ];
 
 #[test]

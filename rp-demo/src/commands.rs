@@ -3,7 +3,7 @@
 //! `/prompt` (the prompt a character would be given now, piece by piece), `/state`, `/go`, and
 //! the history commands `/rewind`, `/branches` and `/switch` over the engine's branches. The
 //! commands over the drives (`/wait`, `/drives`) are in `drives.rs`, `/memories` in
-//! `memories.rs`, `/beliefs` in `beliefs.rs`.
+//! `memories.rs`, `/beliefs` in `beliefs.rs`, `/rules` in `rules.rs`.
 
 use crate::print::clock;
 use crate::resolve_entity;
@@ -32,6 +32,8 @@ Type a line to speak as Wren. Commands:
                  how well it is kept now; reflections and what they rest on
   /beliefs NAME  what NAME believes about others (mood, energy, availability, traits, how
                  they feel about a third), how sure it is now and where it comes from
+  /rules NAME    NAME's rules: when each fires, what it does, its weight now and its uses;
+                 what NAME has in mind, and what it learned from how it was answered
   /rewind        the seqs to rewind to, to unsay each of your recent lines
   /rewind SEQ    rewind the story to just after event SEQ; the undone events stay a branch
   /branches      the branches of the story
@@ -54,6 +56,7 @@ impl Session {
             "drives" => self.drives(arg)?,
             "memories" => self.memories(arg)?,
             "beliefs" => self.beliefs(arg)?,
+            "rules" => self.rules(arg)?,
             "rewind" => self.rewind(arg)?,
             "branches" => self.branches(),
             "switch" => self.switch(arg)?,

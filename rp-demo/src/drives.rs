@@ -1,15 +1,17 @@
 //! The commands over the characters' inner life (rp-core's drives): `/wait DURATION` plays
 //! host time through [`rp_core::tick::advance`], so a character whose pressure crosses its
-//! threshold speaks first and others fall asleep or wake; `/drives NAME` shows what drives a
-//! character now; `/why NAME` adds why it last spoke first (kept from the `/wait` that made it)
-//! to its last response decision.
+//! threshold speaks first and others fall asleep or wake, rules fire or are forgotten and
+//! characters learn from how their initiations were answered (docs/rules.md); `/drives NAME`
+//! shows what drives a character now; `/why NAME` adds why it last spoke first (kept from the
+//! `/wait` that made it) to its last response decision.
 
 use crate::print::{clock, report_updates};
 use crate::session::{LINE_MS, Session};
 use crate::{Call, Observed, Voices};
 use rp_core::tick::{TickOptions, TickOutcome};
 use rp_core::turn::{Generate, Purpose, block_on};
-use rp_core::{EntityId, Millis};
+use rp_core::{EntityId, Millis, RuleId};
+use std::collections::BTreeMap;
 
 /// The longest `/wait`.
 const MAX_WAIT_MS: Millis = 48 * 3_600_000;
@@ -194,6 +196,10 @@ impl Session {
             }
         };
         let observed = Observed::new(generator);
+        // The rules' descriptions before the ticks: a rule forgotten in one is gone after it.
+        let rules: BTreeMap<RuleId, String> = (self.engine.world().rules())
+            .map(|r| (r.id, r.description.clone()))
+            .collect();
         let played = block_on(rp_core::tick::advance(
             &mut self.engine,
             until,
@@ -210,16 +216,19 @@ impl Session {
         };
         let mut happened = false;
         for outcome in &outcomes {
-            happened |= self.print_tick(outcome, &mut calls);
+            happened |= self.print_tick(outcome, &rules, &mut calls);
         }
         Ok(happened)
     }
 
-    /// Prints one tick: who fell asleep or woke, who held back, who reflected and what faded,
-    /// each initiation's line and the answers to it. True when any of that happened.
+    /// Prints one tick: who fell asleep or woke, which rules fired or were forgotten (`rules`:
+    /// their descriptions before the ticks), who held back, what characters learned from the
+    /// answers to their initiations, who reflected and what faded, each initiation's line and
+    /// the answers to it. True when any of that happened.
     fn print_tick(
         &mut self,
         outcome: &TickOutcome,
+        rules: &BTreeMap<RuleId, String>,
         calls: &mut impl Iterator<Item = Vec<Call>>,
     ) -> bool {
         let at = clock(outcome.at);
@@ -231,6 +240,42 @@ impl Session {
                 None => continue,
             }
             happened = true;
+        }
+        let description = |entity: EntityId, id: RuleId| {
+            (self.engine.world().rule(entity, id))
+                .map(|r| r.description.clone())
+                .or_else(|| rules.get(&id).cloned())
+                .unwrap_or_else(|| format!("rule #{}", id.0))
+        };
+        for (entity, id) in &outcome.rules_fired {
+            happened = true;
+            println!(
+                "  ({at}: {} acts on a rule: {}. /rules {} lists them.)",
+                self.name(*entity),
+                description(*entity, *id),
+                first_word(&self.name(*entity))
+            );
+        }
+        for (entity, id) in &outcome.rules_forgotten {
+            happened = true;
+            println!(
+                "  ({at}: {} forgets a rule, unused too long: {}.)",
+                self.name(*entity),
+                description(*entity, *id)
+            );
+        }
+        for learned in &outcome.learned {
+            happened = true;
+            let name = self.name(learned.entity);
+            if learned.changes.is_empty() {
+                println!("  ({at}: {name}: {}.)", learned.reason);
+            } else {
+                println!(
+                    "  ({at}: {name} learns from it: {}. /why {} says what it changed.)",
+                    learned.reason,
+                    first_word(&name)
+                );
+            }
         }
         for (entity, gates) in &outcome.held {
             let closed: Vec<String> = gates
@@ -261,6 +306,31 @@ impl Session {
                     .map_or("", |m| m.text.as_str());
                 println!("  ({at}: {name} reflects: \"{text}\")");
             }
+        }
+        for c in &outcome.classified {
+            happened = true;
+            let name = self.name(c.entity);
+            match (&c.classification, &c.thought) {
+                (Some(k), Some(_)) => {
+                    println!(
+                        "  ({at}: {name} stops to think: {} ({}).)",
+                        k.intent, c.reason
+                    )
+                }
+                (Some(k), None) => {
+                    println!("  ({at}: {name} takes it for {} ({}).)", k.intent, c.reason)
+                }
+                (None, _) => println!("  ({at}: {name} cannot make sense of a {}.)", c.kind),
+            }
+        }
+        for (entity, id) in &outcome.thoughts {
+            happened = true;
+            let text = self
+                .engine
+                .world()
+                .memory(*id)
+                .map_or("", |m| m.text.as_str());
+            println!("  ({at}: {} thinks: \"{text}\")", self.name(*entity));
         }
         if !outcome.faded.is_empty() || !outcome.summarized.is_empty() {
             happened = true;

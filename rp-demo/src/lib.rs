@@ -10,7 +10,7 @@
 //!
 //! * [`Session`] plays: each line of the player is a turn of the engine, streamed as it comes;
 //!   the commands of [`HELP`] (`/why`, `/prompt`, `/state`, `/go`, `/wait`, `/drives`,
-//!   `/memories`, `/beliefs`, `/rewind`, `/branches`, `/switch`) show why the characters did what they did and move
+//!   `/memories`, `/beliefs`, `/rules`, `/rewind`, `/branches`, `/switch`) show why the characters did what they did and move
 //!   through the story's history; `/wait DURATION` ([`parse_duration`]) plays host time through
 //!   rp-core's ticks, so a character left alone long enough speaks first; [`Args`] reads the
 //!   command line;
@@ -39,6 +39,7 @@ mod memories;
 mod names;
 mod observe;
 mod print;
+mod rules;
 mod save;
 mod session;
 mod tally;

@@ -67,6 +67,7 @@ impl Session {
                 }
                 MemoryKind::SceneSummary => ", a scene".into(),
                 MemoryKind::EventGist => ", an event's gist".into(),
+                MemoryKind::Thought => ", a thought".into(),
                 MemoryKind::Utterance => String::new(),
             };
             let text = match m.decay {

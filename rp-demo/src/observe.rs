@@ -18,8 +18,8 @@ pub struct Call {
     pub last_message: String,
     /// The answer, or the generator's error.
     pub result: Result<GenerateResult, String>,
-    /// Whether it was memory work between turns (a reflection, or summaries of faded
-    /// memories), not part of a turn.
+    /// Whether it was work between turns (a reflection, summaries of faded memories, or the
+    /// tone of an answer to an initiation), not part of a turn.
     pub memory: bool,
 }
 
@@ -70,8 +70,10 @@ impl Generate for Observed<'_> {
                     .map(|m| m.content.clone())
                     .unwrap_or_default(),
                 result: result.clone(),
-                memory: matches!(request.purpose, Purpose::Reflect { .. })
-                    || (request.purpose == Purpose::Summary && request.json_schema.is_some()),
+                memory: matches!(
+                    request.purpose,
+                    Purpose::Reflect { .. } | Purpose::Classify { .. } | Purpose::Think { .. }
+                ) || (request.purpose == Purpose::Summary && request.json_schema.is_some()),
             });
         result
     }

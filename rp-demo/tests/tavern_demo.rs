@@ -1,7 +1,8 @@
 //! The tavern demo plays: replies stream in, `/why` and `/prompt` explain them, a `$retry`
 //! brings a character back on the next line, Tobias left alone long enough speaks first
-//! (`/wait 20m`, explained by `/drives` and `/why`), a second run resumes the story, `/rewind`
-//! undoes it, and bad input gets a message and never a crash.
+//! (`/wait 20m`, explained by `/drives` and `/why`), his plan (a rule) fires and `/rules`
+//! shows it with what he learned, a second run resumes the story, `/rewind` undoes it, and bad
+//! input gets a message and never a crash.
 //!
 //! With `--stats` it says what the session came to and that the save reopens and replays to
 //! the world as played; with `RP_LLM_BASE_URL` set it plays on a model server (here a fake one
@@ -282,10 +283,15 @@ fn left_alone_long_enough_tobias_speaks_first_and_drives_and_why_say_why() {
 #[test]
 fn memories_show_their_stage_and_retention_beliefs_their_confidence_and_characters_reflect() {
     let dir = tempfile::tempdir().unwrap();
-    let run = play(
-        &dir.path().join("tavern.rp"),
-        b"Evening, Tobias. Any news from the marsh?\n/beliefs Tobias\n/memories Tobias\n/wait 48h\n/memories Tobias\n/memories Nobody\n",
-    );
+    // Enough of a conversation to reflect on (a character Wren leaves unanswered speaks up
+    // less and less: docs/rules.md), then two days.
+    let mut input =
+        b"Evening, Tobias. Any news from the marsh?\n/beliefs Tobias\n/memories Tobias\n".to_vec();
+    for _ in 0..24 {
+        input.extend_from_slice(b"Tell me more about the lights, Tobias.\n");
+    }
+    input.extend_from_slice(b"/wait 48h\n/memories Tobias\n/memories Nobody\n");
+    let run = play(&dir.path().join("tavern.rp"), &input);
     run.ends_well()
         // He heard Wren speak: he believes her there, and is sure of it.
         .says("What Tobias Reed believes, at day 1, 00:00:30:")
@@ -294,12 +300,46 @@ fn memories_show_their_stage_and_retention_beliefs_their_confidence_and_characte
         .says("Tobias Reed holds 2 memories: 2 whole, 0 summaries, 0 residues, 0 forgotten.")
         .says("[whole, retention 1.00] Wren: Evening, Tobias. Any news from the marsh?")
         .says("Since Tobias Reed last reflected: significance 0.6 of 13.5.")
-        // Two days on: he reflected on what he lived, and the lines of closed scenes are
-        // kept by their scenes' summaries.
+        // He reflected on what he lived, and two days on the lines of closed scenes are kept
+        // by their scenes' summaries.
         .says("Tobias Reed reflects: \"I keep thinking about what happened lately.\"")
         .says("[in its scene's summary, retention 0.")
         .says(", a reflection on memory#")
         .says("No one here is called \"Nobody\"");
+}
+
+#[test]
+fn rules_show_tobias_plan_firing_and_what_he_learned_when_no_one_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = play(
+        &dir.path().join("tavern.rp"),
+        b"/rules Tobias\n/wait 2h\n/rules Tobias\n/why Tobias\n/rules Wren\n/rules letter\n\
+          /rules Nobody\n/rules\n",
+    );
+    run.ends_well()
+        // The plan the demo gives him in a new save, untouched yet.
+        .says("Tobias Reed's rules, at day 1, 00:00:00 (1 of 64):")
+        .says(" ask the traveller about her sealed letter\n")
+        .says("      on:     once, at day 1, 01:00:00\n")
+        .says("      does:   means to talk with Wren about the sealed letter she carries")
+        .says("      weight: 0.80 now (0.80 at day 1, 00:00:00); forgotten unused at day 29, 00:00:00")
+        .says("      never used, from the host")
+        // The wait: it fires at its hour; each line of his that Wren leaves unanswered
+        // teaches him something.
+        .says("(day 1, 01:00:00: Tobias Reed acts on a rule: ask the traveller about her sealed letter. /rules Tobias lists them.)")
+        .says("Tobias Reed learns from it: Wren did not answer within 30 min. /why Tobias says what it changed.)")
+        // Spent, used once, its weight moved by what he learned; and what he learned.
+        .says("      on:     once, at day 1, 01:00:00 (spent at day 1, 01:00:00)")
+        .says("      used once, at day 1, 01:00:00, from the host")
+        .says("  Learned: Tobias Reed speaks up less to Wren (learned × 0.")
+        .says(" since Wren twice did not answer.")
+        // /why: the explanation of his last initiation carries the learned factors.
+        .says("(learned × 0.")
+        .says("      learned: Tobias Reed speaks up less to Wren")
+        .says("Wren is yours: players hold no rules")
+        .says("the sealed letter holds no rules")
+        .says("No one here is called \"Nobody\"")
+        .says("/rules whom?");
 }
 
 #[test]

@@ -82,7 +82,27 @@ struct ExplainedCandidate {
 ///                               // stimuli merged ({"merged": id}),
 ///                               // dropped ("stale", "overflow"),
 ///                               // "filtered" or that "woke" it
-///  "held_until": null}          // no initiation before then, or null
+///  "held_until": null,          // no initiation before then, or null
+///  "intentions": [{"rule": 40, "to": 1, "text": "the letter",
+///                  "weight": 0.8, "at": 64800000}],
+///                               // what fired rules left in mind
+///                               // (docs/rules.md): an intention to speak
+///                               // to "to", or a note ("to": null)
+///  "awaiting": [{"to": 1, "at": 64800000,
+///                "shares": [["intent", 1.0]], "rules": [40],
+///                "reply": {"at": 64860000, "words": 1, "text": "ok"}}],
+///                               // its initiations waiting for their
+///                               // feedback ("reply": null until the
+///                               // answer comes)
+///  "learned": [{"to": 1, "term": "intent", "factor": 0.74}],
+///                               // factors learned on its pressure's term
+///                               // weights toward each addressee, 0.25-2
+///  "feedback": [{"from": 1, "initiated_at": 64800000,
+///                "latency_ms": 60000, "words": 1,
+///                "sentiment": "negative", "reward": -0.8}]}
+///                               // the answers it learned from, latest
+///                               // last ("latency_ms", "sentiment": null
+///                               // when no answer came)
 /// ```
 ///
 /// A `STIMULUS` is `{"id": 20, "kind": "door", "priority": "normal",
@@ -129,11 +149,15 @@ pub unsafe extern "C" fn rp_engine_drives(
 /// ```text
 /// [{"speaker": 3, "to": 1,
 ///   "about": "social_debt",     // the drive that weighs most: also
-///                               // "task" or "curiosity"
+///                               // "task", "curiosity" or "intent" (a
+///                               // rule's intention; docs/rules.md)
 ///   "terms": [{"name": "social_debt", "value": 1.0, "weight": 0.6,
+///              "learned": 1.0,  // the factor learned toward "to" from
+///                               // feedback, already in "weight"
 ///              "contribution": 0.6},
 ///             {"name": "task", ...}, {"name": "curiosity", ...},
-///             {"name": "availability", ...}],   // always these four
+///             {"name": "availability", ...},
+///             {"name": "intent", ...}],   // always these five
 ///   "score": 0.975,             // the sum of the contributions
 ///   "threshold": 0.75,
 ///   "pushed_over_by": "social_debt",  // the term without which the score
@@ -143,13 +167,21 @@ pub unsafe extern "C" fn rp_engine_drives(
 ///              "detail": "energy 0.52, needs 0.20"},
 ///             {"name": "availability", ...}, {"name": "held", ...}],
 ///                               // all open: it may initiate
+///   "rules": [40],              // the rules whose intentions toward "to"
+///                               // weigh in the "intent" term
+///   "learned": null,            // what feedback taught it about "to", in
+///                               // words ("Tobias Reed speaks up less to
+///                               // Wren (learned × 0.72) since Wren twice
+///                               // answered curtly"), or null
 ///   "explanation": "Tobias Reed → Wren: pressure 0.97 ≥ threshold 0.75
 ///                   (about social_debt)\n  social_debt   1.00 × 0.60 =
 ///                   0.600\n ... gate held         open (not held)\n"}]
 /// ```
 ///
-/// The explanation has one line for the pressure, one per term, one for
-/// `pushed_over_by` and one per gate, each ending with `\n`.
+/// The explanation has one line for the pressure, one per term (ending
+/// with `(learned × 0.72)` when a factor was learned), one for the
+/// `"learned"` sentence when there is one, one for `pushed_over_by` and one
+/// per gate, each ending with `\n`.
 ///
 /// A tick adds one more gate, `"sheet"` (the fact sheet's `$initiate`),
 /// when the candidate crosses.
@@ -244,7 +276,11 @@ pub unsafe extern "C" fn rp_engine_next_tick_at(
 ///                                // "wake", "inbox", "retry", "story",
 ///                                // "reflect" (enough lived to reflect
 ///                                // on), "decay" (entity null: a memory
-///                                // fades; docs/memory.md)
+///                                // fades; docs/memory.md), "rule" (a
+///                                // rule's time, or an unused rule
+///                                // forgotten), "feedback" (the answer
+///                                // to an initiation came, or the wait
+///                                // for it ended; docs/rules.md)
 /// ```
 ///
 /// or `null` when nothing will happen until the host changes something.
@@ -280,10 +316,20 @@ pub unsafe extern "C" fn rp_engine_next_tick(
 ///
 /// 1. at once, in this call, its arithmetic: the clock moves to `now`,
 ///    scoped events due start or expire, characters fall asleep or wake,
-///    inboxes due are processed, memories fade to a residue or are
-///    forgotten (one commit; none when nothing is due);
-/// 2. then the memory work it found (docs/memory.md), each answer committed
-///    as it comes: summaries of whole memories that faded (a `"generate"`
+///    inboxes due are processed, rules due fire or are forgotten, an
+///    initiation left unanswered is learned from (docs/rules.md), memories
+///    fade to a residue or are forgotten (one commit; none when nothing is
+///    due);
+/// 2. then the work it found, each answer committed as it comes: the tone
+///    of each answer to an initiation (purpose `{"kind": "classify",
+///    "speaker": 3}`: answer `{"sentiment": "positive"}`, `"neutral"` or
+///    `"negative"`, and nothing else; docs/rules.md), what stimuli hoisted
+///    past arithmetic and rules mean (purpose `classify`: answer
+///    `{"intent": "...", "sentiment": "neutral", "confidence": 0.8,
+///    "significance": 0.3}`) and a character's thought on those that matter
+///    (purpose `{"kind": "think", "speaker": 3}`: answer `{"thought":
+///    "...", "task": 0.2, "speak_to": "Wren", "about": "..."}`, all but
+///    `thought` optional; docs/drives.md "Layers"), summaries of whole memories that faded (a `"generate"`
 ///    step of purpose `"summary"` with a `json_schema`: answer
 ///    `{"summaries": [{"id": 12, "summary": "...", "feeling": "fond",
 ///    "about": "Wren"}]}`), then reflections (purpose `{"kind": "reflect",
@@ -536,7 +582,8 @@ pub unsafe extern "C" fn rp_engine_notify(
 ///  "aggregate_ms": 5000,             // same kind within this: merged
 ///  "stale_low_ms": 60000, "stale_idle_ms": 30000,  // dropped when older
 ///  "weights": {"social_debt": 0.6, "task": 0.5, "curiosity": 0.4,
-///              "availability": 0.3},   // of the pressure terms, 0-10
+///              "availability": 0.3, "intent": 0.6},
+///                                    // of the pressure terms, 0-10
 ///  "stimulus_kinds": ["door"],      // kinds beyond the built-in ones
 ///                                    // (letters, digits, '_', '-')
 ///  "memory_stability_hours": 24.0,   // memories (docs/memory.md): how
@@ -550,7 +597,16 @@ pub unsafe extern "C" fn rp_engine_notify(
 ///  "reflect_threshold": 15.0,        // summed significance to reflect
 ///  "reflect_memories": 20,           // memories a reflection reads, 1-100
 ///  "summary_batch": 20,              // memories per summary request, 1-100
-///  "decay_pass_hours": 1.0}          // least time between decay passes
+///  "decay_pass_hours": 1.0,          // least time between decay passes
+///  "rule_half_life_days": 7.0,       // rules (docs/rules.md): an unused
+///                                    // rule's weight halves over this,
+///  "rule_forget_below": 0.05,        // and it is forgotten below this
+///  "learn_timing": 0.3,              // how fast feedback moves the term
+///                                    // factors toward an addressee,
+///  "learn_rules": 0.15,              // rules' weights,
+///  "learn_personality": 0.01,        // and independence
+///  "feedback_wait_minutes": 30.0}    // an initiation unanswered this long
+///                                    // counts as ignored
 /// ```
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not

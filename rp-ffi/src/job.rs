@@ -469,6 +469,12 @@ pub unsafe extern "C" fn rp_engine_begin_query(
 ///                                    // ({"kind": "query"}: a query round;
 ///                                    // {"kind": "reflect", "speaker": 3}:
 ///                                    // a tick's reflection, JSON;
+///                                    // {"kind": "classify", "speaker": 3}:
+///                                    // the tone of an answer to 3's
+///                                    // initiation, or what a stimulus
+///                                    // 3 noticed means, JSON;
+///                                    // {"kind": "think", "speaker": 3}:
+///                                    // 3 thinking a stimulus over, JSON;
 ///                                    // {"kind": "initiate", "speaker": 3}:
 ///                                    // a tick's first line of a
 ///                                    // conversation, and {"kind": "reply",
@@ -477,7 +483,8 @@ pub unsafe extern "C" fn rp_engine_begin_query(
 ///  "messages": [{"role": "system", "content": "You are Tobias Reed..."},
 ///               {"role": "user", "content": "..."}],
 ///  "params": {"temperature": 0.3},   // the options' sampling, as set
-///  "json_schema": {...}}             // a query's, a reflection's, a tick's
+///  "json_schema": {...}}             // a query's, a reflection's, a
+///                                    // classification's, a tick's
 ///                                    // memory summaries': what the answer
 ///                                    // must match (a scene's summary has
 ///                                    // none)
@@ -527,7 +534,7 @@ pub unsafe extern "C" fn rp_job_step(
 /// summary, `"text"` (trimmed) is the witness's memory of the scene; for a
 /// query round, the model's JSON answer (see `rp_engine_begin_query`), as a
 /// string; for a tick, the line, as for `rp_turn_provide`, or the JSON
-/// answer of its memory summaries and reflections (see
+/// answer of its classifications, memory summaries and reflections (see
 /// `rp_engine_begin_tick`).
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not match,
@@ -764,8 +771,20 @@ pub unsafe extern "C" fn rp_job_fail(
 ///                           // arithmetic (docs/memory.md)
 ///  "summarized": [31],      // whole memories reduced to a summary
 ///  "reflections": [{"entity": 3, "insights": [90],  // the reflection
-///                   "rejected": null}]}  // memories made, or why the
+///                   "rejected": null}],  // memories made, or why the
 ///                           // answer was rejected
+///  "rules_fired": [[3, 40]],      // [entity, rule] of the rules that
+///                           // fired (docs/rules.md)
+///  "rules_forgotten": [[3, 41]],  // and of those forgotten unused
+///  "learned": [{"entity": 3, "from": 1,  // what a character learned
+///               "reason": "Wren answered curtly: ...",  // from the answer
+///               "changes": [{"target": {"kind": "term", "to": 1,
+///                                       "term": "intent"},
+///                            "from": 1.0, "to": 0.79}]}]}
+///                           // to its initiation (or its lack), each
+///                           // weight moved; a "target" is also
+///                           // {"kind": "rule", "rule": 40} or
+///                           // {"kind": "trait", "name": "independence"}
 /// ```
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_CONFLICT` when the job still needs a

@@ -53,6 +53,7 @@ mod history;
 mod job;
 mod memory;
 mod panic;
+mod rules;
 mod run_turn;
 mod scene;
 mod sheet;
@@ -118,6 +119,7 @@ pub use memory::{
     rp_engine_add_memory, rp_engine_always_loaded, rp_engine_mark_recalled, rp_engine_memories_of,
     rp_engine_memory, rp_engine_recall, rp_engine_remove_memory, rp_engine_search_entities,
 };
+pub use rules::{rp_engine_add_rule, rp_engine_remove_rule, rp_engine_rules};
 pub use run_turn::{
     rp_act_fn, rp_engine_run_turn, rp_engine_run_turn_with_actions, rp_generate_fn, rp_token_fn,
     rp_token_sink, rp_token_sink_emit,

@@ -23,7 +23,8 @@ use crate::turn::to_json;
 /// {"owner": 2,               // whose memory (an entity id): its point of view
 ///  "text": "Wren paid in silver",
 ///  "witnesses": [3],         // who else saw it; the owner is always added
-///  "kind": "utterance",      // or "scene_summary", "event_gist", "reflection"
+///  "kind": "utterance",      // or "scene_summary", "event_gist", "reflection",
+///                           // "thought"
 ///  "significance": 0.5,      // 0 to 1
 ///  "created": 1000,          // host clock, ms; default: the world's clock
 ///  "pinned": false,          // always in the owner's prompt (see
@@ -258,7 +259,7 @@ pub unsafe extern "C" fn rp_engine_retention(
 ///  "witnesses": [4, 5],         // who saw what it records, the owner too
 ///  "text": "Wren paid in silver",
 ///  "kind": "utterance",         // or "scene_summary", "event_gist",
-///                               // "reflection"
+///                               // "reflection", "thought"
 ///  "significance": 0.5,         // 0 to 1
 ///  "created": 60000,            // host clock, ms
 ///  "last_accessed": null,       // when last recalled, or null

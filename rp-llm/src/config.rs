@@ -45,6 +45,14 @@ pub struct PurposeModels {
     /// model.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reflect: Option<String>,
+    /// For [`Purpose::Classify`] (a short classification: the tone of an answer); unset: the
+    /// summary model (the fast one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub classify: Option<String>,
+    /// For [`Purpose::Think`] (a character thinking over a stimulus); unset: the reply model
+    /// (the smart one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub think: Option<String>,
     /// For embeddings (`/embeddings`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embed: Option<String>,
@@ -281,6 +289,8 @@ impl ClientConfig {
             query: fast,
             initiate: None,
             reflect: None,
+            classify: None,
+            think: None,
             embed,
         };
         config.validate()?;
@@ -359,6 +369,20 @@ impl ClientConfig {
             Purpose::Reflect { .. } => {
                 if self.models.reflect.is_some() {
                     &self.models.reflect
+                } else {
+                    &self.models.reply
+                }
+            }
+            Purpose::Classify { .. } => {
+                if self.models.classify.is_some() {
+                    &self.models.classify
+                } else {
+                    &self.models.summary
+                }
+            }
+            Purpose::Think { .. } => {
+                if self.models.think.is_some() {
+                    &self.models.think
                 } else {
                     &self.models.reply
                 }

@@ -18,6 +18,8 @@
 //! - [`drives`]: the conversions of `World`'s drive methods, and
 //!   `World.advance` (rp-core's `tick::advance` with a Python `generate`);
 //! - [`graph`]: the relationship queries and the world-query records;
+//! - [`rules`]: rules as data on `World`: `add_rule`, `remove_rule`,
+//!   `rules` (docs/rules.md);
 //! - [`history`]: the past: `World.memories_at`, `World.beliefs_at`, and
 //!   the `as_of=` of world queries;
 //! - [`decision`]: `Decision`, the outcome of response control;
@@ -54,6 +56,7 @@ mod json;
 mod memory;
 mod model;
 mod request;
+mod rules;
 mod run_turn;
 mod scene;
 mod story;

@@ -21,8 +21,8 @@ pub(crate) struct Recalled {
     /// Its text (its summary, once it faded to one).
     #[pyo3(get)]
     text: String,
-    /// Its kind: ``"utterance"``, ``"scene_summary"``, ``"event_gist"`` or
-    /// ``"reflection"``.
+    /// Its kind: ``"utterance"``, ``"scene_summary"``, ``"event_gist"``,
+    /// ``"reflection"`` or ``"thought"``.
     #[pyo3(get)]
     kind: String,
     /// The weighted sum.

@@ -406,8 +406,8 @@ impl Memory {
     fn text(&self) -> String {
         self.0.text.clone()
     }
-    /// ``"utterance"``, ``"scene_summary"``, ``"event_gist"`` or
-    /// ``"reflection"``.
+    /// ``"utterance"``, ``"scene_summary"``, ``"event_gist"``,
+    /// ``"reflection"`` or ``"thought"``.
     #[getter]
     fn kind(&self) -> String {
         enum_name(serde_json::to_value(self.0.kind), self.0.kind)

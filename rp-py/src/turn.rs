@@ -517,8 +517,12 @@ impl ScriptedGenerator {
     /// ``"reply"`` (the replies of any speaker, after those ``script``
     /// queued for that speaker), ``"initiate"`` (the first lines of
     /// conversations characters start on their own, whoever speaks; see
-    /// ``World.begin_tick``) or ``"reflect"`` (a character's reflection, a
-    /// JSON text such as ``'{"insights": []}'``, whoever reflects). Raises
+    /// ``World.begin_tick``), ``"reflect"`` (a character's reflection, a
+    /// JSON text such as ``'{"insights": []}'``, whoever reflects) or
+    /// ``"classify"`` (the tone of an answer to an initiation, a JSON text
+    /// such as ``'{"sentiment": "negative"}'``, or what a stimulus means,
+    /// whoever asks) or ``"think"`` (a character thinking a stimulus over,
+    /// a JSON text such as ``'{"thought": "..."}'``). Raises
     /// ``InvalidInput`` for another purpose.
     fn script_purpose(&self, py: Python<'_>, purpose: &str, answers: Vec<String>) -> PyResult<()> {
         // Replies and initiations are scripted by purpose whoever speaks.

@@ -9,7 +9,7 @@ use rp_core::*;
 impl Gen<'_> {
     /// One event drawn from `s`.
     pub fn event(&mut self, s: &mut Src<'_>) -> Event {
-        let arm = s.u8() % 50;
+        let arm = s.u8() % 56;
         match arm {
             0 => Event::WorldCreated {
                 name: self.text(s),
@@ -186,7 +186,11 @@ impl Gen<'_> {
                 entity: self.entity(s),
                 stimulus: Stimulus {
                     id: self.fresh(s),
-                    kind: if s.bool() { "sound".into() } else { self.text(s) },
+                    kind: if s.bool() {
+                        "sound".into()
+                    } else {
+                        self.text(s)
+                    },
                     priority: match s.u8() % 5 {
                         0 => Priority::Critical,
                         1 => Priority::High,
@@ -217,9 +221,171 @@ impl Gen<'_> {
                     },
                     score: self.float(s),
                     threshold: self.float(s),
+                    shares: (0..s.u8() % 3)
+                        .map(|_| (self.term(s), self.float(s)))
+                        .collect(),
+                    rules: (0..s.u8() % 2).map(|_| self.rule(s).1).collect(),
                 },
                 at: self.time(s),
             },
+            50 => {
+                let owner = self.entity(s);
+                let at = self.time(s);
+                Event::RuleAdded {
+                    rule: Rule {
+                        id: RuleId(self.fresh(s)),
+                        owner,
+                        description: self.text(s),
+                        trigger: if s.bool() {
+                            Trigger::At(self.time(s))
+                        } else {
+                            Trigger::Stimulus(
+                                ["sound", "line", "smell"][usize::from(s.u8() % 3)].into(),
+                            )
+                        },
+                        condition: s.bool().then(|| {
+                            ["content.includes('bell')", "drives.energy >", "true"]
+                                [usize::from(s.u8() % 3)]
+                            .to_owned()
+                        }),
+                        intent: match s.u8() % 3 {
+                            0 => Intent::Initiate {
+                                to: self.entity(s),
+                                about: self.text(s),
+                            },
+                            1 => Intent::Note { text: self.text(s) },
+                            _ => Intent::Drive {
+                                drive: [
+                                    Drive::Task,
+                                    Drive::Curiosity,
+                                    Drive::SocialDebt,
+                                    Drive::Intent,
+                                ][usize::from(s.u8() % 4)],
+                                amount: self.float(s),
+                            },
+                        },
+                        weight: self.float(s),
+                        since: if s.u8() < 230 { at } else { self.time(s) },
+                        uses: if s.u8() < 230 { 0 } else { 1 },
+                        last_used: None,
+                        checked: None,
+                        created_at: at,
+                        source: RuleSource::Host,
+                    },
+                }
+            }
+            51 => {
+                let (entity, rule) = self.rule(s);
+                Event::RuleRemoved {
+                    entity,
+                    rule,
+                    at: self.time(s),
+                    forgotten: s.bool(),
+                }
+            }
+            52 => {
+                let (entity, rule) = self.rule(s);
+                Event::RuleFired {
+                    entity,
+                    rule,
+                    at: self.time(s),
+                    held: s.bool(),
+                    cause: self.text(s),
+                    stimulus: s.bool().then(|| s.u64() % 64),
+                }
+            }
+            54 => {
+                let entity = self.entity(s);
+                Event::StimulusClassified {
+                    entity,
+                    at: self.time(s),
+                    stimuli: (0..s.u8() % 3).map(|_| s.u64() % 64).collect(),
+                    kind: ["sound", "message", "smell"][usize::from(s.u8() % 3)].into(),
+                    reason: self.text(s),
+                    pattern: s.bool(),
+                    classification: s.bool().then(|| Classification {
+                        intent: self.text(s),
+                        sentiment: Sentiment::Neutral,
+                        confidence: self.float(s),
+                        significance: self.float(s),
+                    }),
+                    rejected: s.bool().then(|| self.text(s)),
+                }
+            }
+            55 => {
+                let entity = self.entity(s);
+                let at = self.time(s);
+                let memory = s.bool().then(|| Memory {
+                    sources: Vec::new(),
+                    ..Memory::new(
+                        MemoryId(self.fresh(s)),
+                        if s.u8() < 230 { entity } else { self.entity(s) },
+                        WitnessSet::from_iter([entity]),
+                        self.text(s),
+                        if s.u8() < 230 {
+                            MemoryKind::Thought
+                        } else {
+                            MemoryKind::Reflection
+                        },
+                        self.float(s),
+                        if s.u8() < 230 { at } else { self.time(s) },
+                    )
+                });
+                Event::ThoughtFormed {
+                    entity,
+                    at,
+                    stimuli: (0..s.u8() % 3).map(|_| s.u64() % 64).collect(),
+                    reason: self.text(s),
+                    memory,
+                    effects: (0..s.u8() % 3)
+                        .map(|_| match s.u8() % 2 {
+                            0 => ThoughtEffect::Drive {
+                                drive: [Drive::Task, Drive::Curiosity, Drive::Intent]
+                                    [usize::from(s.u8() % 3)],
+                                amount: self.float(s),
+                            },
+                            _ => ThoughtEffect::Initiate {
+                                to: self.entity(s),
+                                about: self.text(s),
+                            },
+                        })
+                        .collect(),
+                    rejected: s.bool().then(|| self.text(s)),
+                }
+            }
+            53 => {
+                let (entity, rule) = self.rule(s);
+                let from = self.entity(s);
+                Event::FeedbackLearned {
+                    entity,
+                    feedback: Feedback {
+                        from,
+                        initiated_at: self.time(s),
+                        latency_ms: s.bool().then(|| self.time(s)),
+                        words: u32::from(s.u8()),
+                        sentiment: s.bool().then_some(Sentiment::Negative),
+                        reward: self.float(s),
+                    },
+                    changes: (0..s.u8() % 3)
+                        .map(|_| WeightChange {
+                            target: match s.u8() % 3 {
+                                0 => WeightTarget::Term {
+                                    to: from,
+                                    term: self.term(s),
+                                },
+                                1 => WeightTarget::Rule { rule },
+                                _ => WeightTarget::Trait {
+                                    name: "independence".into(),
+                                },
+                            },
+                            from: self.float(s),
+                            to: self.float(s),
+                        })
+                        .collect(),
+                    reason: self.text(s),
+                    at: self.time(s),
+                }
+            }
             46 => Event::InitiationHeld {
                 entity: self.entity(s),
                 until: self.time(s),

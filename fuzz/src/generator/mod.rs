@@ -64,6 +64,7 @@ pub struct Gen<'w> {
     containers: Vec<ContainerId>,
     groups: Vec<GroupId>,
     memories: Vec<MemoryId>,
+    rules: Vec<(EntityId, RuleId)>,
     names: Vec<String>,
     slots: Vec<String>,
     next_id: u64,
@@ -158,6 +159,7 @@ impl<'w> Gen<'w> {
             containers: world.containers().map(|c| c.id).collect(),
             groups: world.groups().map(|g| g.id).collect(),
             memories: world.all_memories().map(|m| m.id).collect(),
+            rules: world.rules().map(|r| (r.owner, r.id)).collect(),
             names,
             slots,
             next_id: world.next_id(),
@@ -188,6 +190,28 @@ impl<'w> Gen<'w> {
         } else {
             self.raw_id(s, &[])
         }
+    }
+
+    /// A rule and its owner: mostly one that exists.
+    fn rule(&mut self, s: &mut Src<'_>) -> (EntityId, RuleId) {
+        if s.u8() < 200 && !self.rules.is_empty() {
+            let i = usize::from(s.u8()) % self.rules.len();
+            return self.rules[i];
+        }
+        (self.entity(s), RuleId(self.raw_id(s, &[])))
+    }
+
+    /// A pressure term's name, or one that is not.
+    fn term(&mut self, s: &mut Src<'_>) -> String {
+        [
+            "social_debt",
+            "task",
+            "curiosity",
+            "availability",
+            "intent",
+            "charm",
+        ][usize::from(s.u8() % 6)]
+        .to_owned()
     }
 
     fn entity(&mut self, s: &mut Src<'_>) -> EntityId {

@@ -6,6 +6,8 @@
 //! Nothing here changes the world: the tick machine ([`crate::tick`]) records what happens.
 
 mod explain;
+pub mod layers;
+pub mod learn;
 mod ramp;
 mod schedule;
 
@@ -58,6 +60,14 @@ pub struct Drives {
     pub notes: Vec<InboxNote>,
     /// Initiations wait until then.
     pub held_until: Option<Millis>,
+    /// What fired rules left in mind (docs/rules.md): intentions to speak to someone, notes.
+    pub intentions: Vec<Intention>,
+    /// Its initiations waiting for their feedback.
+    pub awaiting: Vec<Awaiting>,
+    /// The factors it learned on its pressure's terms toward each addressee.
+    pub learned: Vec<Learned>,
+    /// The feedback it learned from, latest last.
+    pub feedback: Vec<Feedback>,
 }
 
 /// A character's settings with personality applied (docs/drives.md, "Personality").
@@ -116,7 +126,7 @@ fn follow_up(t: &Tuned, mind: &Mind, from: Millis) -> Ramp {
 }
 
 /// Task pressure as a function of time from `from`: goals, open threads it takes part in,
-/// and the planned scoped events it is due at (rising over the hour before their start),
+/// what fired rules added since it last spoke (docs/rules.md), and the planned scoped events it is due at (rising over the hour before their start),
 /// capped at 1; after it speaks, it comes back over the follow-up time.
 fn task_ramp(world: &World, entity: EntityId, t: &Tuned, mind: &Mind, from: Millis) -> Ramp {
     let goals = world.entity(entity).map_or(0, |e| e.state.goals.len()) as f64;
@@ -124,7 +134,7 @@ fn task_ramp(world: &World, entity: EntityId, t: &Tuned, mind: &Mind, from: Mill
         .threads()
         .filter(|th| th.status == ThreadStatus::Open && th.participants.contains(&entity))
         .count() as f64;
-    let base = (0.15 * goals + 0.2 * threads).min(1.0);
+    let base = (0.15 * goals + 0.2 * threads + mind.task_extra).min(1.0);
     let mut raw = Ramp::constant(ms(from), base);
     for e in world.scoped_events() {
         if e.status != EventStatus::Planned || !e.participants.contains(&entity) {
@@ -314,6 +324,10 @@ fn drives_heard(world: &World, entity: EntityId, at: Millis) -> Result<(Drives, 
         noticed: mind.noticed.clone(),
         notes: mind.notes.clone(),
         held_until: mind.held_until,
+        intentions: mind.intentions.clone(),
+        awaiting: mind.awaiting.clone(),
+        learned: mind.learned.clone(),
+        feedback: mind.feedback.clone(),
     };
     Ok((drives, hearers))
 }

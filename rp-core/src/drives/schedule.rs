@@ -34,6 +34,12 @@ pub enum TickReason {
     /// A memory's retention falls below a stage's threshold: a decay pass is due
     /// (docs/memory.md).
     Decay,
+    /// A rule is due: an `at` rule's time, or an unused rule's weight falling below the
+    /// threshold at which it is forgotten (docs/rules.md).
+    Rule,
+    /// The answer to an initiation came, or the wait for it ended: the character learns from
+    /// it (docs/rules.md).
+    Feedback,
 }
 
 /// The next moment anything can happen, and why.
@@ -88,6 +94,12 @@ pub(crate) fn due_of(
     if let Some(r) = mind.retry_at {
         offer(r, TickReason::Retry);
     }
+    if let Some(at) = rules_due(world, entity, &t.s) {
+        offer(at, TickReason::Rule);
+    }
+    if let Some(at) = feedback_due(mind, &t.s) {
+        offer(at, TickReason::Feedback);
+    }
     if let Some(at) = inbox_due_at(world, entity, from) {
         offer(at, TickReason::Inbox);
     }
@@ -129,19 +141,47 @@ pub(crate) fn due_of(
     best
 }
 
+/// The first moment one of `entity`'s rules is due: an `at` rule's time, or a rule's weight
+/// falling below `rule_forget_below`.
+fn rules_due(world: &World, entity: EntityId, s: &DriveSettings) -> Option<Millis> {
+    world
+        .rules_of(entity)
+        .flat_map(|r| {
+            [
+                r.due_at(),
+                r.forgotten_at(s.rule_half_life_days, s.rule_forget_below),
+            ]
+        })
+        .flatten()
+        .min()
+}
+
+/// The first moment an initiation's feedback is due: its answer came (at once), or the wait
+/// for one ends.
+pub(crate) fn feedback_due(mind: &Mind, s: &DriveSettings) -> Option<Millis> {
+    mind.awaiting
+        .iter()
+        .map(|a| match &a.reply {
+            Some(r) => r.at,
+            None => {
+                a.at.saturating_add((s.feedback_wait_minutes * 60_000.0) as Millis)
+            }
+        })
+        .min()
+}
+
 /// The terms of a character's pressure that are its own, whoever it would address.
 struct Own {
     task: Ramp,
-    /// `w_task × task + w_curiosity × curiosity`.
-    weighted: Ramp,
+    curiosity: Ramp,
 }
 
 impl Own {
     fn of(world: &World, t: &Tuned, mind: &Mind, entity: EntityId, from: Millis) -> Own {
-        let task = super::task_ramp(world, entity, t, mind, from);
-        let curiosity = super::curiosity_ramp(world, entity, t, mind, from);
-        let weighted = task.add_scaled(t.weights.task, &curiosity, t.weights.curiosity);
-        Own { task, weighted }
+        Own {
+            task: super::task_ramp(world, entity, t, mind, from),
+            curiosity: super::curiosity_ramp(world, entity, t, mind, from),
+        }
     }
 }
 
@@ -160,7 +200,9 @@ pub(crate) fn inbox_due_at(world: &World, entity: EntityId, from: Millis) -> Opt
 }
 
 /// The first time from `from` at which `speaker`'s pressure toward `to` reaches its threshold
-/// with the gates that depend on time open (energy, held, availability).
+/// with the gates that depend on time open (energy, held, availability). What `speaker` learned
+/// about `to` fades in steps (docs/rules.md): between two steps the weights are constant, so
+/// each stretch is solved exactly, in order.
 fn crossing(
     world: &World,
     t: &Tuned,
@@ -171,26 +213,66 @@ fn crossing(
     from: Millis,
 ) -> Option<Millis> {
     let availability = super::availability_ramp(world, speaker, to, t, from);
-    let score = own
-        .weighted
-        .add_scaled(
-            1.0,
-            &super::social_ramp(world, speaker, to, t, mind, from),
-            t.weights.social_debt,
-        )
-        .add_scaled(1.0, &availability, t.weights.availability);
-    let mut at = ms(from.max(mind.held_until.unwrap_or(from)));
+    let social = super::social_ramp(world, speaker, to, t, mind, from);
+    let (intent, _) = super::explain::intent_toward(mind, to);
+    let intent = Ramp::constant(ms(from), intent);
+    let mut steps: Vec<Millis> = mind
+        .learned
+        .iter()
+        .filter(|l| l.to == to)
+        .flat_map(|l| l.steps_after(from, t.s.learned_half_life_days))
+        .collect();
+    steps.sort_unstable();
+    steps.dedup();
+    let start = from.max(mind.held_until.unwrap_or(from));
     // Energy only falls while awake: the last moment it allows an initiation.
     let tired = mind.energy_reaches(&t.s, t.s.min_energy, from);
-    for _ in 0..4 {
-        at = score.first_at_least(t.threshold, at)?;
-        let task = own.task.at(at);
-        if availability.at(at) >= t.availability_gate || task >= t.s.urgent_task {
+    let stretches = std::iter::once(from).chain(steps.iter().copied());
+    let ends = steps
+        .iter()
+        .map(|e| ms(*e))
+        .chain(std::iter::once(f64::INFINITY));
+    for (begin, end) in stretches.zip(ends) {
+        let (w, _) = super::explain::weights_toward(world, t, speaker, to, begin);
+        let score = own
+            .task
+            .add_scaled(w[1], &own.curiosity, w[2])
+            .add_scaled(1.0, &social, w[0])
+            .add_scaled(1.0, &availability, w[3])
+            .add_scaled(1.0, &intent, w[4]);
+        let found = first_open(t, own, &score, &availability, ms(start.max(begin)), end);
+        if let Some(at) = found {
             let at = at.ceil() as Millis;
             return match tired {
-                Some(end) if at > end => None,
+                Some(last) if at > last => None,
                 _ => Some(at),
             };
+        }
+        if tired.is_some_and(|last| ms(last) < end) {
+            return None;
+        }
+    }
+    None
+}
+
+/// The first time in [`from`, `end`) at which `score` reaches the threshold with the
+/// availability gate open (or the task urgent).
+fn first_open(
+    t: &Tuned,
+    own: &Own,
+    score: &Ramp,
+    availability: &Ramp,
+    from: f64,
+    end: f64,
+) -> Option<f64> {
+    let mut at = from;
+    for _ in 0..4 {
+        at = score.first_at_least(t.threshold, at)?;
+        if at >= end {
+            return None;
+        }
+        if availability.at(at) >= t.availability_gate || own.task.at(at) >= t.s.urgent_task {
+            return Some(at);
         }
         // Wait for the belief to come back to the gate, then look again.
         at = availability.first_at_least(t.availability_gate, at)?;

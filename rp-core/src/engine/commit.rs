@@ -282,6 +282,9 @@ impl Engine {
         events: &[Event],
     ) {
         let old = self.heads.get(&branch).copied().unwrap_or(0);
+        let base = self.catalog.get(branch).map_or(0, |b| b.base());
+        self.history
+            .record_commit(branch, base, &self.world, events);
         self.world = next;
         self.epoch += 1;
         self.cost = cost;

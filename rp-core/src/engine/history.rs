@@ -2,41 +2,50 @@
 //! [`AsOf`], and what an entity remembered ([`Engine::memories_at`]) and believed
 //! ([`Engine::beliefs_at`]) then.
 //!
-//! A past world is rebuilt from the log: the nearest world already known at or before the
-//! point (an in-memory checkpoint, else the nearest persisted snapshot, else nothing), then a
-//! replay of the events after it. The answer is therefore exactly what a full replay to that
-//! point gives, by construction: it runs the same `apply` over the same events.
+//! **Beliefs: an index of versions** (`belief_index`, docs/history.md "How it is answered").
+//! `beliefs_at` reads the versions of what a belief answer reads (names, beliefs held,
+//! availability seen and reported, drive settings, edges, the clock), each kept under the
+//! event that set it, through the same code as `World::beliefs_of` (`log::BeliefReads`, the
+//! one way that code reads a world). The versions are found by diffing the world before and
+//! after each event as a replay applies it (`World::belief_changes`), not listed per event
+//! kind, so the answer is exact whatever the events do; only the drive settings, kept in the
+//! minds every line rewrites, are reached by event kind (`log::settings_reach`, any kind not
+//! known to spare them counting for everyone). An answer costs microseconds and no world; the
+//! first question about a stretch not recorded yet replays it once (from the last event
+//! recorded, rebuilt as below). In the 1M-event bench this meets the 20 ms target
+//! (benches/README.md, "What did X believe at time T").
 //!
-//! **Why checkpoints of whole worlds, and why they are spaced** (docs/history.md, "How it is
-//! answered"). A [`World`] is built from persistent maps, so a clone is O(1) and shares every
-//! node with the world it came from: a checkpoint costs the nodes the events after it copy on
-//! write. The spacing bounds a warm answer's work (`checkpoint_every` events at most); the cap
-//! (`max_checkpoints`: past it every other one is dropped and the spacing doubles) bounds
-//! memory on any log. Both costs grow with the world's churn: in the 1M-event bench, where
-//! every line heard rewrites the hearers' minds, contacts and beliefs, a checkpoint holds about
-//! 4 MB per thousand events and a replay from one costs about 7 µs an event (the node paths it
-//! shares are copied on first touch), so `beliefs_at` there misses the 20 ms target (measured in
-//! benches/README.md, "What did X believe at time T"). A per-entity index of the versions of
-//! what an answer reads would meet it, but would be exact only while its list of what
-//! `World::beliefs_of` reads is complete (the host's reports about anyone, the names of the
-//! people believed about, the drive settings, the availability seen in lines heard, ...);
-//! whole-world checkpoints are exact by construction, with no list to keep in step.
+//! **Worlds: checkpoints, spaced.** A past world (for `world_at`, `memories_at`, a query
+//! asked as of a point, `beliefs_at` with the index off) is rebuilt from the log: the nearest
+//! world already known at or before the point (an in-memory checkpoint, else the nearest
+//! persisted snapshot, else nothing), then a replay of the events after it, so it is exactly
+//! what a full replay to that point gives, by construction. A [`World`] is built from
+//! persistent maps, so a clone is O(1) and shares every node with the world it came from: a
+//! checkpoint costs the nodes the events after it copy on write. The spacing bounds a warm
+//! answer's work (`checkpoint_every` events at most); the cap (`max_checkpoints`: past it every
+//! other one is dropped and the spacing doubles) bounds memory on any log. Both costs grow with
+//! the world's churn: in the 1M-event bench a checkpoint holds about 4 MB per thousand events
+//! and a replay from one costs about 7 µs an event, so a whole world there is rebuilt in a
+//! few hundred ms.
 //!
-//! Checkpoints are keyed by the stored branch that holds their seq (a branch's history is the
-//! stored stretches of its ancestors up to each fork point, then its own), so one checkpoint
-//! serves every branch that shares that stretch, a rewind keeps them all, and a fork starts
-//! with its parent's. They are taken as past worlds are replayed and, once the past has been
-//! asked about, as commits are installed (the live world, once a branch passes a multiple of
-//! the spacing: a host that never asks keeps none); a storage failure that
-//! makes the engine re-read its store drops them all, and deleting a branch drops those of
-//! the events it purges.
+//! Checkpoints and versions are keyed by the stored branch that holds their seq (a branch's
+//! history is the stored stretches of its ancestors up to each fork point, then its own), so
+//! one serves every branch that shares that stretch, a rewind keeps them all, and a fork
+//! starts with its parent's. Checkpoints are taken as past worlds are replayed and, once the
+//! past has been asked about, as commits are installed (the live world, once a branch passes a
+//! multiple of the spacing: a host that never asks keeps none); versions as past events are
+//! replayed, each stretch in order from its first event. A storage failure that makes the
+//! engine re-read its store drops them all, and deleting a branch drops those of the events it
+//! purges.
 
 use super::catalog::Segment;
 use super::{Engine, latest_snapshot_world, visit_range};
 use crate::error::{Error, Result};
-use crate::log::{BeliefView, Event, World};
+use crate::log::{BeliefReads, BeliefView, Event, World, settings_reach};
 use crate::model::{AsOf, Edge, EntityId, HistoryPoint, Memory, Millis, Seq};
 use crate::store::BranchId;
+mod belief_index;
+use belief_index::BeliefIndex;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -50,6 +59,10 @@ pub struct HistoryOptions {
     /// The most checkpoints kept (at least 1). Past it, every other one is dropped and the
     /// spacing doubles.
     pub max_checkpoints: usize,
+    /// Whether [`Engine::beliefs_at`] answers from an index of the versions of what beliefs
+    /// read (docs/history.md), kept as the past is replayed; otherwise from a whole world
+    /// rebuilt from the nearest checkpoint, as [`Engine::world_at`] is.
+    pub belief_index: bool,
 }
 
 impl Default for HistoryOptions {
@@ -57,6 +70,7 @@ impl Default for HistoryOptions {
         HistoryOptions {
             checkpoint_every: 4096,
             max_checkpoints: 16,
+            belief_index: true,
         }
     }
 }
@@ -69,6 +83,8 @@ pub struct HistoryStats {
     /// The spacing in force, in events (`checkpoint_every`, doubled each time the cap was
     /// reached).
     pub spacing: u64,
+    /// Versions kept by the index of past beliefs (see [`HistoryOptions::belief_index`]).
+    pub belief_versions: usize,
 }
 
 /// What an entity could recall at a point of history ([`Engine::memories_at`]).
@@ -114,6 +130,8 @@ pub(super) struct History {
     /// Whether the past was asked about: only then do commits keep checkpoints (a host that
     /// never asks pays nothing).
     asked: bool,
+    /// The versions of what belief answers read (`belief_index`).
+    beliefs: BeliefIndex,
 }
 
 impl History {
@@ -124,18 +142,22 @@ impl History {
             options,
             checkpoints: BTreeMap::new(),
             asked: false,
+            beliefs: BeliefIndex::default(),
         }
     }
 
-    /// Drops every checkpoint (the store may hold something else than they came from).
+    /// Drops every checkpoint and version (the store may hold something else than they came
+    /// from).
     pub fn clear(&mut self) {
         self.checkpoints.clear();
+        self.beliefs.clear();
     }
 
     /// Drops the checkpoints of `branch` after `keep` (its events there are purged).
     pub fn forget(&mut self, branch: BranchId, keep: Seq) {
         self.checkpoints
             .retain(|(b, s), _| *b != branch || *s <= keep);
+        self.beliefs.forget(branch, keep);
     }
 
     /// The latest checkpoint at or before `seq` along `segments` (a branch's history).
@@ -192,6 +214,31 @@ impl History {
         }
     }
 
+    /// Before a commit of `events` to the stored branch `branch` (whose stretch starts after
+    /// `base`) is installed over `live`: records them in the index of past beliefs, re-applied
+    /// one by one to a copy of `live`, when the index is in use (the past was asked about) and
+    /// has recorded the stretch up to `live`, so the next question needs no replay.
+    pub fn record_commit(&mut self, branch: BranchId, base: Seq, live: &World, events: &[Event]) {
+        let first = live.seq() + 1;
+        let stretch = Segment {
+            branch,
+            first: base + 1,
+            last: live.seq() + events.len() as Seq,
+        };
+        if !self.asked || !self.options.belief_index || !self.beliefs.wants(&stretch, first) {
+            return;
+        }
+        let mut world = live.clone();
+        for (seq, event) in (first..).zip(events) {
+            let (now, maps, reach) = (world.now(), world.belief_maps(), settings_reach(event));
+            if world.apply(event).is_err() {
+                // Not reached (the commit applied them); the rest is replayed when asked.
+                return;
+            }
+            self.beliefs.record(branch, seq, now, &maps, reach, &world);
+        }
+    }
+
     /// After a commit moved the stored branch `branch` from `old` to the live world's seq:
     /// keeps the live world if it passed a multiple of the spacing.
     pub fn committed(&mut self, branch: BranchId, old: Seq, live: &World) {
@@ -202,12 +249,9 @@ impl History {
     }
 }
 
-/// The stored branch holding `seq` in a branch's history.
-fn holder(segments: &[Segment], seq: Seq) -> Option<BranchId> {
-    segments
-        .iter()
-        .find(|s| s.first <= seq && seq <= s.last)
-        .map(|s| s.branch)
+/// The stretch holding `seq` in a branch's history.
+fn stretch(segments: &[Segment], seq: Seq) -> Option<&Segment> {
+    segments.iter().find(|s| s.first <= seq && seq <= s.last)
 }
 
 /// The clock after `event` on a world whose clock is `now`: only these events move it
@@ -222,7 +266,7 @@ fn clock_after(event: &Event, now: Millis) -> Millis {
 
 impl Engine {
     /// Sets how past worlds are kept in memory (see [`HistoryOptions`]); drops the checkpoints
-    /// kept so far. `checkpoint_every` and `max_checkpoints` must be at least 1.
+    /// and the versions kept so far. `checkpoint_every` and `max_checkpoints` must be at least 1.
     pub fn set_history_options(&mut self, options: HistoryOptions) -> Result<()> {
         if options.checkpoint_every == 0 || options.max_checkpoints == 0 {
             return Err(Error::invalid(
@@ -235,6 +279,7 @@ impl Engine {
             options,
             checkpoints: BTreeMap::new(),
             asked: self.history.asked,
+            beliefs: BeliefIndex::default(),
         };
         Ok(())
     }
@@ -244,6 +289,7 @@ impl Engine {
         HistoryStats {
             checkpoints: self.history.checkpoints.len(),
             spacing: self.history.every,
+            belief_versions: self.history.beliefs.len(),
         }
     }
 
@@ -317,7 +363,109 @@ impl Engine {
 
     /// What `entity` believed at `at`: [`World::beliefs_of`] on the world as it was then, read
     /// at that world's clock, and its own edges then. Errors as [`Engine::memories_at`].
+    ///
+    /// Read from the index of past beliefs (docs/history.md), after replaying once what it
+    /// has not recorded yet; with [`HistoryOptions::belief_index`] off, from the world
+    /// rebuilt. Both give the same answer.
     pub fn beliefs_at(&mut self, entity: EntityId, at: &AsOf) -> Result<BeliefsAt> {
+        if !self.history.options.belief_index {
+            return self.beliefs_at_rebuilt(entity, at);
+        }
+        self.resync_if_stale()?;
+        let (branch, name) = self.branch_of(at)?;
+        let head = self.heads.get(&branch).copied().unwrap_or(0);
+        let seq = match at.point {
+            HistoryPoint::Seq(_) => self.resolve_as_of(at)?.1,
+            HistoryPoint::Time(time) => self.indexed_seq_at_time(branch, &name, head, time)?,
+        };
+        let segments = self.index_through(branch, seq)?;
+        let point = self.history.beliefs.at(&segments);
+        if point.named(entity).is_none() {
+            return Err(Error::not_found(
+                "entity",
+                format!("{entity} (at seq {seq} of branch {name:?})"),
+            ));
+        }
+        let now = point.now();
+        Ok(BeliefsAt {
+            entity,
+            seq,
+            now,
+            beliefs: point.beliefs_of(entity, now),
+            edges: point.edges_from(entity),
+            branch: name,
+        })
+    }
+
+    /// Records in the index of past beliefs every event of `branch` up to `seq` it lacks
+    /// (replaying them from the world after the last one it has) and returns the stretches of
+    /// the branch up to `seq`, all recorded.
+    fn index_through(&mut self, branch: BranchId, seq: Seq) -> Result<Vec<Segment>> {
+        let segments = self.catalog.segments(branch, seq)?;
+        if let Some(from) = self.history.beliefs.missing_after(&segments) {
+            let mut world = if from == 0 {
+                World::new()
+            } else {
+                self.world_of(branch, from)?
+            };
+            self.replay_onto(&mut world, branch, &segments, from + 1, seq, &mut |_, _| {
+                Ok(true)
+            })?;
+        }
+        debug_assert!(self.history.beliefs.missing_after(&segments).is_none());
+        Ok(segments)
+    }
+
+    /// [`Engine::seq_at_time`] read from the index's clock: the seq before the first event of
+    /// the branch that moved the clock past `time` (its head if none did).
+    fn indexed_seq_at_time(
+        &mut self,
+        branch: BranchId,
+        name: &str,
+        head: Seq,
+        time: Millis,
+    ) -> Result<Seq> {
+        let created = self.world.meta().map_or(Millis::MIN, |m| m.created);
+        if time < created {
+            return Err(Error::invalid(
+                "as_of",
+                format!("time {time} is before the world (created at {created})"),
+            ));
+        }
+        if branch == self.catalog.current && self.world.now() <= time {
+            return Ok(self.head());
+        }
+        // The first event past `time` may lie in what is recorded already: then nothing need
+        // be replayed. Otherwise the branch is recorded to its head and read again.
+        let all = self.catalog.segments(branch, head)?;
+        let recorded = self.history.beliefs.missing_after(&all).unwrap_or(head);
+        let known: Vec<Segment> = all
+            .iter()
+            .filter(|seg| seg.first <= recorded)
+            .map(|seg| Segment {
+                last: seg.last.min(recorded),
+                ..*seg
+            })
+            .collect();
+        let after = match self.history.beliefs.first_after(&known, time) {
+            Some(s) => Some(s),
+            None => {
+                let segments = self.index_through(branch, head)?;
+                self.history.beliefs.first_after(&segments, time)
+            }
+        };
+        let found = after.map_or(head, |s| s - 1);
+        if found == 0 {
+            return Err(Error::invalid(
+                "as_of",
+                format!("time {time} is before the first event of branch {name:?}"),
+            ));
+        }
+        Ok(found)
+    }
+
+    /// [`Engine::beliefs_at`] read from the world rebuilt.
+    fn beliefs_at_rebuilt(&mut self, entity: EntityId, at: &AsOf) -> Result<BeliefsAt> {
         let (branch, world) = self.world_at_named(at)?;
         existed(&world, entity, &branch)?;
         Ok(BeliefsAt {
@@ -469,7 +617,8 @@ impl Engine {
 
     /// Applies the events `first..=last` of `branch` to `world` while `go` says so (asked with
     /// each event before it is applied), keeping a checkpoint at each multiple of the spacing
-    /// that has none near it. Hands the world back for a last look.
+    /// that has none near it, and recording in the index of past beliefs each event that is
+    /// the next one of its stretch to record. Hands the world back for a last look.
     fn replay_onto<'w>(
         &mut self,
         world: &'w mut World,
@@ -499,17 +648,34 @@ impl Engine {
                     return Err(Error::conflict("the replay stopped here"));
                 }
                 let kind = event.kind();
+                let held = stretch(segments, seq);
+                // What the index needs to find this event's changes, if it records it.
+                let before = held
+                    .filter(|seg| history.options.belief_index && history.beliefs.wants(seg, seq))
+                    .map(|seg| {
+                        (
+                            seg.branch,
+                            world.now(),
+                            world.belief_maps(),
+                            settings_reach(&event),
+                        )
+                    });
                 world.apply_owned(event).map_err(|e| Error::Corrupt {
                     file: file.to_owned(),
                     location: format!("seq {seq}"),
                     message: format!("the stored {kind} event does not apply: {e}"),
                 })?;
+                if let Some((branch, now, maps, reach)) = before {
+                    history
+                        .beliefs
+                        .record(branch, seq, now, &maps, reach, world);
+                }
                 let every = history.every.max(1);
                 if seq % every == 0
-                    && let Some(holder) = holder(segments, seq)
-                    && !history.near(holder, seq)
+                    && let Some(seg) = held
+                    && !history.near(seg.branch, seq)
                 {
-                    history.keep(holder, world);
+                    history.keep(seg.branch, world);
                 }
                 Ok(())
             },

@@ -8,11 +8,13 @@ mod catalog;
 mod commit;
 mod history;
 mod memories;
+mod rules;
 mod schedule;
 mod writer;
 
 pub use branches::{BranchInfo, RewindPreview};
 pub use history::{BeliefsAt, HistoryOptions, HistoryStats, MemoriesAt};
+pub use rules::RuleView;
 
 use crate::error::{Error, Result};
 use crate::facts::{Decision, SeededDraws};

@@ -2,6 +2,7 @@
 //! confidence at any `now`, computed from when it was observed, without ticking.
 
 use super::World;
+use super::belief_reads::BeliefReads;
 use crate::model::{BeliefSource, DriveSettings, EntityId, Held, Millis, PersonBelief, decayed};
 use serde::{Deserialize, Serialize};
 
@@ -66,25 +67,7 @@ impl World {
     /// the world; any `now` may be asked, before or after the world's clock (before an
     /// observation, its observed confidence). An unknown observer believes nothing.
     pub fn beliefs_of(&self, observer: EntityId, now: Millis) -> Vec<BeliefView> {
-        let settings = self.drive_settings(observer);
-        let mut about: Vec<EntityId> = self
-            .people
-            .range((observer, EntityId(0))..=(observer, EntityId(u64::MAX)))
-            .map(|((_, b), _)| *b)
-            .chain(
-                self.beliefs
-                    .range((observer, EntityId(0))..=(observer, EntityId(u64::MAX)))
-                    .map(|((_, b), _)| *b),
-            )
-            .chain(self.reported.keys().copied())
-            .filter(|b| *b != observer && self.entity(*b).is_some())
-            .collect();
-        about.sort_unstable();
-        about.dedup();
-        about
-            .into_iter()
-            .filter_map(|b| self.belief_view(observer, b, now, &settings))
-            .collect()
+        beliefs_read(self, observer, now)
     }
 
     /// What `observer` believes about `about` at `now`; `None` when it believes nothing.
@@ -97,66 +80,13 @@ impl World {
         if observer == about {
             return None;
         }
-        self.belief_view(observer, about, now, &self.drive_settings(observer))
+        belief_view(self, observer, about, now, &self.drive_settings(observer))
     }
 
     /// What the world keeps of `observer`'s beliefs about `about` (aspects and when each was
     /// observed, without decay).
     pub fn person_belief(&self, observer: EntityId, about: EntityId) -> Option<&PersonBelief> {
         self.people.get(&(observer, about))
-    }
-
-    fn belief_view(
-        &self,
-        observer: EntityId,
-        about: EntityId,
-        now: Millis,
-        settings: &DriveSettings,
-    ) -> Option<BeliefView> {
-        let entity = self.entity(about)?;
-        let held = self.people.get(&(observer, about));
-        let short = settings.belief_half_life_hours;
-        let long = settings.trait_half_life_hours;
-        let view = |h: &Held<String>, half: f64| aspect(h, h.value.clone(), now, half);
-        let availability = self.availability_held(observer, about, held);
-        let v = BeliefView {
-            about,
-            name: entity.name.clone(),
-            mentioned: entity.mentioned,
-            mood: held.and_then(|p| p.mood.as_ref()).map(|h| view(h, short)),
-            energy: held
-                .and_then(|p| p.energy.as_ref())
-                .map(|h| aspect(h, h.value, now, short)),
-            availability: availability.map(|h| aspect(&h, h.value, now, short)),
-            traits: held
-                .map(|p| p.traits.iter().map(|h| view(h, long)).collect())
-                .unwrap_or_default(),
-            feelings: held
-                .map(|p| {
-                    p.feelings
-                        .iter()
-                        .map(|h| {
-                            let felt = FeltView {
-                                toward: h.value.toward,
-                                toward_name: self
-                                    .entity(h.value.toward)
-                                    .map(|e| e.name.clone())
-                                    .unwrap_or_default(),
-                                sentiment: h.value.sentiment,
-                                text: h.value.text.clone(),
-                            };
-                            aspect(h, felt, now, long)
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
-        };
-        let empty = v.mood.is_none()
-            && v.energy.is_none()
-            && v.availability.is_none()
-            && v.traits.is_empty()
-            && v.feelings.is_empty();
-        (!empty).then_some(v)
     }
 
     /// The latest availability `observer` holds of `about`: seen (a line heard, an initiation
@@ -167,28 +97,113 @@ impl World {
         about: EntityId,
         held: Option<&PersonBelief>,
     ) -> Option<Held<f64>> {
-        let seen = self.beliefs.get(&(observer, about)).map(|b| Held {
-            value: b.availability,
-            confidence: 1.0,
-            at: b.at,
-            source: BeliefSource::Observed,
-        });
-        let told = self.reported.get(&about).map(|b| Held {
-            value: b.availability,
-            confidence: 1.0,
-            at: b.at,
-            source: BeliefSource::Host,
-        });
-        let believed = held.and_then(|p| p.availability.clone());
-        // Latest wins; on a tie, a belief observed outranks a report, which outranks a sight.
-        [seen, told, believed]
-            .into_iter()
-            .flatten()
-            .fold(None, |best: Option<Held<f64>>, h| match best {
-                Some(b) if b.at > h.at => Some(b),
-                _ => Some(h),
-            })
+        availability_held(self, observer, about, held)
     }
+}
+
+/// [`World::beliefs_of`] on anything that answers what it reads ([`BeliefReads`]): a world, or
+/// the versions an index of the past kept of it (docs/history.md). The one place the reading
+/// is written.
+pub(crate) fn beliefs_read<R: BeliefReads + ?Sized>(
+    r: &R,
+    observer: EntityId,
+    now: Millis,
+) -> Vec<BeliefView> {
+    let settings = r.settings(observer);
+    let mut about: Vec<EntityId> = r
+        .candidates(observer)
+        .into_iter()
+        .filter(|b| *b != observer && r.named(*b).is_some())
+        .collect();
+    about.sort_unstable();
+    about.dedup();
+    about
+        .into_iter()
+        .filter_map(|b| belief_view(r, observer, b, now, &settings))
+        .collect()
+}
+
+fn belief_view<R: BeliefReads + ?Sized>(
+    r: &R,
+    observer: EntityId,
+    about: EntityId,
+    now: Millis,
+    settings: &DriveSettings,
+) -> Option<BeliefView> {
+    let (name, mentioned) = r.named(about)?;
+    let held = r.person(observer, about);
+    let short = settings.belief_half_life_hours;
+    let long = settings.trait_half_life_hours;
+    let view = |h: &Held<String>, half: f64| aspect(h, h.value.clone(), now, half);
+    let availability = availability_held(r, observer, about, held);
+    let v = BeliefView {
+        about,
+        name: name.to_owned(),
+        mentioned,
+        mood: held.and_then(|p| p.mood.as_ref()).map(|h| view(h, short)),
+        energy: held
+            .and_then(|p| p.energy.as_ref())
+            .map(|h| aspect(h, h.value, now, short)),
+        availability: availability.map(|h| aspect(&h, h.value, now, short)),
+        traits: held
+            .map(|p| p.traits.iter().map(|h| view(h, long)).collect())
+            .unwrap_or_default(),
+        feelings: held
+            .map(|p| {
+                p.feelings
+                    .iter()
+                    .map(|h| {
+                        let felt = FeltView {
+                            toward: h.value.toward,
+                            toward_name: r
+                                .named(h.value.toward)
+                                .map(|(n, _)| n.to_owned())
+                                .unwrap_or_default(),
+                            sentiment: h.value.sentiment,
+                            text: h.value.text.clone(),
+                        };
+                        aspect(h, felt, now, long)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    let empty = v.mood.is_none()
+        && v.energy.is_none()
+        && v.availability.is_none()
+        && v.traits.is_empty()
+        && v.feelings.is_empty();
+    (!empty).then_some(v)
+}
+
+/// The latest availability `observer` holds of `about` (see [`World::availability_held`]).
+fn availability_held<R: BeliefReads + ?Sized>(
+    r: &R,
+    observer: EntityId,
+    about: EntityId,
+    held: Option<&PersonBelief>,
+) -> Option<Held<f64>> {
+    let seen = r.seen(observer, about).map(|b| Held {
+        value: b.availability,
+        confidence: 1.0,
+        at: b.at,
+        source: BeliefSource::Observed,
+    });
+    let told = r.reported(about).map(|b| Held {
+        value: b.availability,
+        confidence: 1.0,
+        at: b.at,
+        source: BeliefSource::Host,
+    });
+    let believed = held.and_then(|p| p.availability.clone());
+    // Latest wins; on a tie, a belief observed outranks a report, which outranks a sight.
+    [seen, told, believed]
+        .into_iter()
+        .flatten()
+        .fold(None, |best: Option<Held<f64>>, h| match best {
+            Some(b) if b.at > h.at => Some(b),
+            _ => Some(h),
+        })
 }
 
 fn aspect<T, V>(h: &Held<T>, value: V, now: Millis, half_life_hours: f64) -> AspectView<V> {

@@ -2,11 +2,11 @@
 //! new edge), never an intention, so replay needs neither the model nor randomness.
 
 use crate::model::{
-    Activity, BeliefObservation, ContainerId, ContainerProperties, DriveConfig, Edge, EntityId,
-    EntityState, EventStatus, FactSheet, Group, GroupId, Initiation, Memory, MemoryId,
-    MemorySummary, Millis, Personality, Promotion, QueryId, Scene, SceneId, ScopedEvent,
-    ScopedEventId, Skip, Slot, StageChange, Stimulus, SystemLine, Thread, ThreadId, ThreadStatus,
-    Utterance,
+    Activity, BeliefObservation, Classification, ContainerId, ContainerProperties, DriveConfig,
+    Edge, EntityId, EntityState, EventStatus, FactSheet, Feedback, Group, GroupId, Initiation,
+    Memory, MemoryId, MemorySummary, Millis, Personality, Promotion, QueryId, Rule, RuleId, Scene,
+    SceneId, ScopedEvent, ScopedEventId, Skip, Slot, StageChange, Stimulus, SystemLine,
+    ThoughtEffect, Thread, ThreadId, ThreadStatus, Utterance, WeightChange,
 };
 use serde::{Deserialize, Serialize};
 
@@ -518,6 +518,105 @@ pub enum Event {
         #[serde(default)]
         rejected: Option<String>,
     },
+    /// A character came to hold a rule (docs/rules.md): from the world file, the host or the
+    /// model. Its id is the world's next.
+    RuleAdded {
+        /// The rule, as made (`created_at` and `since` the world's time).
+        rule: Rule,
+    },
+    /// A rule was let go: removed by the host, or forgotten when its weight fell below
+    /// `rule_forget_below` (still in the log: a rewind brings it back).
+    RuleRemoved {
+        /// Whose rule.
+        entity: EntityId,
+        /// Which.
+        rule: RuleId,
+        /// When (the world's time).
+        at: Millis,
+        /// `true`: its weight faded below the threshold; `false`: removed by the host.
+        #[serde(default)]
+        forgotten: bool,
+    },
+    /// A rule was triggered: it fired (its intent applied, its weight rebased and its clock
+    /// reset), or its condition did not hold (`held`; an `at` rule is then spent).
+    RuleFired {
+        /// Whose rule.
+        entity: EntityId,
+        /// Which.
+        rule: RuleId,
+        /// When (the world's time).
+        at: Millis,
+        /// Its condition did not hold: nothing done.
+        #[serde(default)]
+        held: bool,
+        /// What triggered it, in words.
+        cause: String,
+        /// The stimulus it fired on, for a stimulus rule.
+        #[serde(default)]
+        stimulus: Option<u64>,
+    },
+    /// A character learned from the answer to its initiation (or the lack of one): the
+    /// weights that made it speak moved, each change with its old and new value. A rejected
+    /// classification changes no weight (`changes` empty) but ends the wait.
+    FeedbackLearned {
+        /// Who learned.
+        entity: EntityId,
+        /// What it read from the answer.
+        feedback: Feedback,
+        /// The weights moved.
+        #[serde(default)]
+        changes: Vec<WeightChange>,
+        /// Why, in words ("Wren answered curtly: 2 words after 4 min, negative").
+        reason: String,
+        /// When (the world's time).
+        at: Millis,
+    },
+    /// Stimuli a character processed went past arithmetic and rules to the fast model
+    /// (docs/drives.md, "Layers"): one whose arithmetic was not confident, or a pattern of one
+    /// kind accumulating. Records why, and the classification (or why it could not be had).
+    StimulusClassified {
+        /// Whose stimuli.
+        entity: EntityId,
+        /// When (the world's time).
+        at: Millis,
+        /// The stimuli's ids.
+        stimuli: Vec<u64>,
+        /// Their kind.
+        kind: String,
+        /// Why they were hoisted, in words.
+        reason: String,
+        /// A pattern (many of one kind within the window) rather than one stimulus.
+        #[serde(default)]
+        pattern: bool,
+        /// What the fast model made of them.
+        #[serde(default)]
+        classification: Option<Classification>,
+        /// Why no classification was had (nothing else applied).
+        #[serde(default)]
+        rejected: Option<String>,
+    },
+    /// A character thought about stimuli the fast model hoisted (the smart model, purpose
+    /// `think`): the thought is a memory of its own, and may move a drive or leave an
+    /// intention to speak to someone.
+    ThoughtFormed {
+        /// Who.
+        entity: EntityId,
+        /// When (the world's time).
+        at: Millis,
+        /// The stimuli it was about.
+        stimuli: Vec<u64>,
+        /// Why it was hoisted to thought, in words.
+        reason: String,
+        /// The thought (kind `thought`, witnessed by its owner alone); `None` when rejected.
+        #[serde(default)]
+        memory: Option<Memory>,
+        /// What it does besides.
+        #[serde(default)]
+        effects: Vec<ThoughtEffect>,
+        /// Why the answer was rejected after its retry (nothing of it applied).
+        #[serde(default)]
+        rejected: Option<String>,
+    },
 }
 
 impl Event {
@@ -574,6 +673,12 @@ impl Event {
             Event::DecayPassed { .. } => "decay_passed",
             Event::MemoriesSummarized { .. } => "memories_summarized",
             Event::Reflected { .. } => "reflected",
+            Event::RuleAdded { .. } => "rule_added",
+            Event::RuleRemoved { .. } => "rule_removed",
+            Event::RuleFired { .. } => "rule_fired",
+            Event::FeedbackLearned { .. } => "feedback_learned",
+            Event::StimulusClassified { .. } => "stimulus_classified",
+            Event::ThoughtFormed { .. } => "thought_formed",
         }
     }
 
@@ -659,6 +764,18 @@ impl Event {
             } => {
                 t.entities.push(*entity);
                 t.memories.extend(insights.iter().map(|m| m.id));
+            }
+            Event::RuleAdded { rule } => t.entities.push(rule.owner),
+            Event::RuleRemoved { entity, .. } | Event::RuleFired { entity, .. } => {
+                t.entities.push(*entity)
+            }
+            Event::FeedbackLearned {
+                entity, feedback, ..
+            } => t.entities.extend([*entity, feedback.from]),
+            Event::StimulusClassified { entity, .. } => t.entities.push(*entity),
+            Event::ThoughtFormed { entity, memory, .. } => {
+                t.entities.push(*entity);
+                t.memories.extend(memory.iter().map(|m| m.id));
             }
         }
         t

@@ -3,6 +3,7 @@
 
 mod apply;
 mod apply_story;
+mod belief_reads;
 mod beliefs;
 pub mod codec;
 mod event;
@@ -12,12 +13,16 @@ mod index;
 mod minds;
 mod names;
 mod respond;
+mod rules;
 pub mod table;
 mod world;
 
+pub(crate) use apply::TERM_NAMES;
 pub(crate) use apply::check_name;
 pub use apply::{MAX_NAME_CHARS, MAX_TEXT_BYTES, MAX_WORLD_FILE_BYTES};
 pub use apply_story::transition_error;
+pub use belief_reads::{BeliefChange, BeliefMaps, BeliefReads, SettingsReach, settings_reach};
+pub(crate) use beliefs::beliefs_read;
 pub use beliefs::{AspectView, BeliefView, FeltView};
 pub use codec::FORMAT_VERSION;
 pub use event::{Event, JudgedReport, Touched, WorldSettings};
@@ -26,4 +31,5 @@ pub use hearing::Speech;
 pub use names::Named;
 pub(crate) use respond::decision_event;
 pub use respond::{Message, hour_of};
+pub(crate) use rules::compile_condition;
 pub use world::{World, WorldFileBase, WorldMeta};

@@ -69,6 +69,19 @@ impl<V: Keyed> Table<V> {
         self.0.remove(key).map(Arc::unwrap_or_clone)
     }
 
+    /// The records added, changed or removed from `self` to `other` (records shared by both
+    /// are skipped without a look, so a table compared with an earlier clone of itself costs
+    /// what changed since).
+    pub(crate) fn diff<'a>(
+        &'a self,
+        other: &'a Self,
+    ) -> impl Iterator<Item = imbl::ordmap::DiffItem<'a, 'a, V::Key, Arc<V>>> + 'a
+    where
+        V: PartialEq,
+    {
+        self.0.diff(&other.0)
+    }
+
     /// Mutable access, copying the record only if a clone of the table still shares it.
     pub(crate) fn get_mut(&mut self, key: &V::Key) -> Option<&mut V> {
         self.0.get_mut(key).map(Arc::make_mut)

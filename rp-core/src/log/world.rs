@@ -94,6 +94,9 @@ pub struct World {
     /// before memories faded has none recorded: a pass is due at once.
     #[serde(default = "super::minds::overdue")]
     pub(super) decay_next: Option<Millis>,
+    /// The rules each character holds (docs/rules.md), by owner and id.
+    #[serde(default, with = "super::rules::rule_map")]
+    pub(super) rules: imbl::OrdMap<(EntityId, RuleId), Rule>,
     #[serde(skip)]
     pub(super) index: Index,
     #[serde(skip)]

@@ -1,94 +1,17 @@
 //! The records of a character's inner life between turns (docs/drives.md): its drive settings
-//! and personality, the stimuli in its inbox, and the state the log keeps of it (`Mind`).
+//! and personality, and the state the log keeps of it (`Mind`); its stimuli are
+//! [`super::stimulus`]'s.
 //! Drives themselves are not stored: each is a function of host time between the recorded
 //! changes, read by [`crate::drives`].
 
-use super::{EntityId, Millis};
+use super::{
+    BUILTIN_STIMULUS_KINDS, EntityId, InboxFate, InboxNote, MAX_INBOX_NOTES, Millis, Priority,
+    Stimulus,
+};
 use serde::{Deserialize, Serialize};
 
 /// Milliseconds in an hour.
 pub const HOUR_MS: f64 = 3_600_000.0;
-
-/// The most stimuli an inbox notes as merged, dropped or filtered (the oldest go first).
-pub const MAX_INBOX_NOTES: usize = 32;
-
-/// The most processed stimuli a character keeps for its next prompt (the oldest go first).
-pub const MAX_NOTICED: usize = 8;
-
-/// The longest stimulus payload, in bytes.
-pub const MAX_PAYLOAD_BYTES: usize = 4 * 1024;
-
-/// The stimulus kinds every world knows; a world's drive settings may add more.
-pub const BUILTIN_STIMULUS_KINDS: &[&str] =
-    &["line", "sound", "sight", "touch", "message", "lore", "game"];
-
-/// How urgent a stimulus is (seed 004's priorities). Ordered from most to least urgent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Priority {
-    /// Never filtered, never dropped; wakes a sleeper at once.
-    Critical,
-    /// Processed in every mode but sleep.
-    High,
-    /// Processed when alert or normal.
-    Normal,
-    /// Processed when alert or normal; dropped when stale.
-    Low,
-    /// Processed when alert or normal; dropped soonest.
-    Idle,
-}
-
-impl Priority {
-    /// The disturbance a filtered stimulus of this priority adds to a sleeper (seed 004:
-    /// HIGH 0.3, NORMAL 0.1, LOW 0.05, IDLE 0.01; CRITICAL wakes).
-    pub fn disturbance(self) -> f64 {
-        match self {
-            Priority::Critical => f64::INFINITY,
-            Priority::High => 0.3,
-            Priority::Normal => 0.1,
-            Priority::Low => 0.05,
-            Priority::Idle => 0.01,
-        }
-    }
-
-    /// The curiosity a processed stimulus of this priority adds.
-    pub fn curiosity(self) -> f64 {
-        match self {
-            Priority::Critical => 0.4,
-            Priority::High => 0.25,
-            Priority::Normal => 0.15,
-            Priority::Low => 0.08,
-            Priority::Idle => 0.03,
-        }
-    }
-
-    /// The priority a host names: `critical`, `high`, `normal`, `low` or `idle`.
-    pub fn from_name(name: &str) -> Result<Priority, String> {
-        Ok(match name {
-            "critical" => Priority::Critical,
-            "high" => Priority::High,
-            "normal" => Priority::Normal,
-            "low" => Priority::Low,
-            "idle" => Priority::Idle,
-            other => {
-                return Err(format!(
-                    "{other:?} is not a priority; use critical, high, normal, low or idle"
-                ));
-            }
-        })
-    }
-
-    /// The stable lowercase name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Priority::Critical => "critical",
-            Priority::High => "high",
-            Priority::Normal => "normal",
-            Priority::Low => "low",
-            Priority::Idle => "idle",
-        }
-    }
-}
 
 /// How attentive a character is (seed 004's table). Sleep is recorded; the three waking modes
 /// are read from the state at any time.
@@ -175,6 +98,30 @@ impl Personality {
         ]
     }
 
+    /// The trait named `name`.
+    pub fn get(&self, name: &str) -> Option<f64> {
+        self.traits()
+            .into_iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v)
+    }
+
+    /// Sets the trait named `name` (`false`: no such trait).
+    pub fn set(&mut self, name: &str, v: f64) -> bool {
+        let slot = match name {
+            "humor" => &mut self.humor,
+            "formality" => &mut self.formality,
+            "curiosity" => &mut self.curiosity,
+            "patience" => &mut self.patience,
+            "empathy" => &mut self.empathy,
+            "shyness" => &mut self.shyness,
+            "independence" => &mut self.independence,
+            _ => return false,
+        };
+        *slot = v;
+        true
+    }
+
     /// Reads a personality from a JSON object (traits not given are 0.5; unknown fields and
     /// traits outside [0, 1] refused).
     pub fn from_json(json: &str) -> crate::error::Result<Personality> {
@@ -207,6 +154,8 @@ pub struct Weights {
     pub curiosity: f64,
     /// The believed availability of the addressee.
     pub availability: f64,
+    /// An intention to speak to the addressee a rule left (docs/rules.md).
+    pub intent: f64,
 }
 
 impl Default for Weights {
@@ -216,6 +165,7 @@ impl Default for Weights {
             task: 0.5,
             curiosity: 0.4,
             availability: 0.3,
+            intent: 0.6,
         }
     }
 }
@@ -351,6 +301,39 @@ pub struct DriveConfig {
     /// fade over days, so a pass an hour gathers what crossed in between).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decay_pass_hours: Option<f64>,
+    /// Days for an unused rule to lose half its weight (docs/rules.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule_half_life_days: Option<f64>,
+    /// Below this weight a rule is forgotten.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule_forget_below: Option<f64>,
+    /// How fast the learned factors on the pressure's terms move (timing: fast).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub learn_timing: Option<f64>,
+    /// How fast rules' weights move with feedback (moderate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub learn_rules: Option<f64>,
+    /// How fast personality moves with feedback (very slow).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub learn_personality: Option<f64>,
+    /// Days for what feedback taught to fade halfway back (in steps; docs/rules.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub learned_half_life_days: Option<f64>,
+    /// Minutes an initiation waits for an answer before it counts as ignored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feedback_wait_minutes: Option<f64>,
+    /// Below this confidence a layer hoists a stimulus to the next (docs/drives.md, "Layers").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hoist_below: Option<f64>,
+    /// From this significance the fast model's classification goes on to thought.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub think_from: Option<f64>,
+    /// This many stimuli of one kind within the pattern window are hoisted as a pattern.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pattern_count: Option<u32>,
+    /// The pattern window, in minutes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pattern_minutes: Option<f64>,
 }
 
 macro_rules! settings {
@@ -426,6 +409,17 @@ settings! {
     reflect_memories: u32 = 20,
     summary_batch: u32 = 20,
     decay_pass_hours: f64 = 1.0,
+    rule_half_life_days: f64 = 7.0,
+    rule_forget_below: f64 = 0.05,
+    learn_timing: f64 = 0.15,
+    learn_rules: f64 = 0.15,
+    learn_personality: f64 = 0.01,
+    feedback_wait_minutes: f64 = 30.0,
+    learned_half_life_days: f64 = 1.0,
+    hoist_below: f64 = 0.5,
+    think_from: f64 = 0.7,
+    pattern_count: u32 = 10,
+    pattern_minutes: f64 = 10.0,
 }
 
 impl DriveSettings {
@@ -526,6 +520,12 @@ impl DriveConfig {
             ("summary_below", self.summary_below),
             ("residue_below", self.residue_below),
             ("forget_below", self.forget_below),
+            ("rule_forget_below", self.rule_forget_below),
+            ("learn_timing", self.learn_timing),
+            ("learn_rules", self.learn_rules),
+            ("learn_personality", self.learn_personality),
+            ("hoist_below", self.hoist_below),
+            ("think_from", self.think_from),
         ];
         for (name, v) in unit {
             if let Some(v) = v
@@ -563,6 +563,10 @@ impl DriveConfig {
             ("consolidated_days", self.consolidated_days),
             ("reflect_threshold", self.reflect_threshold),
             ("decay_pass_hours", self.decay_pass_hours),
+            ("rule_half_life_days", self.rule_half_life_days),
+            ("feedback_wait_minutes", self.feedback_wait_minutes),
+            ("learned_half_life_days", self.learned_half_life_days),
+            ("pattern_minutes", self.pattern_minutes),
         ];
         for (name, v) in positive {
             if let Some(v) = v
@@ -601,6 +605,9 @@ impl DriveConfig {
                 "drives.summary_below ({a}) ≥ residue_below ({b}) ≥ forget_below ({c}) must hold"
             ));
         }
+        if self.pattern_count == Some(0) {
+            return Err("drives.pattern_count is 0; a pattern is at least one stimulus".into());
+        }
         if self.inbox_capacity == Some(0) {
             return Err("drives.inbox_capacity is 0; an inbox holds at least one stimulus".into());
         }
@@ -610,6 +617,7 @@ impl DriveConfig {
                 ("task", w.task),
                 ("curiosity", w.curiosity),
                 ("availability", w.availability),
+                ("intent", w.intent),
             ] {
                 if !(v.is_finite() && (0.0..=10.0).contains(&v)) {
                     return Err(format!(
@@ -632,60 +640,6 @@ impl DriveConfig {
         }
         Ok(())
     }
-}
-
-/// Something a character perceives outside dialogue: a door slams, a message arrives on
-/// another channel, a game event. Lines it hears while asleep arrive as `line` stimuli.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Stimulus {
-    /// The stimulus's id (given by the engine).
-    #[serde(default)]
-    pub id: u64,
-    /// Its kind: a built-in kind or one the world's drive settings add.
-    pub kind: String,
-    /// How urgent it is.
-    pub priority: Priority,
-    /// What the host says it is, in prose ("the door slams").
-    #[serde(default)]
-    pub payload: String,
-    /// When it arrived (host clock).
-    #[serde(default)]
-    pub at: Millis,
-    /// How many stimuli merged into this one (1 for a single one).
-    #[serde(default = "one")]
-    pub count: u32,
-}
-
-fn one() -> u32 {
-    1
-}
-
-/// What became of a stimulus that was not simply queued.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InboxFate {
-    /// Merged into an earlier stimulus of the same kind (its id).
-    Merged(u64),
-    /// Dropped as stale (too old for its priority).
-    Stale,
-    /// Dropped because the inbox was full and it was the least urgent.
-    Overflow,
-    /// Filtered out by the character's mode (asleep or relaxed); it added disturbance.
-    Filtered,
-    /// It woke the character.
-    Woke,
-}
-
-/// A note of the inbox: a stimulus and what became of it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct InboxNote {
-    /// The stimulus (id, kind, priority, payload, arrival).
-    pub stimulus: Stimulus,
-    /// What became of it.
-    pub fate: InboxFate,
-    /// When (host clock).
-    pub at: Millis,
 }
 
 /// What one character believes of another's availability: the value observed, and when.
@@ -757,6 +711,24 @@ pub struct Mind {
     /// When it last reflected.
     #[serde(default)]
     pub reflected_at: Option<Millis>,
+    /// Task pressure rules added since it last spoke (docs/rules.md).
+    #[serde(default)]
+    pub task_extra: f64,
+    /// What fired rules left in mind: intentions to speak to someone, notes for its prompt.
+    #[serde(default)]
+    pub intentions: Vec<super::Intention>,
+    /// Its initiations waiting for their feedback, one per addressee.
+    #[serde(default)]
+    pub awaiting: Vec<super::Awaiting>,
+    /// The factors it learned on its pressure's terms, per addressee and term.
+    #[serde(default)]
+    pub learned: Vec<super::Learned>,
+    /// The feedback it learned from, latest last (the last [`super::MAX_FEEDBACK_NOTES`]).
+    #[serde(default)]
+    pub feedback: Vec<super::Feedback>,
+    /// When a pattern of each stimulus kind was last hoisted (docs/drives.md, "Layers").
+    #[serde(default)]
+    pub patterns: Vec<(String, Millis)>,
 }
 
 impl Mind {
@@ -782,6 +754,12 @@ impl Mind {
             personality: Personality::default(),
             unreflected: 0.0,
             reflected_at: None,
+            task_extra: 0.0,
+            intentions: Vec::new(),
+            awaiting: Vec::new(),
+            learned: Vec::new(),
+            feedback: Vec::new(),
+            patterns: Vec::new(),
         }
     }
 
@@ -867,6 +845,8 @@ pub enum Drive {
     Task,
     /// Curiosity.
     Curiosity,
+    /// An intention a rule left to speak to the addressee (docs/rules.md).
+    Intent,
 }
 
 impl Drive {
@@ -876,6 +856,7 @@ impl Drive {
             Drive::SocialDebt => "social_debt",
             Drive::Task => "task",
             Drive::Curiosity => "curiosity",
+            Drive::Intent => "intent",
         }
     }
 }
@@ -894,6 +875,13 @@ pub struct Initiation {
     pub score: f64,
     /// The threshold.
     pub threshold: f64,
+    /// Each term's share of the score (name, contribution ÷ score): what learning from the
+    /// answer credits (docs/rules.md).
+    #[serde(default)]
+    pub shares: Vec<(String, f64)>,
+    /// The rules whose intentions weighed in it.
+    #[serde(default)]
+    pub rules: Vec<super::RuleId>,
 }
 
 #[cfg(test)]

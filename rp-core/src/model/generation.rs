@@ -36,11 +36,23 @@ pub enum Purpose {
         /// Who reflects.
         speaker: EntityId,
     },
+    /// A short classification for a character (docs/rules.md): the tone of an answer to its
+    /// initiation, pure JSON; hosts route it to their fast model.
+    Classify {
+        /// For whom.
+        speaker: EntityId,
+    },
+    /// A character thinking over what the fast model hoisted to it (docs/drives.md,
+    /// "Layers"): pure JSON; hosts route it to their smart model.
+    Think {
+        /// Who thinks.
+        speaker: EntityId,
+    },
 }
 
 impl Purpose {
     /// The purpose's stable name: `reply`, `state_update`, `summary`, `query`, `initiate`,
-    /// `reflect`.
+    /// `reflect`, `classify`, `think`.
     pub fn name(&self) -> &'static str {
         match self {
             Purpose::Reply { .. } => "reply",
@@ -49,6 +61,8 @@ impl Purpose {
             Purpose::Query => "query",
             Purpose::Initiate { .. } => "initiate",
             Purpose::Reflect { .. } => "reflect",
+            Purpose::Classify { .. } => "classify",
+            Purpose::Think { .. } => "think",
         }
     }
 
@@ -60,6 +74,8 @@ impl Purpose {
             "reply" => Purpose::Reply { speaker: any },
             "initiate" => Purpose::Initiate { speaker: any },
             "reflect" => Purpose::Reflect { speaker: any },
+            "classify" => Purpose::Classify { speaker: any },
+            "think" => Purpose::Think { speaker: any },
             "state_update" => Purpose::StateUpdate,
             "summary" => Purpose::Summary,
             "query" => Purpose::Query,
@@ -67,7 +83,7 @@ impl Purpose {
                 return Err(crate::error::Error::Invalid {
                     what: "purpose",
                     reason: format!(
-                        "{other:?} is not a purpose; use \"reply\", \"initiate\", \"reflect\", \"state_update\", \"summary\" or \"query\""
+                        "{other:?} is not a purpose; use \"reply\", \"initiate\", \"reflect\", \"classify\", \"think\", \"state_update\", \"summary\" or \"query\""
                     ),
                 });
             }
@@ -79,7 +95,9 @@ impl Purpose {
         match self {
             Purpose::Reply { speaker }
             | Purpose::Initiate { speaker }
-            | Purpose::Reflect { speaker } => Some(*speaker),
+            | Purpose::Reflect { speaker }
+            | Purpose::Classify { speaker }
+            | Purpose::Think { speaker } => Some(*speaker),
             _ => None,
         }
     }

@@ -76,3 +76,8 @@ id_type!(
     QueryId,
     "query"
 );
+id_type!(
+    /// A rule a character holds (docs/rules.md).
+    RuleId,
+    "rule"
+);

@@ -49,6 +49,8 @@ pub enum MemoryKind {
     EventGist,
     /// The owner's own thought about what happened.
     Reflection,
+    /// A thought a stimulus led the owner to (docs/drives.md, "Layers").
+    Thought,
 }
 
 /// How far a memory has faded (docs/architecture.md): full → summary → residue → forgotten.

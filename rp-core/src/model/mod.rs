@@ -10,6 +10,7 @@ mod edge;
 mod effect;
 mod entity;
 mod facts;
+mod feedback;
 mod generation;
 mod group;
 mod history;
@@ -17,7 +18,10 @@ mod ids;
 mod memory;
 mod query;
 pub mod retention;
+mod rule;
+mod stimulus;
 mod story;
+mod thought;
 mod utterance;
 
 pub use activity::{Action, Activity, Position};
@@ -27,9 +31,8 @@ pub use belief::{
 };
 pub use container::{Container, ContainerProperties, Slot};
 pub use drives::{
-    BUILTIN_STIMULUS_KINDS, Belief, Drive, DriveConfig, DriveSettings, HOUR_MS, InboxFate,
-    InboxNote, Initiation, MAX_INBOX_NOTES, MAX_NOTICED, MAX_PAYLOAD_BYTES, Mind, Mode,
-    Personality, Priority, Stimulus, Weights,
+    Belief, Drive, DriveConfig, DriveSettings, HOUR_MS, Initiation, Mind, Mode, Personality,
+    Weights,
 };
 pub use edge::{Edge, MAX_IMPRINTS, MAX_KNOWLEDGE};
 pub use effect::{
@@ -37,11 +40,15 @@ pub use effect::{
 };
 pub use entity::{Entity, EntityState};
 pub use facts::FactSheet;
+pub use feedback::{
+    Awaiting, Feedback, LEARNED_FACTOR_RANGE, LEARNED_STEPS, Learned, MAX_FEEDBACK_NOTES,
+    MAX_REPLY_CHARS, Reply, Sentiment, WeightChange, WeightTarget,
+};
 pub use generation::{GenerateResult, Purpose, ToolCall, ToolRun};
 pub use group::{Group, MIN_GROUP_SIZE};
 pub use history::{AsOf, HistoryPoint};
 pub use ids::{
-    ContainerId, EntityId, GroupId, MemoryId, Millis, QueryId, SceneId, ScopedEventId, Seq,
+    ContainerId, EntityId, GroupId, MemoryId, Millis, QueryId, RuleId, SceneId, ScopedEventId, Seq,
     ThreadId, UtteranceId,
 };
 pub use memory::{
@@ -54,7 +61,16 @@ pub use query::{
     MAX_RESULT_LIMIT, MAX_ROUNDS, MAX_SOURCES, QueryConfig, QueryRound, QueryStatus, RequestRun,
     WorldQuery, check_query_text,
 };
+pub use rule::{
+    DEFAULT_RULE_WEIGHT, Intent, Intention, MAX_INTENTIONS, MAX_RULE_TEXT_CHARS, MAX_RULES, Rule,
+    RuleSource, Trigger,
+};
+pub use stimulus::{
+    BUILTIN_STIMULUS_KINDS, InboxFate, InboxNote, MAX_INBOX_NOTES, MAX_NOTICED, MAX_PAYLOAD_BYTES,
+    Priority, Stimulus,
+};
 pub use story::{EventStatus, Scene, ScopedEvent, Skip, SystemLine, Thread, ThreadStatus};
+pub use thought::{Classification, Layer, MAX_INTENT_LABEL_CHARS, ThoughtEffect};
 pub use utterance::Utterance;
 
 /// Longest text field (a fact line, an utterance, a summary), in bytes.

@@ -26,6 +26,8 @@
 
 mod engine;
 mod memory;
+mod rules;
+mod think;
 
 use memory::{Asking, MemoryWork};
 
@@ -35,7 +37,10 @@ use crate::error::{Error, Result};
 use crate::facts::SeededDraws;
 use crate::log::{Event, Message, World};
 use crate::machine::{GenerateResult, Step};
-use crate::model::{EntityId, MemoryId, Millis, Seq, StageChange};
+use crate::model::{
+    Classification, EntityId, Layer, MemoryId, Millis, RuleId, Seq, StageChange, Stimulus,
+    WeightChange,
+};
 use crate::turn::{TurnMachine, TurnOptions, TurnOutcome};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -119,6 +124,105 @@ pub struct TickOutcome {
     pub summarized: Vec<MemoryId>,
     /// The reflections made, in order.
     pub reflections: Vec<ReflectionOutcome>,
+    /// Rules that fired (docs/rules.md), with whose they are.
+    pub rules_fired: Vec<(EntityId, RuleId)>,
+    /// Rules forgotten: their weight faded below `rule_forget_below`.
+    pub rules_forgotten: Vec<(EntityId, RuleId)>,
+    /// What characters learned from the answers to their initiations, in order.
+    pub learned: Vec<LearnedOutcome>,
+    /// How many of the stimuli processed stopped at each layer (docs/drives.md, "Layers").
+    pub layers: LayerCounts,
+    /// Stimuli hoisted to the fast model, in order, and what it made of them.
+    pub classified: Vec<ClassifiedOutcome>,
+    /// The thoughts formed (memories of kind `thought`), with whose they are.
+    pub thoughts: Vec<(EntityId, MemoryId)>,
+}
+
+/// How many processed stimuli stopped at each layer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LayerCounts {
+    /// Arithmetic alone.
+    pub reflex: u32,
+    /// A rule fired on it.
+    pub rules: u32,
+    /// The fast model classified it.
+    pub classify: u32,
+    /// The smart model thought about it.
+    pub think: u32,
+}
+
+impl LayerCounts {
+    fn at(&mut self, layer: Layer) -> &mut u32 {
+        match layer {
+            Layer::Reflex => &mut self.reflex,
+            Layer::Rules => &mut self.rules,
+            Layer::Classify => &mut self.classify,
+            Layer::Think => &mut self.think,
+        }
+    }
+
+    /// `n` stimuli counted at `from` went on to `to`.
+    fn moved(&mut self, from: Layer, to: Layer, n: u32) {
+        let f = self.at(from);
+        *f = f.saturating_sub(n);
+        *self.at(to) += n;
+    }
+}
+
+/// Stimuli a tick hoisted to the fast model, and what it made of them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClassifiedOutcome {
+    /// Whose stimuli.
+    pub entity: EntityId,
+    /// Their kind.
+    pub kind: String,
+    /// Why they were hoisted.
+    pub reason: String,
+    /// What the fast model made of them (`None`: rejected).
+    pub classification: Option<Classification>,
+    /// Why they went on to thought, if they did.
+    pub thought: Option<String>,
+}
+
+/// What a character learned from the answer to its initiation (or its lack).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LearnedOutcome {
+    /// Who learned.
+    pub entity: EntityId,
+    /// Who answered (or did not).
+    pub from: EntityId,
+    /// Why, in words.
+    pub reason: String,
+    /// The weights moved.
+    pub changes: Vec<WeightChange>,
+}
+
+impl TickOutcome {
+    /// Notes a rule or feedback event the tick committed.
+    fn note_rules(&mut self, e: &Event) {
+        match e {
+            Event::RuleFired {
+                entity,
+                rule,
+                held: false,
+                ..
+            } => self.rules_fired.push((*entity, *rule)),
+            Event::RuleRemoved { entity, rule, .. } => self.rules_forgotten.push((*entity, *rule)),
+            Event::FeedbackLearned {
+                entity,
+                feedback,
+                changes,
+                reason,
+                ..
+            } => self.learned.push(LearnedOutcome {
+                entity: *entity,
+                from: feedback.from,
+                reason: reason.clone(),
+                changes: changes.clone(),
+            }),
+            _ => {}
+        }
+    }
 }
 
 /// A reflection a tick asked for, and what came of it.
@@ -189,8 +293,17 @@ impl TickMachine {
                 )
             });
         let mut idle: Vec<EntityId> = Vec::new();
+        let mut memory = VecDeque::new();
         for (entity, _, _) in &due {
+            let mut busy = false;
+            let mut processed: Vec<Stimulus> = Vec::new();
             if let Some(change) = maintain(&world, &batch.world, *entity, now) {
+                if let Some(mind) = world.mind(*entity) {
+                    processed = (mind.inbox.iter())
+                        .filter(|s| change.processed.contains(&s.id))
+                        .cloned()
+                        .collect();
+                }
                 batch.push(Event::MindTicked {
                     entity: change.entity,
                     at: now,
@@ -199,7 +312,56 @@ impl TickMachine {
                     filtered: change.filtered.clone(),
                 })?;
                 outcome.changes.push(change);
-            } else {
+                busy = true;
+            }
+            // Its rules and the feedback due to it (docs/rules.md).
+            let fired = rules::rule_events(&batch.world, *entity, &processed, now);
+            let (ignored, ask) = rules::feedback_due(&batch.world, *entity, now);
+            busy |= !fired.is_empty() || !ignored.is_empty() || !ask.is_empty();
+            for e in fired.iter().chain(&ignored) {
+                outcome.note_rules(e);
+            }
+            let ruled: Vec<u64> = fired
+                .iter()
+                .filter_map(|e| match e {
+                    Event::RuleFired { stimulus, .. } => *stimulus,
+                    _ => None,
+                })
+                .collect();
+            rules::push_all(&mut batch, fired)?;
+            rules::push_all(&mut batch, ignored)?;
+            // Where the stimuli it processed stop (docs/drives.md, "Layers").
+            let n_ruled = processed.iter().filter(|x| ruled.contains(&x.id)).count() as u32;
+            outcome.layers.rules += n_ruled;
+            outcome.layers.reflex += processed.len() as u32 - n_ruled;
+            for hoist in drives::layers::hoists(&batch.world, *entity, &processed, &ruled) {
+                let fresh: Vec<u64> = (hoist.stimuli.iter())
+                    .filter(|x| processed.iter().any(|p| p.id == x.id))
+                    .map(|x| x.id)
+                    .collect();
+                let from_rules = fresh.iter().filter(|id| ruled.contains(id)).count() as u32;
+                outcome
+                    .layers
+                    .moved(Layer::Rules, Layer::Classify, from_rules);
+                let from_reflex = fresh.len() as u32 - from_rules;
+                outcome
+                    .layers
+                    .moved(Layer::Reflex, Layer::Classify, from_reflex);
+                busy = true;
+                memory.push_back(MemoryWork::Perceive {
+                    entity: *entity,
+                    hoist,
+                    fresh: fresh.len() as u32,
+                });
+            }
+            for (to, at) in ask {
+                memory.push_back(MemoryWork::Classify {
+                    entity: *entity,
+                    to,
+                    at,
+                });
+            }
+            if !busy {
                 idle.push(*entity);
             }
             if world
@@ -211,7 +373,6 @@ impl TickMachine {
         }
         // Memories fade (docs/memory.md): the pass's arithmetic in this commit, the summaries
         // and reflections it calls for asked next, one at a time.
-        let mut memory = VecDeque::new();
         if decay {
             let pass = crate::decay::pass(&batch.world, now);
             batch.push(Event::DecayPassed {

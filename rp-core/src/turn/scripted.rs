@@ -10,7 +10,12 @@ use std::sync::Mutex;
 /// (everything else), then with the fallback. Requests that want JSON get valid JSON instead: an
 /// unscripted state-update pass `{"reports": []}`; an unscripted summary of memories each
 /// memory's first eight words; an unscripted reflection one insight, "I keep thinking about
-/// what happened lately.", citing the first three memories listed. The fallback may use `{name}` (the speaker's
+/// what happened lately.", citing the first three memories listed; an unscripted
+/// classification of an answer's tone `positive` for an answer of eight words or more or with
+/// an exclamation, `negative` for one to three words, `neutral` otherwise; an unscripted
+/// classification of a stimulus "something happened", confidence 0.8, significance 0.8 when a
+/// stimulus was critical or more than three are listed (0.3 otherwise); an unscripted thought "I
+/// wonder what that was about.". The fallback may use `{name}` (the speaker's
 /// name, read from the prompt's first line "You are NAME…"), `{n}` (a running count) and
 /// `{heard}` (the last dialogue line of the prompt). Embeddings are deterministic hashes of
 /// the words, so equal texts get equal vectors and shared words raise similarity.
@@ -197,9 +202,14 @@ fn listed(request: &GenerateRequest) -> Vec<(u64, String)> {
         .collect()
 }
 
-/// The unscripted answer to a summary of memories or a reflection (see
+/// The unscripted answer to a summary of memories, a reflection or a classification (see
 /// [`ScriptedGenerator`]); `None` for any other request.
 fn memory_answer(request: &GenerateRequest) -> Option<String> {
+    let perceived = request
+        .messages
+        .last()
+        .and_then(|m| m.content.strip_prefix("What you just perceived:\n"))
+        .map(|rest| rest.split("\n\n").next().unwrap_or_default());
     match request.purpose {
         Purpose::Summary if request.json_schema.is_some() => {
             let summaries: Vec<serde_json::Value> = listed(request)
@@ -222,6 +232,42 @@ fn memory_answer(request: &GenerateRequest) -> Option<String> {
                 })]
             };
             Some(serde_json::json!({ "insights": insights }).to_string())
+        }
+        Purpose::Classify { .. } if perceived.is_some() => {
+            // A stimulus: what it means is unknown; it matters when it was critical or many.
+            let perceived = perceived.unwrap_or_default();
+            let matters = perceived.contains("(critical)") || perceived.lines().count() > 3;
+            Some(
+                serde_json::json!({
+                    "intent": "something happened",
+                    "sentiment": "neutral",
+                    "confidence": 0.8,
+                    "significance": if matters { 0.8 } else { 0.3 },
+                })
+                .to_string(),
+            )
+        }
+        Purpose::Think { .. } => {
+            Some(serde_json::json!({ "thought": "I wonder what that was about." }).to_string())
+        }
+        Purpose::Classify { .. } => {
+            // The answer's tone from its words: several words or an exclamation are warm, one
+            // to three are curt, the rest neutral.
+            let answer = request
+                .messages
+                .last()
+                .and_then(|m| m.content.split(" answered: \"").nth(1))
+                .and_then(|rest| rest.split("\"\n").next())
+                .unwrap_or("");
+            let words = answer.split_whitespace().count();
+            let sentiment = if answer.contains('!') || words >= 8 {
+                "positive"
+            } else if words <= 3 {
+                "negative"
+            } else {
+                "neutral"
+            };
+            Some(serde_json::json!({ "sentiment": sentiment }).to_string())
         }
         _ => None,
     }

@@ -8,8 +8,8 @@ use crate::log::{Event, World};
 use crate::model::MAX_KNOWLEDGE;
 use crate::model::{
     Action, BeliefObservation, BeliefSource, ContainerId, Edge, EntityId, EventStatus, FactSheet,
-    Feeling, GistPromotion, Millis, Position, Promotion, ScopedEventId, Thread, ThreadId,
-    ThreadStatus, WitnessSet,
+    Feeling, GistPromotion, Millis, Position, Promotion, RuleId, RuleSource, ScopedEventId, Thread,
+    ThreadId, ThreadStatus, WitnessSet,
 };
 use crate::story::{self, Batch};
 use std::collections::BTreeMap;
@@ -392,6 +392,36 @@ impl Judge<'_> {
                     events.push(Event::EdgeUpdated { edge });
                 }
                 Ok(events)
+            }
+            Report::Rule {
+                who,
+                description,
+                on,
+                intent,
+                condition,
+                weight,
+            } => {
+                let who = self.present_one(who)?;
+                let mut value = serde_json::json!({
+                    "description": description,
+                    "on": on,
+                    "intent": intent,
+                });
+                if let Some(c) = condition {
+                    value["condition"] = c.clone().into();
+                }
+                if let Some(w) = weight {
+                    value["weight"] = (*w).into();
+                }
+                let id = RuleId(self.world.next_id());
+                // The world's clock, as for beliefs (the turn's time once its input is
+                // committed).
+                let now = self.world.now();
+                let rule = self
+                    .world
+                    .rule_from_value(who, value, id, now, RuleSource::Model)
+                    .map_err(|e| e.to_string())?;
+                Ok(vec![Event::RuleAdded { rule }])
             }
         }
     }

@@ -77,6 +77,7 @@ const BUILTIN_TYPES: &[&str] = &[
     "belief",
     "person_mentioned",
     "relation",
+    "rule",
 ];
 
 impl Default for UpdateOptions {
@@ -283,6 +284,7 @@ pub(crate) fn request(
          - {\"type\": \"belief\", \"who\", \"about\", \"line\": number, \"mood\", \"energy\": 0 to 1, \"availability\": 0 to 1, \"traits\": [...], \"confidence\": 0 to 1, \"inferred\": true} (any of mood, energy, availability, traits): what who, who heard that line, now believes about someone\n\
          - {\"type\": \"person_mentioned\", \"name\", \"line\": number, \"description\"}: someone talked about in that line who is not listed here (\"Wren's mother\" when unnamed)\n\
          - {\"type\": \"relation\", \"who\", \"from\", \"to\", \"line\": number, \"sentiment\": -1 to 1, \"relation\": \"mother\"|\"boss\"|..., \"inferred\": true}: how from feels about to, as who heard it in that line\n\
+         - {\"type\": \"rule\", \"who\", \"description\", \"on\": {\"in_hours\": h} or {\"day\": days from today, \"hour\": 0 to 23}, \"intent\": {\"initiate\": person, \"about\": text} or {\"note\": text}}: something who means to do later (\"remember to ask Wren about the letter tomorrow evening\")\n\
          \"who\" is always one of the people present.\n",
     );
     if !options.actions.is_empty() {
@@ -564,6 +566,26 @@ pub fn schema(world: &World, present: &WitnessSet, lines: usize, actions: &[Acti
             &json!({"who": who, "from": person, "to": person, "line": line,
             "sentiment": {"type": "number", "minimum": -1, "maximum": 1},
             "relation": short, "inferred": {"type": "boolean"}}),
+        ),
+        report(
+            "rule",
+            &["who", "description", "on", "intent"],
+            &json!({"who": who, "description": text,
+            "on": {"anyOf": [
+                {"type": "object", "properties": {"in_hours": {"type": "number", "minimum": 0.01, "maximum": 8784}},
+                 "required": ["in_hours"], "additionalProperties": false},
+                {"type": "object", "properties": {
+                    "day": {"type": "integer", "minimum": 0, "maximum": 366},
+                    "hour": {"type": "number", "minimum": 0, "maximum": 23.99}},
+                 "required": ["hour"], "additionalProperties": false},
+                {"type": "object", "properties": {"stimulus": short},
+                 "required": ["stimulus"], "additionalProperties": false}]},
+            "intent": {"anyOf": [
+                {"type": "object", "properties": {"initiate": person, "about": text},
+                 "required": ["initiate"], "additionalProperties": false},
+                {"type": "object", "properties": {"note": text},
+                 "required": ["note"], "additionalProperties": false}]},
+            "condition": text, "weight": unit}),
         ),
     ];
     for a in actions {

@@ -203,6 +203,26 @@ pub enum Report {
         #[serde(default)]
         inferred: Option<bool>,
     },
+    /// Something `who` means to do later ("remember to ask Wren about the letter tomorrow
+    /// evening"): a rule of `who`'s, read as the host's rules are (docs/rules.md).
+    Rule {
+        /// A present character.
+        who: String,
+        /// What, in words.
+        description: String,
+        /// When: `{"in_hours": h}`, `{"day": d, "hour": h}`, `{"at": ms}` or
+        /// `{"stimulus": kind}`.
+        on: serde_json::Value,
+        /// What: `{"initiate": who, "about": text}`, `{"note": text}` or
+        /// `{"drive": "task"|"curiosity", "amount": x}`.
+        intent: serde_json::Value,
+        /// A condition in the `$if` language.
+        #[serde(default)]
+        condition: Option<String>,
+        /// 0–1.
+        #[serde(default)]
+        weight: Option<f64>,
+    },
 }
 
 /// One report of an answer: its JSON text, and the report or why it cannot be read.

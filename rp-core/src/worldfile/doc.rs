@@ -131,6 +131,9 @@ pub struct EntityDoc {
     /// Its personality: traits in [0, 1], 0.5 when not given. Not for a player.
     #[serde(default)]
     pub personality: Option<Spanned<Personality>>,
+    /// Its rules (docs/rules.md), each a table in a rule's JSON form. Not for a player.
+    #[serde(default)]
+    pub rules: Vec<Spanned<toml::Value>>,
 }
 
 /// `[[edges]]`.

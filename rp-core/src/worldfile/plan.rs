@@ -661,6 +661,66 @@ fn plan_minds(p: &mut Planner<'_>, doc: &WorldDoc, base: Option<&WorldDoc>) -> R
                 "entities.personality",
             )?;
         }
+        plan_rules(p, e, b, id)?;
+    }
+    Ok(())
+}
+
+/// An entity's rules, three-way: when the file changed them since `base` (or there is no
+/// base), the rules the world file gave it become the file's; a rule the file still gives the
+/// same (description, trigger, condition and intent) is kept with its weight and uses, the
+/// rest are removed and the file's new ones added. Otherwise they stay as play left them.
+fn plan_rules(
+    p: &mut Planner<'_>,
+    e: &EntityDoc,
+    base: Option<&EntityDoc>,
+    id: EntityId,
+) -> Result<()> {
+    let values = |rules: &[Spanned<toml::Value>]| -> Vec<toml::Value> {
+        rules.iter().map(|r| r.get_ref().clone()).collect()
+    };
+    if base.is_some_and(|b| values(&b.rules) == values(&e.rules)) {
+        return Ok(());
+    }
+    let now = p.world.now();
+    let same = |a: &Rule, b: &Rule| {
+        (&a.description, &a.trigger, &a.condition, &a.intent)
+            == (&b.description, &b.trigger, &b.condition, &b.intent)
+    };
+    // The file's rules, read and checked as the host's are (ids assigned when added).
+    let mut wanted: Vec<(Rule, Range<usize>)> = Vec::new();
+    for rule in &e.rules {
+        let value = serde_json::to_value(rule.get_ref())
+            .map_err(|err| p.err(rule.span(), "entities.rules", err.to_string()))?;
+        let made = p
+            .world
+            .rule_from_value(id, value, RuleId(0), now, RuleSource::World)
+            .map_err(|err| doc::at(p.file, p.text, rule.span(), "entities.rules", err))?;
+        wanted.push((made, rule.span()));
+    }
+    let held: Vec<Rule> = p
+        .world
+        .rules_of(id)
+        .filter(|r| r.source == RuleSource::World)
+        .cloned()
+        .collect();
+    for rule in &held {
+        if !wanted.iter().any(|(w, _)| same(w, rule)) {
+            let event = Event::RuleRemoved {
+                entity: id,
+                rule: rule.id,
+                at: now,
+                forgotten: false,
+            };
+            p.push(event, e.id.span(), "entities.rules")?;
+        }
+    }
+    for (mut rule, span) in wanted {
+        if held.iter().any(|h| same(h, &rule)) {
+            continue;
+        }
+        rule.id = RuleId(p.world.next_id());
+        p.push(Event::RuleAdded { rule }, span, "entities.rules")?;
     }
     Ok(())
 }

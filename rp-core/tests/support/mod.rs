@@ -3,6 +3,8 @@
 //! batch number, and a reference replay to check a reopened save against.
 #![allow(dead_code)]
 
+pub mod tavern;
+
 use rp_core::store::MemoryStore;
 use rp_core::{
     Durability, Engine, EngineOptions, EntityId, EntityState, Error, Event, FactSheet, Seq, World,

@@ -427,6 +427,37 @@ void test_beliefs() {
           RP_RESULT_CONFLICT);
 }
 
+void test_rules() {
+    rp::Engine engine = tavern();
+    const std::uint64_t tobias = engine.entity_id("tobias");
+    const std::uint64_t rule = engine.add_rule(
+        tobias,
+        "{\"description\": \"ask Wren about the letter\", \"on\": {\"in_hours\": 1}, "
+        "\"intent\": {\"initiate\": \"wren\", \"about\": \"the letter\"}}",
+        0);
+    CHECK(rule > 0);
+    const std::string rules = engine.rules(tobias, 0);
+    CHECK(contains(rules.c_str(), "\"description\":\"ask Wren about the letter\""));
+    CHECK(contains(rules.c_str(), "\"trigger\":{\"at\":3600000}"));
+    CHECK(contains(rules.c_str(), "\"weight_now\":0.8,"));
+    CHECK(code_of([&] {
+              engine.add_rule(tobias,
+                              "{\"description\": \"x\", \"on\": {\"in_hours\": 1}, "
+                              "\"intent\": {\"note\": \"y\"}, \"weight\": 5}",
+                              0);
+          }) == RP_RESULT_INVALID);
+    CHECK(code_of([&] {
+              engine.add_rule(tobias,
+                              "{\"description\": \"x\", \"on\": {\"in_hours\": 1}, "
+                              "\"intent\": {\"note\": \"y\"}, \"condition\": \"content.(\"}",
+                              0);
+          }) == RP_RESULT_FACT_SYNTAX);
+    CHECK(code_of([&] { engine.rules(999999, 0); }) == RP_RESULT_NOT_FOUND);
+    engine.remove_rule(rule, 0);
+    CHECK(engine.rules(tobias, 0) == "[]");
+    CHECK(code_of([&] { engine.remove_rule(rule, 0); }) == RP_RESULT_NOT_FOUND);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -444,5 +475,6 @@ int main(int argc, char **argv) {
     test_jobs_scenes_queries_and_the_graph();
     test_drives_and_a_tick();
     test_beliefs();
+    test_rules();
     return checks_done("test_hpp");
 }

@@ -298,7 +298,8 @@ class ScriptedGenerator:
         """Queues ``lines`` for the replies of ``speaker``, in order."""
     def script_purpose(self, purpose: str, answers: Sequence[str]) -> None:
         """Queues ``answers`` for requests of ``purpose`` (``"state_update"``, ``"summary"``,
-        ``"query"``, ``"reply"``, ``"initiate"`` or ``"reflect"``), in order."""
+        ``"query"``, ``"reply"``, ``"initiate"``, ``"reflect"``, ``"classify"`` or
+        ``"think"``), in order."""
     def __call__(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """Answers a generate request with a result dict."""
     @property
@@ -1112,14 +1113,18 @@ class World:
         Keys: ``"entity"``, ``"at"``, ``"energy"``, ``"mode"``, ``"interval_ms"``,
         ``"disturbance"``, ``"wake_threshold"``, ``"social_debt"`` (``[entity, debt]``
         pairs), ``"task"``, ``"curiosity"``, ``"pressure"``, ``"threshold"``,
-        ``"personality"``, ``"inbox"``, ``"noticed"``, ``"notes"``, ``"held_until"``.
+        ``"personality"``, ``"inbox"``, ``"noticed"``, ``"notes"``, ``"held_until"``, and
+        what rules and feedback left (docs/rules.md): ``"intentions"``, ``"awaiting"``,
+        ``"learned"`` (factors on the terms toward each addressee), ``"feedback"``.
         Raises NotFound, InvalidInput (``now`` before the clock, a host-controlled entity).
         """
     def initiation_candidates(self, entity: _Named, *, now: int) -> list[dict[str, Any]]:
         """A character's candidate initiations at ``now``, highest pressure first.
 
-        Each has ``"speaker"``, ``"to"``, ``"about"``, ``"terms"``, ``"score"``,
-        ``"threshold"``, ``"pushed_over_by"``, ``"gates"`` and ``"explanation"`` (words).
+        Each has ``"speaker"``, ``"to"``, ``"about"``, ``"terms"`` (each with its
+        ``"learned"`` factor), ``"score"``, ``"threshold"``, ``"pushed_over_by"``,
+        ``"gates"``, ``"rules"`` (whose intentions weigh in), ``"learned"`` (what feedback
+        taught it about ``"to"``, in words, or None) and ``"explanation"`` (words).
         """
     def next_tick_at(self, *, now: int) -> Optional[dict[str, Any]]:
         """When a tick next does something, from ``now``: ``{"at", "entity", "reason"}``.
@@ -1130,8 +1135,11 @@ class World:
     def begin_tick(self, *, now: int, options: Optional[dict[str, Any]] = None) -> Job:
         """Starts a tick at ``now`` (its arithmetic committed at once); drive the Job.
 
-        Faded memories ask for summaries (purpose ``summary``, JSON), characters due to
-        reflect for insights (purpose ``reflect``, JSON); each initiation asks for a line of
+        Answers to initiations ask for their tone (purpose ``classify``, JSON
+        ``{"sentiment": ...}``), stimuli hoisted past arithmetic and rules for what they
+        mean (purpose ``classify``) and, when they matter, a thought (purpose ``think``), faded memories for summaries (purpose ``summary``, JSON),
+        characters due to reflect for insights (purpose ``reflect``, JSON); each initiation
+        asks for a line of
         purpose ``{"kind": "initiate", "speaker": id}``.
         ``options``: ``"turn"`` (turn options) and ``"max_initiations"`` (default 2).
         """
@@ -1193,6 +1201,34 @@ class World:
     ) -> int:
         """A person only talked about, as a lightweight entity (no place, mind or lines);
         returns its id."""
+    def add_rule(
+        self, entity: _Named, rule: Union[dict[str, Any], str], *, now: int
+    ) -> int:
+        """Gives a character a rule at ``now`` (docs/rules.md); returns its id.
+
+        ``rule`` (a dict, or its JSON text): ``"description"``, ``"on"``
+        (``{"day": d, "hour": h}``, ``{"in_hours": h}``, ``{"at": ms}`` or
+        ``{"stimulus": kind}``), ``"intent"`` (``{"initiate": entity, "about": text}``,
+        ``{"note": text}`` or ``{"drive": "task" | "curiosity", "amount": x}``), and
+        optionally ``"condition"`` (an ``$if`` expression) and ``"weight"`` (0–1, default
+        0.8). Raises InvalidInput (bad JSON, a value out of range, an unknown stimulus
+        kind, a host-controlled entity, 64 rules held, ``now`` before the clock), NotFound
+        (an entity), FactSyntaxError (the condition); the world is then unchanged.
+        """
+    def remove_rule(self, rule: int, *, now: int) -> None:
+        """Takes a rule away at ``now`` (a rewind brings it back).
+
+        Raises NotFound (no such rule), InvalidInput (``now`` before the clock).
+        """
+    def rules(self, entity: _Named, *, now: int) -> list[dict[str, Any]]:
+        """The rules ``entity`` holds, in id order, with their weights at ``now``; changes
+        nothing.
+
+        Each is ``{"rule": {...}, "weight_now": float, "forgotten_at": ms | None}``; the
+        rule has ``"id"``, ``"owner"``, ``"description"``, ``"trigger"``, ``"condition"``,
+        ``"intent"``, ``"weight"``, ``"since"``, ``"uses"``, ``"last_used"``,
+        ``"checked"``, ``"created_at"`` and ``"source"``. Raises NotFound (entity).
+        """
     @property
     def branch(self) -> str:
         """The name of the current branch."""

@@ -28,7 +28,15 @@ impl World {
     /// ``"priority"``, ``"payload"``, ``"at"``, ``"count"``), ``"noticed"``
     /// (processed stimuli its next prompt mentions), ``"notes"`` (what
     /// became of stimuli merged, dropped, filtered, or that woke it:
-    /// ``"stimulus"``, ``"fate"``, ``"at"``) and ``"held_until"``. Drives
+    /// ``"stimulus"``, ``"fate"``, ``"at"``), ``"held_until"``, and what
+    /// rules and feedback left (docs/rules.md): ``"intentions"`` (``"rule"``,
+    /// ``"to"``, None for a note, ``"text"``, ``"weight"``, ``"at"``),
+    /// ``"awaiting"`` (its initiations waiting for an answer: ``"to"``,
+    /// ``"at"``, ``"shares"``, ``"rules"``, ``"reply"``), ``"learned"``
+    /// (``"to"``, ``"term"``, ``"factor"``: what it learned on a term's
+    /// weight toward someone) and ``"feedback"`` (the answers it learned
+    /// from: ``"from"``, ``"initiated_at"``, ``"latency_ms"``, ``"words"``,
+    /// ``"sentiment"``, ``"reward"``). Drives
     /// move with time alone: reading them at a later ``now`` shows energy
     /// drained and debts grown. Changes nothing.
     ///
@@ -44,12 +52,16 @@ impl World {
     /// The candidate initiations of ``entity`` at ``now``: one per entity it
     /// has an edge to that would hear it, awake, highest pressure first.
     /// Each is a dict: ``"speaker"``, ``"to"``, ``"about"`` (the drive that
-    /// weighs most: ``"social_debt"``, ``"task"`` or ``"curiosity"``),
-    /// ``"terms"`` (``"name"``, ``"value"``, ``"weight"``,
-    /// ``"contribution"``), ``"score"`` (the pressure), ``"threshold"``,
-    /// ``"pushed_over_by"`` (the term that took it over the threshold, or
-    /// None), ``"gates"`` (``"name"``, ``"open"``, ``"detail"``) and
-    /// ``"explanation"``, all of it in words. Changes nothing.
+    /// weighs most: ``"social_debt"``, ``"task"``, ``"curiosity"`` or
+    /// ``"intent"``, a rule's intention), ``"terms"`` (``"name"``,
+    /// ``"value"``, ``"weight"``, ``"learned"``: the factor feedback taught
+    /// toward ``"to"``, already in the weight, and ``"contribution"``),
+    /// ``"score"`` (the pressure), ``"threshold"``, ``"pushed_over_by"``
+    /// (the term that took it over the threshold, or None), ``"gates"``
+    /// (``"name"``, ``"open"``, ``"detail"``), ``"rules"`` (the rules whose
+    /// intentions weigh in), ``"learned"`` (what feedback taught it about
+    /// ``"to"``, in words, or None) and ``"explanation"``, all of it in
+    /// words. Changes nothing.
     ///
     /// Raises as ``drives``.
     #[pyo3(signature = (entity, *, now))]
@@ -69,7 +81,8 @@ impl World {
     /// a dict with ``"at"`` (the exact host time, at or after ``now``),
     /// ``"entity"`` (the character concerned, None for the story) and
     /// ``"reason"`` (``{"kind": "pressure", "to": id}``, or a ``"kind"`` of
-    /// ``"sleep"``, ``"wake"``, ``"inbox"``, ``"retry"`` or ``"story"``); None
+    /// ``"sleep"``, ``"wake"``, ``"inbox"``, ``"retry"``, ``"story"``,
+    /// ``"reflect"``, ``"decay"``, ``"rule"`` or ``"feedback"``); None
     /// while nothing will happen until the host changes something. Sleep
     /// until then, and ``begin_tick(now=...)`` at it. Changes nothing.
     ///
@@ -84,8 +97,14 @@ impl World {
     /// The tick's arithmetic is committed at once: the clock moves to
     /// ``now``, characters fall asleep or wake, inboxes are processed,
     /// scoped events start or expire, memories fade to a residue or are
-    /// forgotten. Then it asks for the summaries of whole memories that
-    /// faded (purpose ``{"kind": "summary"}`` with a ``json_schema``) and the
+    /// forgotten, rules due fire or are forgotten. Then it asks for the tone
+    /// of each answer to an initiation (purpose ``{"kind": "classify",
+    /// "speaker": id}``, a JSON answer ``{"sentiment": "positive"}``,
+    /// ``"neutral"`` or ``"negative"``; docs/rules.md), what stimuli hoisted
+    /// past arithmetic and rules mean (purpose ``classify``) and a
+    /// character's thought on those that matter (purpose ``{"kind":
+    /// "think", "speaker": id}``; docs/drives.md "Layers"), the summaries of
+    /// whole memories that faded (purpose ``{"kind": "summary"}`` with a ``json_schema``) and the
     /// reflections due (purpose ``{"kind": "reflect", "speaker": id}``), JSON
     /// answers described in docs/memory.md. Then, for each character whose
     /// pressure crossed its threshold with every gate open (the highest
@@ -178,9 +197,12 @@ impl World {
     /// ``"social_debt_per_hour"``, ...), bounds (``"threshold"``,
     /// ``"min_energy"``, ...), night hours, processing intervals, inbox
     /// limits, ``"weights"`` (``"social_debt"``, ``"task"``,
-    /// ``"curiosity"``, ``"availability"``), ``"stimulus_kinds"`` (kinds
-    /// beyond the built-in ones) and ``"enabled"``; docs/drives.md lists
-    /// them. Recorded as an event; returns the new head.
+    /// ``"curiosity"``, ``"availability"``, ``"intent"``),
+    /// ``"stimulus_kinds"`` (kinds beyond the built-in ones), rules and
+    /// learning (``"rule_half_life_days"``, ``"rule_forget_below"``,
+    /// ``"learn_timing"``, ``"learn_rules"``, ``"learn_personality"``,
+    /// ``"feedback_wait_minutes"``; docs/rules.md) and ``"enabled"``;
+    /// docs/drives.md lists them. Recorded as an event; returns the new head.
     ///
     /// Raises ``InvalidInput`` (an unknown key, a value of the wrong type or
     /// out of its range: a negative rate, a bound outside 0–1, ...),

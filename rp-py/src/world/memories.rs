@@ -16,8 +16,8 @@ impl World {
     /// Forms a memory of ``owner`` (its point of view) and returns its id.
     ///
     /// ``witnesses`` are the others who saw it (the owner is always one);
-    /// ``kind`` is ``"utterance"``, ``"scene_summary"``, ``"event_gist"`` or
-    /// ``"reflection"``; ``significance`` is 0–1; ``created`` defaults to the
+    /// ``kind`` is ``"utterance"``, ``"scene_summary"``, ``"event_gist"``,
+    /// ``"reflection"`` or ``"thought"``; ``significance`` is 0–1; ``created`` defaults to the
     /// world's clock; a ``pinned`` memory is always in the owner's prompt
     /// (``always_loaded``); ``embedding`` is the host's vector for the text
     /// (semantic recall), stored with it; ``sources`` are the owner's own

@@ -35,7 +35,12 @@ impl World {
         }
         self.take_id(utterance.id.0);
         self.note_utterance(utterance.speaker, utterance.at, &utterance.witnesses);
-        self.minds_hear(utterance.speaker, utterance.at, &utterance.witnesses);
+        self.minds_hear(
+            utterance.speaker,
+            utterance.at,
+            &utterance.witnesses,
+            &utterance.text,
+        );
         self.dialogue.push_back(utterance.into_owned());
         let window = self
             .meta

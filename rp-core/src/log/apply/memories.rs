@@ -58,7 +58,7 @@ impl World {
 
     /// Adds a checked memory: its id taken, its place in the indexes, what it adds to its
     /// owner's significance since the last reflection, and the moment it is next due to fade.
-    fn insert_memory(&mut self, memory: Memory) {
+    pub(super) fn insert_memory(&mut self, memory: Memory) {
         self.take_id(memory.id.0);
         self.index.own_memory(&memory, true);
         if memory.kind != MemoryKind::Reflection
@@ -324,35 +324,7 @@ impl World {
 
     fn check_insight(&self, entity: EntityId, at: Millis, m: &Memory) -> Result<()> {
         let bad = |reason: String| Err(Error::invalid("reflection", reason));
-        if m.owner != entity || m.kind != MemoryKind::Reflection {
-            return bad(format!("{} is not a reflection of {entity}", m.id));
-        }
-        if m.witnesses.len() != 1 || !m.witnesses.contains(entity) {
-            return bad(format!(
-                "{}: a reflection is witnessed by its owner alone",
-                m.id
-            ));
-        }
-        if m.text.trim().is_empty() {
-            return bad(format!("{}: the text is empty", m.id));
-        }
-        check_text("reflection", &m.text)?;
-        check_unit("reflection", "significance", m.significance, 0.0)?;
-        if m.created != at || m.last_accessed.is_some() || m.access_count != 0 {
-            return bad(format!("{}: a reflection is new at {at}", m.id));
-        }
-        if m.decay != DecayStage::Full
-            || m.summary.is_some()
-            || m.feeling.is_some()
-            || m.about.is_some()
-            || m.scene.is_some()
-            || m.stability != 0.0
-        {
-            return bad(format!("{}: a reflection is new and whole", m.id));
-        }
-        if let Some(v) = &m.embedding {
-            crate::model::check_embedding(v).map_err(|e| Error::invalid("reflection", e))?;
-        }
+        self.check_new_own(entity, at, m, MemoryKind::Reflection, "reflection")?;
         if m.sources.is_empty() || m.sources.len() > MAX_SOURCES {
             return bad(format!(
                 "{}: an insight cites 1 to {MAX_SOURCES} memories, not {}",
@@ -363,6 +335,49 @@ impl World {
         for s in &m.sources {
             self.check_source(entity, *s)
                 .or_else(|reason| bad(format!("{}: {reason}", m.id)))?;
+        }
+        Ok(())
+    }
+
+    /// `m` is a new memory of `entity`'s own mind (a reflection, a thought): of `kind`,
+    /// witnessed by its owner alone, new at `at` and whole, its text and significance in range.
+    pub(super) fn check_new_own(
+        &self,
+        entity: EntityId,
+        at: Millis,
+        m: &Memory,
+        kind: MemoryKind,
+        what: &'static str,
+    ) -> Result<()> {
+        let bad = |reason: String| Err(Error::invalid(what, reason));
+        if m.owner != entity || m.kind != kind {
+            return bad(format!("{} is not a {what} of {entity}", m.id));
+        }
+        if m.witnesses.len() != 1 || !m.witnesses.contains(entity) {
+            return bad(format!(
+                "{}: a {what} is witnessed by its owner alone",
+                m.id
+            ));
+        }
+        if m.text.trim().is_empty() {
+            return bad(format!("{}: the text is empty", m.id));
+        }
+        check_text(what, &m.text)?;
+        check_unit(what, "significance", m.significance, 0.0)?;
+        if m.created != at || m.last_accessed.is_some() || m.access_count != 0 {
+            return bad(format!("{}: a {what} is new at {at}", m.id));
+        }
+        if m.decay != DecayStage::Full
+            || m.summary.is_some()
+            || m.feeling.is_some()
+            || m.about.is_some()
+            || m.scene.is_some()
+            || m.stability != 0.0
+        {
+            return bad(format!("{}: a {what} is new and whole", m.id));
+        }
+        if let Some(v) = &m.embedding {
+            crate::model::check_embedding(v).map_err(|e| Error::invalid(what, e))?;
         }
         Ok(())
     }

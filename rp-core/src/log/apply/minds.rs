@@ -228,8 +228,26 @@ impl World {
                 ),
             ));
         }
+        let bad_share = |(_, v): &(String, f64)| !(v.is_finite() && (0.0..=1.0).contains(v));
+        if initiation.shares.len() > super::TERM_NAMES.len()
+            || initiation.shares.iter().any(bad_share)
+        {
+            return Err(Error::invalid(
+                "initiation",
+                "shares are at most one per term, each in [0, 1]",
+            ));
+        }
         let mind = self.mind_mut(initiation.speaker)?;
         mind.held_until = None;
+        // Its feedback is awaited (docs/rules.md): the answer, or `feedback_wait_minutes`.
+        mind.awaiting.retain(|a| a.to != initiation.to);
+        mind.awaiting.push(Awaiting {
+            to: initiation.to,
+            at,
+            shares: initiation.shares.clone(),
+            rules: initiation.rules.clone(),
+            reply: None,
+        });
         // Until the addressee answers (its line sets the belief back to available), having
         // spoken to it unanswered is an observation that it is not available: seed 004's
         // "no response" signal. The belief's confidence fades as any other.
@@ -289,6 +307,7 @@ impl World {
     /// Forgets everything the drives kept of a removed entity.
     pub(super) fn remove_mind(&mut self, entity: EntityId) {
         self.minds.remove(&entity);
+        self.remove_rules_of(entity);
         self.reported.remove(&entity);
         let touches = |(a, b): &(EntityId, EntityId)| *a == entity || *b == entity;
         let gone: Vec<_> = self
@@ -314,8 +333,34 @@ impl World {
     /// What a line does to the drives: everyone who heard it is in contact with the speaker
     /// (social debt relieved both ways) and saw it available; the speaker's task pressure and
     /// curiosity are relieved and what it noticed is said; a generated line costs energy.
-    pub(super) fn minds_hear(&mut self, speaker: EntityId, at: Millis, heard: &WitnessSet) {
+    /// Intentions toward those who heard it are done with, and a hearer waiting for the
+    /// speaker's answer to its initiation has it (docs/rules.md).
+    pub(super) fn minds_hear(
+        &mut self,
+        speaker: EntityId,
+        at: Millis,
+        heard: &WitnessSet,
+        content: &str,
+    ) {
         for w in heard.iter().filter(|w| *w != speaker) {
+            if let Some(mind) = self.minds.get(&w)
+                && mind
+                    .awaiting
+                    .iter()
+                    .any(|a| a.to == speaker && a.reply.is_none())
+            {
+                let mind = self.minds.get_mut(&w).expect("checked above");
+                for a in mind.awaiting.iter_mut() {
+                    if a.to == speaker && a.reply.is_none() {
+                        a.reply = Some(Reply {
+                            at,
+                            words: u32::try_from(content.split_whitespace().count())
+                                .unwrap_or(u32::MAX),
+                            text: content.chars().take(MAX_REPLY_CHARS).collect(),
+                        });
+                    }
+                }
+            }
             self.contacts.insert((w, speaker), at);
             self.contacts.insert((speaker, w), at);
             self.beliefs.insert(
@@ -332,7 +377,10 @@ impl World {
             let mind = self.minds.get_mut(&speaker).expect("checked above");
             mind.relieved_at = Some(at);
             mind.curiosity = 0.0;
+            mind.task_extra = 0.0;
             mind.noticed.clear();
+            mind.intentions
+                .retain(|i| i.to.is_some_and(|to| to != speaker && !heard.contains(to)));
             if generated {
                 mind.rebase_energy(&settings, at);
                 mind.energy = (mind.energy - settings.energy_per_line).max(0.0);

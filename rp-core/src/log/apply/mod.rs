@@ -16,6 +16,10 @@ mod generations;
 mod memories;
 mod minds;
 mod queries;
+mod rules;
+mod thoughts;
+
+pub(crate) use rules::TERM_NAMES;
 mod threads;
 
 use super::{Event, World, WorldFileBase, WorldMeta};
@@ -349,6 +353,64 @@ impl World {
                 insights,
                 rejected,
             } => self.reflect(*entity, *at, insights, rejected.as_deref())?,
+            Event::RuleAdded { rule } => self.add_rule(rule)?,
+            Event::RuleRemoved {
+                entity,
+                rule,
+                at,
+                forgotten,
+            } => self.remove_rule(*entity, *rule, *at, *forgotten)?,
+            Event::RuleFired {
+                entity,
+                rule,
+                at,
+                held,
+                cause,
+                ..
+            } => self.fire_rule(*entity, *rule, *at, *held, cause)?,
+            Event::StimulusClassified {
+                entity,
+                at,
+                stimuli,
+                kind,
+                reason,
+                pattern,
+                classification,
+                rejected,
+            } => self.classify_stimuli(
+                *entity,
+                *at,
+                stimuli,
+                kind,
+                reason,
+                *pattern,
+                classification.as_ref(),
+                rejected.as_deref(),
+            )?,
+            Event::ThoughtFormed {
+                entity,
+                at,
+                stimuli,
+                reason,
+                memory,
+                effects,
+                rejected,
+            } => self.form_thought(
+                *entity,
+                *at,
+                stimuli,
+                reason,
+                memory.as_ref(),
+                effects,
+                rejected.as_deref(),
+            )?,
+            Event::FeedbackLearned {
+                entity,
+                feedback,
+                changes,
+                reason,
+                at,
+            } => self.learn_feedback(*entity, feedback, changes, reason, *at)?,
             Event::WorldFileApplied { file, text } => {
                 if text.len() > MAX_WORLD_FILE_BYTES {
                     return Err(Error::invalid("event", "the world file is too large"));

@@ -271,6 +271,8 @@ impl TurnMachine {
                         about: c.about,
                         score: c.score,
                         threshold: c.threshold,
+                        shares: c.shares(),
+                        rules: c.rules.clone(),
                     },
                     at: self.input.now,
                 });

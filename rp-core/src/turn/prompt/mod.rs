@@ -470,6 +470,20 @@ pub(crate) fn build(
                 "stimuli the speaker processed since it last spoke (docs/drives.md)",
             ));
         }
+        if !mind.intentions.is_empty() {
+            let name = |id| world.entity(id).map_or("someone", |e| e.name.as_str());
+            let meant: Vec<String> = (mind.intentions.iter())
+                .map(|i| match i.to {
+                    Some(to) => format!("talk with {} about {}", name(to), i.text),
+                    None => i.text.clone(),
+                })
+                .collect();
+            pieces.push(plain(
+                Section::Identity,
+                format!("You have in mind: {}.", meant.join("; ")),
+                "what the speaker's rules left in mind (docs/rules.md)",
+            ));
+        }
     }
     if let Some(why) = gathered.initiative {
         pieces.push(plain(
