@@ -924,7 +924,7 @@ enum rp_result rp_engine_next_tick(const struct rp_engine *engine, int64_t now, 
 //    `{"intent": "...", "sentiment": "neutral", "confidence": 0.8,
 //    "significance": 0.3}`) and a character's thought on those that matter
 //    (purpose `{"kind": "think", "speaker": 3}`: answer `{"thought":
-//    "...", "task": 0.2, "speak_to": "Wren", "about": "..."}`, all but
+//    "...", "task": "more", "speak_to": "Wren", "about": "..."}`, all but
 //    `thought` optional; docs/drives.md "Layers"), summaries of whole memories that faded (a `"generate"`
 //    step of purpose `"summary"` with a `json_schema`: answer
 //    `{"summaries": [{"id": 12, "summary": "...", "feeling": "fond",

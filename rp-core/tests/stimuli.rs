@@ -134,7 +134,7 @@ fn a_significant_stimulus_becomes_a_thought_of_the_thinker_alone() {
             Purpose::Classify { .. } => classified(0.9, 0.9),
             Purpose::Think { .. } => {
                 assert!(r.messages[0].content.contains("a scream outside"));
-                r#"{"thought": "That scream... Wren should know.", "task": 0.5,
+                r#"{"thought": "That scream... Wren should know.", "task": "more",
                     "speak_to": "Wren", "about": "the scream"}"#
                     .to_owned()
             }
@@ -250,9 +250,11 @@ fn hostile_answers_are_refused_with_reasons_and_nothing_applied() {
     }
     for bad in [
         r#"{"thought": "x", "task": 5}"#.to_owned(),
+        r#"{"thought": "x", "task": 0.5}"#.to_owned(),
+        r#"{"thought": "x", "curiosity": "lots"}"#.to_owned(),
         r#"{"thought": "x", "speak_to": "Nobody"}"#.to_owned(),
         r#"{"thought": "x", "speak_to": "Tobias"}"#.to_owned(),
-        r#"{"thought": "", "task": 0.1}"#.to_owned(),
+        r#"{"thought": "", "task": "more"}"#.to_owned(),
         r#"{"thought": "x", "about": "y"}"#.to_owned(),
         r#"{"thought": "x", "weight": 1}"#.to_owned(),
         deep.clone(),

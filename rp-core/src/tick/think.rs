@@ -14,6 +14,9 @@ use serde_json::json;
 
 /// The longest thought, in characters.
 const MAX_THOUGHT_CHARS: usize = 1_000;
+/// How far "more" or "less" in a thought moves task pressure or curiosity: the model says
+/// which way, the engine how much (seed 002).
+const THOUGHT_STEP: f64 = 0.25;
 
 /// Who `entity` is, for a prompt: its name and its sheet's plain facts.
 fn identity(world: &World, entity: EntityId) -> String {
@@ -143,10 +146,11 @@ pub(super) fn think_request(
     );
     let user = format!(
         "Think it over, in a sentence or two in your own voice. If it makes you want to do \
-         something, say so. Answer with the JSON object {{\"thought\": text, \"task\": -1 to 1 \
-         (optional: how much more pressing your tasks feel), \"curiosity\": -1 to 1 \
-         (optional), \"speak_to\": a name (optional: someone you now mean to talk to{}), \
-         \"about\": text (with speak_to)}} and nothing else.",
+         something, say so. Answer with the JSON object {{\"thought\": text, \"task\": \
+         \"more\" | \"less\" (optional: whether your tasks now press more or less), \
+         \"curiosity\": \"more\" | \"less\" (optional), \"speak_to\": a name (optional: \
+         someone you now mean to talk to{}), \"about\": text (with speak_to)}} and nothing \
+         else.",
         if present.is_empty() {
             String::new()
         } else {
@@ -162,8 +166,8 @@ pub(super) fn think_request(
             "type": "object",
             "properties": {
                 "thought": {"type": "string", "minLength": 1, "maxLength": MAX_THOUGHT_CHARS},
-                "task": {"type": "number", "minimum": -1, "maximum": 1},
-                "curiosity": {"type": "number", "minimum": -1, "maximum": 1},
+                "task": {"type": "string", "enum": ["more", "less"]},
+                "curiosity": {"type": "string", "enum": ["more", "less"]},
                 "speak_to": {"type": "string"},
                 "about": {"type": "string", "maxLength": MAX_RULE_TEXT_CHARS}
             },
@@ -197,14 +201,22 @@ pub(super) fn json_request(
     }
 }
 
+/// Which way a thought moves a drive.
+#[derive(Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Way {
+    More,
+    Less,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ThoughtAnswer {
     thought: String,
     #[serde(default)]
-    task: Option<f64>,
+    task: Option<Way>,
     #[serde(default)]
-    curiosity: Option<f64>,
+    curiosity: Option<Way>,
     #[serde(default)]
     speak_to: Option<String>,
     #[serde(default)]
@@ -230,25 +242,16 @@ pub(super) fn read_thought(
         ));
     }
     let mut effects = Vec::new();
-    for (drive, v) in [(Drive::Task, a.task), (Drive::Curiosity, a.curiosity)] {
-        if let Some(amount) = v {
-            if !(amount.is_finite() && (-1.0..=1.0).contains(&amount)) {
-                return Err(format!("{} is {amount}; it is -1 to 1", drive.name()));
-            }
-            if amount != 0.0 {
-                effects.push(ThoughtEffect::Drive { drive, amount });
-            }
-        }
-    }
-    if effects.len() == 2 {
-        // One effect on the drives: the larger.
-        effects.sort_by(|x, y| match (x, y) {
-            (ThoughtEffect::Drive { amount: a, .. }, ThoughtEffect::Drive { amount: b, .. }) => {
-                b.abs().total_cmp(&a.abs())
-            }
-            _ => std::cmp::Ordering::Equal,
-        });
-        effects.truncate(1);
+    // One effect on the drives (task pressure first), one step either way.
+    let moved = [(Drive::Task, a.task), (Drive::Curiosity, a.curiosity)]
+        .into_iter()
+        .find_map(|(drive, way)| way.map(|w| (drive, w)));
+    if let Some((drive, way)) = moved {
+        let amount = match way {
+            Way::More => THOUGHT_STEP,
+            Way::Less => -THOUGHT_STEP,
+        };
+        effects.push(ThoughtEffect::Drive { drive, amount });
     }
     match (&a.speak_to, &a.about) {
         (Some(who), about) => {

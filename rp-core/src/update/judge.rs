@@ -402,6 +402,12 @@ impl Judge<'_> {
                 weight,
             } => {
                 let who = self.present_one(who)?;
+                // The model says what who means to do; the engine moves drives (seed 002).
+                if intent.get("drive").is_some() {
+                    return Err(
+                        "a rule the story reports means to speak to someone or keeps a note".into(),
+                    );
+                }
                 let mut value = serde_json::json!({
                     "description": description,
                     "on": on,

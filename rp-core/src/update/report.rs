@@ -213,8 +213,8 @@ pub enum Report {
         /// When: `{"in_hours": h}`, `{"day": d, "hour": h}`, `{"at": ms}` or
         /// `{"stimulus": kind}`.
         on: serde_json::Value,
-        /// What: `{"initiate": who, "about": text}`, `{"note": text}` or
-        /// `{"drive": "task"|"curiosity", "amount": x}`.
+        /// What: `{"initiate": who, "about": text}` or `{"note": text}` (the engine moves
+        /// drives: a drive intent is the host's and the world file's).
         intent: serde_json::Value,
         /// A condition in the `$if` language.
         #[serde(default)]

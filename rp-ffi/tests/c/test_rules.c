@@ -446,7 +446,7 @@ static void test_a_crash_climbs_to_a_thought_of_his_own(void) {
     char *json = NULL;
     const char *thought =
         "{\"text\": \"{\\\"thought\\\": \\\"Something broke. Mira will need a hand.\\\", "
-        "\\\"task\\\": 0.4}\"}";
+        "\\\"task\\\": \\\"more\\\"}\"}";
 
     CHECK(tobias_of_one_mind(&t));
     if (t.engine == NULL) {
@@ -470,11 +470,12 @@ static void test_a_crash_climbs_to_a_thought_of_his_own(void) {
     CHECK(!contains(json, "Something broke"));
     rp_string_free(json);
     CHECK(rp_engine_drives(t.engine, t.tobias, HOUR, &json) == RP_RESULT_OK);
-    CHECK(number_after(json, "\"task\"", ":") > 0.39);
+    CHECK(number_after(json, "\"task\"", ":") > 0.24);
     rp_string_free(json);
     rp_engine_free(t.engine);
 
-    /* A thought out of range is asked again once, then refused: nothing of it applied. */
+    /* A thought that says how much (the engine says how much) is asked again once, then
+     * refused: nothing of it applied. */
     CHECK(tobias_of_one_mind(&t));
     if (t.engine == NULL) {
         return;
@@ -486,7 +487,7 @@ static void test_a_crash_climbs_to_a_thought_of_his_own(void) {
     CHECK(!contains(json, "\"kind\":\"thought\""));
     rp_string_free(json);
     CHECK(rp_engine_events(t.engine, 1, UINT64_MAX, &json) == RP_RESULT_OK);
-    CHECK(contains(json, "the thought was rejected: task is 5"));
+    CHECK(contains(json, "the thought was rejected: "));
     rp_string_free(json);
     rp_engine_free(t.engine);
 }
