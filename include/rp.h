@@ -631,6 +631,77 @@ enum rp_result rp_engine_rename_branch(struct rp_engine *engine,
 // `name` points to `name_len` readable bytes.
 enum rp_result rp_engine_delete_branch(struct rp_engine *engine, const char *name, size_t name_len);
 
+// Imports the character card in `bytes` (`len` bytes, borrowed for the call: a card's JSON,
+// or a PNG with a `ccv3` or `chara` text chunk; `ccv3` is preferred) at `now` (host clock,
+// ms; the world's clock advances to it) as a new entity of the engine's, its facts made from
+// the card's prose, the card kept for export. Writes to `*out_json` (a string the caller
+// releases with `rp_string_free`):
+//
+// ```text
+// {"entity": 12, "name": "Aria Vell",
+//  "greetings": {"first": "*tunes her lute* Evening.",   // first_mes
+//                "alternate": ["..."],                   // alternate_greetings
+//                "group_only": []}}                      // group_only_greetings
+// ```
+//
+// The entity is not placed anywhere (move it with `rp_engine_set_activity`).
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` when the bytes hold no card (a PNG with a
+// broken chunk or CRC, no card chunk, bad base64, JSON that is not a card), a text too long
+// for a fact (64 KiB a line), or a `now` before the world's clock; `RP_RESULT_CONFLICT` when
+// an entity has the card's name already (or called from a callback running on this engine);
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_STORAGE`. On failure the
+// world is unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `bytes` points to `len` readable bytes; `out_json` is writable.
+enum rp_result rp_engine_import_card(struct rp_engine *engine,
+                                     const uint8_t *bytes,
+                                     size_t len,
+                                     int64_t now,
+                                     char **out_json);
+
+// Exports entity `entity_id` as a character card in `format` (`format_len` bytes of UTF-8:
+// `"v2"`, `"v3"` or `"png"`, or a file name ending in `.json` (V3) or `.png`). A card
+// imported comes back as it was given (the same version byte for byte; another version with
+// every field and extension kept); an entity made otherwise goes out as a card of its name
+// and prose facts. A PNG carries the V2 card in a `chara` chunk and the V3 card in a `ccv3`
+// chunk. Writes the bytes to `*out_bytes` and their number to `*out_len`; release them with
+// `rp_bytes_free`.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such entity;
+// `RP_RESULT_INVALID` for an unknown format; `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a
+// callback running on this engine). Changes nothing.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `format` points to `format_len` readable bytes; `out_bytes` and `out_len` are writable.
+enum rp_result rp_engine_export_card(const struct rp_engine *engine,
+                                     uint64_t entity_id,
+                                     const char *format,
+                                     size_t format_len,
+                                     uint8_t **out_bytes,
+                                     size_t *out_len);
+
+// Releases bytes rp handed out (`rp_engine_export_card`), with the length it gave.
+//
+// `bytes` may be `NULL`, which does nothing. Otherwise it must be bytes rp handed out, not
+// yet released, and `len` the length rp gave with them: anything else is undefined
+// behaviour. Never release them with `free()`.
+//
+// Thread: any.
+//
+// # Safety
+//
+// `bytes` is `NULL` or a pointer rp handed out with `len` bytes, not yet released.
+void rp_bytes_free(uint8_t *bytes, size_t len);
+
 // Compiles `source` (`source_len` bytes of UTF-8, borrowed for the call)
 // and writes the new condition to `*out_condition`.
 //

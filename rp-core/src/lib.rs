@@ -12,6 +12,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod cards;
 pub mod decay;
 pub mod drives;
 mod engine;

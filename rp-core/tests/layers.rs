@@ -30,7 +30,7 @@ const LAYERS: &[&[&str]] = &[
         "story", "update", "scene", "turn", "skip", "query", "decay", "tick", "job",
     ],
     // World files: parsed, planned, applied through the engine.
-    &["worldfile"],
+    &["worldfile", "cards"],
 ];
 
 /// One arrow: `from` uses `to` at `file:line`.

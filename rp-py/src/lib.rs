@@ -44,6 +44,7 @@ use pyo3::prelude::*;
 
 mod beliefs;
 mod bench;
+mod cards;
 mod condition;
 mod decision;
 mod drives;

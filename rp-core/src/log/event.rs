@@ -571,6 +571,14 @@ pub enum Event {
         /// When (the world's time).
         at: Millis,
     },
+    /// A character card (docs/cards.md) was attached to an entity: its JSON as given, kept
+    /// for export; the entity's facts were made from it by the event before.
+    CardAttached {
+        /// The entity.
+        entity: EntityId,
+        /// The card's JSON, as given.
+        card: String,
+    },
     /// Stimuli a character processed went past arithmetic and rules to the fast model
     /// (docs/drives.md, "Layers"): one whose arithmetic was not confident, or a pattern of one
     /// kind accumulating. Records why, and the classification (or why it could not be had).
@@ -677,6 +685,7 @@ impl Event {
             Event::RuleRemoved { .. } => "rule_removed",
             Event::RuleFired { .. } => "rule_fired",
             Event::FeedbackLearned { .. } => "feedback_learned",
+            Event::CardAttached { .. } => "card_attached",
             Event::StimulusClassified { .. } => "stimulus_classified",
             Event::ThoughtFormed { .. } => "thought_formed",
         }
@@ -772,7 +781,9 @@ impl Event {
             Event::FeedbackLearned {
                 entity, feedback, ..
             } => t.entities.extend([*entity, feedback.from]),
-            Event::StimulusClassified { entity, .. } => t.entities.push(*entity),
+            Event::StimulusClassified { entity, .. } | Event::CardAttached { entity, .. } => {
+                t.entities.push(*entity)
+            }
             Event::ThoughtFormed { entity, memory, .. } => {
                 t.entities.push(*entity);
                 t.memories.extend(memory.iter().map(|m| m.id));

@@ -94,6 +94,9 @@ pub struct World {
     /// before memories faded has none recorded: a pass is due at once.
     #[serde(default = "super::minds::overdue")]
     pub(super) decay_next: Option<Millis>,
+    /// The character card each entity was made from (docs/cards.md), as given.
+    #[serde(default)]
+    pub(super) cards: imbl::OrdMap<EntityId, String>,
     /// The rules each character holds (docs/rules.md), by owner and id.
     #[serde(default, with = "super::rules::rule_map")]
     pub(super) rules: imbl::OrdMap<(EntityId, RuleId), Rule>,
@@ -154,6 +157,11 @@ impl World {
     /// Entities in id order.
     pub fn entities(&self) -> impl DoubleEndedIterator<Item = &Entity> + '_ {
         self.entities.iter()
+    }
+
+    /// The character card `entity` was made from, as given (docs/cards.md).
+    pub fn card_json(&self, entity: EntityId) -> Option<&str> {
+        self.cards.get(&entity).map(String::as_str)
     }
 
     /// The entity with that id.

@@ -4,6 +4,7 @@
 
 mod activity;
 mod belief;
+pub mod card;
 mod container;
 mod drives;
 mod edge;
@@ -29,6 +30,7 @@ pub use belief::{
     BeliefObservation, BeliefSource, Feeling, Held, MAX_BELIEF_TEXT_CHARS, MAX_BELIEVED_FEELINGS,
     MAX_BELIEVED_TRAITS, PersonBelief, decayed,
 };
+pub use card::{Card, Greetings, Spec};
 pub use container::{Container, ContainerProperties, Slot};
 pub use drives::{
     Belief, Drive, DriveConfig, DriveSettings, HOUR_MS, Initiation, Mind, Mode, Personality,

@@ -1229,6 +1229,32 @@ class World:
         ``"intent"``, ``"weight"``, ``"since"``, ``"uses"``, ``"last_used"``,
         ``"checked"``, ``"created_at"`` and ``"source"``. Raises NotFound (entity).
         """
+    def import_card(
+        self, source: Union[bytes, str, "os.PathLike[str]"], *, now: int
+    ) -> int:
+        """Imports a character card (bytes or a path: V1/V2/V3 JSON, or a PNG with a
+        ``ccv3`` or ``chara`` chunk) at ``now`` as a new character; returns its id
+        (docs/cards.md).
+
+        Its facts are the card's prose; ``card(id)`` gives the card as given (its
+        greetings). Raises InvalidInput (no card, a broken PNG, a text too long),
+        Conflict (the name is taken), OSError (an unreadable path).
+        """
+    def card(self, entity: _Named) -> Optional[dict[str, Any]]:
+        """The card ``entity`` was made from, as given, or None. Raises NotFound (entity)."""
+    def export_card(
+        self,
+        entity: _Named,
+        path: Union[str, "os.PathLike[str]", None] = None,
+        *,
+        format: Optional[str] = None,
+    ) -> bytes:
+        """``entity`` as a character card: ``format`` ``"v2"``, ``"v3"`` or ``"png"`` (else
+        from ``path``'s extension, else V3); written to ``path`` when given, and returned.
+
+        Raises NotFound (entity), InvalidInput (an unknown format), OSError (an unwritable
+        path).
+        """
     @property
     def branch(self) -> str:
         """The name of the current branch."""

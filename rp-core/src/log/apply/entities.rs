@@ -120,6 +120,7 @@ impl World {
         self.speech.remove(&id);
         self.remove_mind(id);
         self.remove_beliefs(id);
+        self.cards.remove(&id);
         self.index.names.remove(&e.name.to_lowercase());
         if let Some(k) = &e.key {
             self.index.entity_keys.remove(k);

@@ -368,6 +368,11 @@ impl World {
                 cause,
                 ..
             } => self.fire_rule(*entity, *rule, *at, *held, cause)?,
+            Event::CardAttached { entity, card } => {
+                self.get_entity(*entity)?;
+                Card::from_json(card)?;
+                self.cards.insert(*entity, card.clone());
+            }
             Event::StimulusClassified {
                 entity,
                 at,

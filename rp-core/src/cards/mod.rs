@@ -1,0 +1,229 @@
+//! Character cards in and out (docs/cards.md): a card from SillyTavern and the community (V1,
+//! V2 or V3, as JSON or inside a PNG) becomes an entity whose facts are its prose, with the
+//! card kept as given; any entity goes out as V2 or V3 JSON or as a PNG carrying both.
+//!
+//! ```
+//! # let mut engine = rp_core::Engine::in_memory("Inn", 0)?;
+//! let card = br#"{"spec": "chara_card_v2", "spec_version": "2.0", "data": {
+//!     "name": "Aria", "description": "A bard with a cracked lute.",
+//!     "first_mes": "*tunes her lute* Evening.", "extensions": {"fav": true}}}"#;
+//! let imported = engine.import_card(card, 1_000)?;
+//! assert_eq!(imported.greetings.first, "*tunes her lute* Evening.");
+//! let again = engine.export_card(imported.entity, rp_core::cards::CardFormat::V2)?;
+//! assert_eq!(again, card.to_vec()); // every field and extension, byte for byte
+//! # Ok::<(), rp_core::Error>(())
+//! ```
+
+pub mod png;
+
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::log::Event;
+use crate::model::{Card, EntityId, EntityState, FactSheet, Greetings, Millis};
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
+
+/// How a card goes out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CardFormat {
+    /// `chara_card_v2` JSON.
+    V2,
+    /// `chara_card_v3` JSON.
+    V3,
+    /// A PNG with the V2 card in a `chara` chunk and the V3 card in a `ccv3` chunk.
+    Png,
+}
+
+impl CardFormat {
+    /// `"v2"`, `"v3"` or `"png"` (what C and Python name), or a file's extension: `.png` is
+    /// PNG, `.json` V3.
+    pub fn from_name(name: &str) -> Result<CardFormat> {
+        let lower = name.to_ascii_lowercase();
+        Ok(match lower.as_str() {
+            "v2" => CardFormat::V2,
+            "v3" | "json" => CardFormat::V3,
+            "png" => CardFormat::Png,
+            _ if lower.ends_with(".png") => CardFormat::Png,
+            _ if lower.ends_with(".json") => CardFormat::V3,
+            _ => {
+                return Err(Error::invalid(
+                    "card format",
+                    format!(
+                        "{name:?} is not a card format; use \"v2\", \"v3\" or \"png\" (or a .json or .png path)"
+                    ),
+                ));
+            }
+        })
+    }
+}
+
+/// A card imported: the new entity, its name, and the greetings the host may open with.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ImportedCard {
+    /// The new entity.
+    pub entity: EntityId,
+    /// Its name.
+    pub name: String,
+    /// The card's greetings.
+    pub greetings: Greetings,
+}
+
+/// The card in `bytes`: a PNG's `ccv3` chunk (else its `chara` chunk), base64 JSON; or JSON
+/// itself.
+pub fn read_card(bytes: &[u8]) -> Result<Card> {
+    if png::is_png(bytes) {
+        let bad = |e: png::PngError| Error::invalid("card", e.0);
+        let text = match png::text_chunk(bytes, "ccv3").map_err(bad)? {
+            Some(t) => t,
+            None => png::text_chunk(bytes, "chara")
+                .map_err(bad)?
+                .ok_or_else(|| {
+                    Error::invalid(
+                        "card",
+                        "the PNG holds no card (no `ccv3` or `chara` text chunk)",
+                    )
+                })?,
+        };
+        let raw = text.trim();
+        let decoded = STANDARD
+            .decode(raw)
+            .or_else(|_| STANDARD_NO_PAD.decode(raw.trim_end_matches('=')))
+            .map_err(|e| Error::invalid("card", format!("the PNG's card is not base64: {e}")))?;
+        let json = String::from_utf8(decoded)
+            .map_err(|_| Error::invalid("card", "the PNG's card is not UTF-8 text"))?;
+        return Card::from_json(&json);
+    }
+    let json = std::str::from_utf8(bytes)
+        .map_err(|_| Error::invalid("card", "neither a PNG nor UTF-8 JSON"))?;
+    Card::from_json(json)
+}
+
+/// The fact lines of a card (docs/cards.md, "What a card becomes"): its description line by
+/// line, then `personality:` and `scenario:` facts; `{{char}}` and `<BOT>` read as its name. A
+/// line that would read as a sheet directive (`$` and a letter) is kept as prose.
+pub fn facts_of(card: &Card) -> FactSheet {
+    let name = card.name().trim();
+    let named = |t: &str| t.replace("{{char}}", name).replace("<BOT>", name);
+    let prose = |t: String| {
+        let starts_directive =
+            t.starts_with('$') && t[1..].starts_with(|c: char| c.is_ascii_alphabetic());
+        if starts_directive {
+            format!("\u{200b}{t}")
+        } else {
+            t
+        }
+    };
+    let mut lines: Vec<String> = named(card.text("description"))
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|l| prose(l.to_owned()))
+        .collect();
+    for field in ["personality", "scenario"] {
+        let text = named(card.text(field));
+        let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if !joined.is_empty() {
+            lines.push(format!("{field}: {joined}"));
+        }
+    }
+    FactSheet(lines)
+}
+
+impl Engine {
+    /// Imports a character card (V1, V2 or V3; JSON, or a PNG with a `ccv3` or `chara`
+    /// chunk) at `now`: a new entity of the engine's, its facts made from the card's prose
+    /// ([`facts_of`]), the card kept as given for export. Not placed anywhere: the host puts
+    /// it where it belongs. Refused, changing nothing, when the bytes hold no card, the card
+    /// is not valid, a text is too long for a fact, or an entity has its name already.
+    pub fn import_card(&mut self, bytes: &[u8], now: Millis) -> Result<ImportedCard> {
+        if now < self.world().now() {
+            return Err(Error::invalid(
+                "time",
+                format!(
+                    "import_card: now ({now}) is before the world's clock ({})",
+                    self.world().now()
+                ),
+            ));
+        }
+        let card = read_card(bytes)?;
+        let name = card.name().trim().to_owned();
+        if self.world().entity_by_name(&name).is_some() {
+            return Err(Error::conflict(format!(
+                "an entity is named {name:?} already; rename one of them"
+            )));
+        }
+        let nickname = card.text("nickname").trim();
+        let aliases = if nickname.is_empty() || nickname == name {
+            Vec::new()
+        } else {
+            vec![nickname.to_owned()]
+        };
+        let id = EntityId(self.world().next_id());
+        let mut events = Vec::new();
+        if now > self.world().now() {
+            events.push(Event::TimeAdvanced { to: now });
+        }
+        events.push(Event::EntityCreated {
+            id,
+            key: None,
+            name: name.clone(),
+            aliases,
+            facts: facts_of(&card),
+            host_controlled: false,
+            state: EntityState::default(),
+        });
+        events.push(Event::CardAttached {
+            entity: id,
+            card: card.json().to_owned(),
+        });
+        self.append(events)?;
+        Ok(ImportedCard {
+            entity: id,
+            name,
+            greetings: card.greetings(),
+        })
+    }
+
+    /// The card `entity` was made from (`None` for an entity made otherwise). An unknown
+    /// entity is a `not_found` error.
+    pub fn card(&self, entity: EntityId) -> Result<Option<Card>> {
+        if self.world().entity(entity).is_none() {
+            return Err(Error::not_found("entity", entity.0));
+        }
+        self.world()
+            .card_json(entity)
+            .map(Card::from_json)
+            .transpose()
+    }
+
+    /// `entity` as a card in `format`: the card it was made from (the same version as given
+    /// comes back byte for byte; another version keeps every field), or, for an entity made
+    /// otherwise, a card of its name and its prose facts. A PNG carries the V2 card in a
+    /// `chara` chunk and the V3 card in a `ccv3` chunk on a 1×1 placeholder image.
+    pub fn export_card(&self, entity: EntityId, format: CardFormat) -> Result<Vec<u8>> {
+        let card = match self.card(entity)? {
+            Some(card) => card,
+            None => {
+                let e = self.world().entity(entity).expect("checked by card()");
+                let prose: Vec<&str> = e
+                    .facts
+                    .lines()
+                    .iter()
+                    .map(|l| l.trim())
+                    .filter(|l| !l.is_empty() && !l.starts_with('$'))
+                    .collect();
+                Card::of(&e.name, &prose.join("\n"))
+            }
+        };
+        Ok(match format {
+            CardFormat::V2 => card.to_v2().into_bytes(),
+            CardFormat::V3 => card.to_v3().into_bytes(),
+            CardFormat::Png => {
+                let v2 = STANDARD.encode(card.to_v2());
+                let v3 = STANDARD.encode(card.to_v3());
+                png::with_text_chunks(&png::placeholder(), &[("chara", &v2), ("ccv3", &v3)])
+                    .map_err(|e| Error::invalid("card", e.0))?
+            }
+        })
+    }
+}

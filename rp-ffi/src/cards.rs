@@ -1,0 +1,131 @@
+//! Character cards from C (docs/cards.md): importing a card (V1, V2 or V3; JSON or PNG) as a
+//! new entity, and exporting any entity as V2 or V3 JSON or as a PNG. What a card becomes and
+//! how it goes out is rp-core's (`rp_core::cards`); these calls convert bytes and answers.
+
+use std::ffi::c_char;
+
+use rp_core::EntityId;
+use rp_core::cards::CardFormat;
+
+use crate::arg::{out_arg, slice_arg, str_arg};
+use crate::engine::{rp_engine, with_engine};
+use crate::error::{ffi_result, rp_result};
+use crate::panic::ffi_guard;
+use crate::scene::read_json;
+use crate::turn::to_json;
+
+/// Imports the character card in `bytes` (`len` bytes, borrowed for the call: a card's JSON,
+/// or a PNG with a `ccv3` or `chara` text chunk; `ccv3` is preferred) at `now` (host clock,
+/// ms; the world's clock advances to it) as a new entity of the engine's, its facts made from
+/// the card's prose, the card kept for export. Writes to `*out_json` (a string the caller
+/// releases with `rp_string_free`):
+///
+/// ```text
+/// {"entity": 12, "name": "Aria Vell",
+///  "greetings": {"first": "*tunes her lute* Evening.",   // first_mes
+///                "alternate": ["..."],                   // alternate_greetings
+///                "group_only": []}}                      // group_only_greetings
+/// ```
+///
+/// The entity is not placed anywhere (move it with `rp_engine_set_activity`).
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` when the bytes hold no card (a PNG with a
+/// broken chunk or CRC, no card chunk, bad base64, JSON that is not a card), a text too long
+/// for a fact (64 KiB a line), or a `now` before the world's clock; `RP_RESULT_CONFLICT` when
+/// an entity has the card's name already (or called from a callback running on this engine);
+/// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_STORAGE`. On failure the
+/// world is unchanged.
+///
+/// Thread: any (see `rp_engine`).
+///
+/// # Safety
+///
+/// `bytes` points to `len` readable bytes; `out_json` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_engine_import_card(
+    engine: *mut rp_engine,
+    bytes: *const u8,
+    len: usize,
+    now: i64,
+    out_json: *mut *mut c_char,
+) -> rp_result {
+    ffi_result(|| {
+        // SAFETY: the caller guarantees `bytes` points to `len` bytes.
+        let bytes = unsafe { slice_arg("bytes", bytes, len) }?;
+        // SAFETY: the caller made `out_json` writable.
+        unsafe {
+            read_json(engine, out_json, "the imported card's JSON", |e| {
+                Ok(to_json(&e.import_card(bytes, now)?))
+            })
+        }
+    })
+}
+
+/// Exports entity `entity_id` as a character card in `format` (`format_len` bytes of UTF-8:
+/// `"v2"`, `"v3"` or `"png"`, or a file name ending in `.json` (V3) or `.png`). A card
+/// imported comes back as it was given (the same version byte for byte; another version with
+/// every field and extension kept); an entity made otherwise goes out as a card of its name
+/// and prose facts. A PNG carries the V2 card in a `chara` chunk and the V3 card in a `ccv3`
+/// chunk. Writes the bytes to `*out_bytes` and their number to `*out_len`; release them with
+/// `rp_bytes_free`.
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such entity;
+/// `RP_RESULT_INVALID` for an unknown format; `RP_RESULT_NULL_ARGUMENT`,
+/// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a
+/// callback running on this engine). Changes nothing.
+///
+/// Thread: any (see `rp_engine`).
+///
+/// # Safety
+///
+/// `format` points to `format_len` readable bytes; `out_bytes` and `out_len` are writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_engine_export_card(
+    engine: *const rp_engine,
+    entity_id: u64,
+    format: *const c_char,
+    format_len: usize,
+    out_bytes: *mut *mut u8,
+    out_len: *mut usize,
+) -> rp_result {
+    ffi_result(|| {
+        let out = out_arg("out_bytes", out_bytes)?;
+        let out_n = out_arg("out_len", out_len)?;
+        // SAFETY: the caller guarantees `format` points to `format_len` bytes.
+        let format = unsafe { str_arg("format", format, format_len) }?;
+        let format = CardFormat::from_name(format)?;
+        let bytes = with_engine(engine, |e| Ok(e.export_card(EntityId(entity_id), format)?))?;
+        let bytes = bytes.into_boxed_slice();
+        let n = bytes.len();
+        let pointer = Box::into_raw(bytes).cast::<u8>();
+        // SAFETY: non-NULL pointers the caller made writable.
+        unsafe {
+            out.write(pointer);
+            out_n.write(n);
+        }
+        Ok(())
+    })
+}
+
+/// Releases bytes rp handed out (`rp_engine_export_card`), with the length it gave.
+///
+/// `bytes` may be `NULL`, which does nothing. Otherwise it must be bytes rp handed out, not
+/// yet released, and `len` the length rp gave with them: anything else is undefined
+/// behaviour. Never release them with `free()`.
+///
+/// Thread: any.
+///
+/// # Safety
+///
+/// `bytes` is `NULL` or a pointer rp handed out with `len` bytes, not yet released.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_bytes_free(bytes: *mut u8, len: usize) {
+    if bytes.is_null() {
+        return;
+    }
+    ffi_guard(|| {
+        // SAFETY: the caller guarantees `bytes` and `len` came from `Box::into_raw` of a boxed
+        // slice of `len` bytes, not released before.
+        drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(bytes, len)) });
+    });
+}

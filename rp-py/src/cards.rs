@@ -1,0 +1,93 @@
+//! Character cards on `World` (docs/cards.md): importing a card (`import_card()`, rp-core's
+//! `Engine::import_card`), reading the card an entity was made from (`card()`), and exporting
+//! any entity as a card (`export_card()`, `Engine::export_card`). What a card becomes and how
+//! it goes out is rp-core's; these methods read and write the bytes and convert answers.
+
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use rp_core::cards::CardFormat;
+
+use crate::model::{Named, entity_id};
+use crate::world::World;
+
+/// The bytes of a card given as bytes, or read from a path.
+fn card_bytes(source: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    if let Ok(bytes) = source.cast::<PyBytes>() {
+        return Ok(bytes.as_bytes().to_vec());
+    }
+    let path: std::path::PathBuf = source.extract()?;
+    std::fs::read(&path)
+        .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display())))
+}
+
+#[pymethods]
+impl World {
+    /// Imports the character card ``source`` (bytes, or the path of a file: a card's JSON,
+    /// V1, V2 or V3, or a PNG with a ``ccv3`` or ``chara`` chunk; ``ccv3`` is preferred) at
+    /// ``now`` (host clock, ms; the clock moves to it) as a new character of the engine's,
+    /// its facts made from the card's prose, the card kept for export. Returns the new
+    /// entity's id; ``card(id)`` gives the card (its greetings: ``"first_mes"``,
+    /// ``"alternate_greetings"``). The entity is not placed anywhere.
+    ///
+    /// Raises ``InvalidInput`` (no card: a PNG with a broken chunk or CRC, no card chunk, bad
+    /// base64, JSON that is not a card; a text too long for a fact; ``now`` before the
+    /// world's clock), ``Conflict`` (an entity has its name already), ``OSError`` (a path
+    /// that cannot be read); the world is then unchanged.
+    #[pyo3(signature = (source, *, now))]
+    fn import_card(&self, py: Python<'_>, source: &Bound<'_, PyAny>, now: i64) -> PyResult<u64> {
+        let bytes = card_bytes(source)?;
+        self.with_engine(py, |engine| Ok(engine.import_card(&bytes, now)?.entity.0))
+    }
+
+    /// The card ``entity`` (an id, key, name or alias) was made from, as a dict of its JSON
+    /// as given (``"spec"``, ``"data"``, ...), or None for an entity made otherwise.
+    ///
+    /// Raises ``NotFound`` (entity).
+    fn card<'py>(&self, py: Python<'py>, entity: Named) -> PyResult<Bound<'py, PyAny>> {
+        let card = self.with_engine(py, |engine| {
+            let entity = entity_id(engine.world(), &entity)?;
+            engine.card(entity)
+        })?;
+        match card {
+            Some(card) => {
+                crate::json::to_py(py, serde_json::from_str::<serde_json::Value>(card.json()))
+            }
+            None => Ok(py.None().into_bound(py)),
+        }
+    }
+
+    /// ``entity`` (an id, key, name or alias) as a character card: a card it was made from
+    /// comes back as given (the same version byte for byte), another entity as a card of its
+    /// name and prose facts. ``format`` is ``"v2"``, ``"v3"`` or ``"png"`` (a PNG carrying the
+    /// V2 card in a ``chara`` chunk and the V3 card in a ``ccv3`` chunk); without it, the
+    /// extension of ``path`` decides (``.json``: V3, ``.png``), else V3. Writes the bytes to
+    /// ``path`` when given, and returns them.
+    ///
+    /// Raises ``NotFound`` (entity), ``InvalidInput`` (an unknown format or extension),
+    /// ``OSError`` (a path that cannot be written).
+    #[pyo3(signature = (entity, path = None, *, format = None))]
+    fn export_card<'py>(
+        &self,
+        py: Python<'py>,
+        entity: Named,
+        path: Option<std::path::PathBuf>,
+        format: Option<String>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let name = match (&format, &path) {
+            (Some(f), _) => f.clone(),
+            (None, Some(p)) => p.to_string_lossy().into_owned(),
+            (None, None) => "v3".to_owned(),
+        };
+        let bytes = self.with_engine(py, |engine| {
+            let format = CardFormat::from_name(&name)?;
+            let entity = entity_id(engine.world(), &entity)?;
+            engine.export_card(entity, format)
+        })?;
+        if let Some(path) = &path {
+            std::fs::write(path, &bytes).map_err(|e| {
+                pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display()))
+            })?;
+        }
+        Ok(PyBytes::new(py, &bytes))
+    }
+}

@@ -1,0 +1,97 @@
+"""Character cards from Python (docs/cards.md): ``World.import_card`` (bytes or a
+path; JSON or PNG), ``World.card`` and ``World.export_card`` (V2, V3, PNG by
+format or extension); a card comes back as it was given, byte for byte; bad
+cards raise the exception of their kind and change nothing."""
+
+import base64
+import json
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+
+from rp_engine import Conflict, InvalidInput, NotFound, World
+
+CARD = json.dumps(
+    {
+        "spec": "chara_card_v2",
+        "spec_version": "2.0",
+        "data": {
+            "name": "Aria Vell",
+            "description": "{{char}} is a bard with a cracked lute.",
+            "personality": "wry",
+            "scenario": "",
+            "first_mes": "*tunes her lute* Evening.",
+            "mes_example": "",
+            "alternate_greetings": ["Oh. You again."],
+            "extensions": {"fav": True, "depth_prompt": {"depth": 4}},
+        },
+    },
+    separators=(",", ":"),
+).encode()
+
+
+def chunks(png: bytes) -> dict[bytes, bytes]:
+    """The text chunks of a PNG, read with Python's own zlib CRC check."""
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    at, out = 8, {}
+    while at < len(png):
+        (n,) = struct.unpack(">I", png[at : at + 4])
+        kind, data = png[at + 4 : at + 8], png[at + 8 : at + 8 + n]
+        (crc,) = struct.unpack(">I", png[at + 8 + n : at + 12 + n])
+        assert zlib.crc32(kind + data) == crc
+        if kind == b"tEXt":
+            key, _, text = data.partition(b"\0")
+            out[key] = text
+        if kind == b"IDAT":
+            assert zlib.decompress(data) == b"\x00\x80"  # the 1x1 placeholder
+        at += 12 + n
+    return out
+
+
+def test_a_card_comes_in_as_a_character_and_goes_out_unchanged(
+    world: World, tmp_path: Path
+) -> None:
+    aria = world.import_card(CARD, now=world.now)
+    entity = world.entity(aria)
+    assert entity.name == "Aria Vell"
+    assert entity.facts == "Aria Vell is a bard with a cracked lute.\npersonality: wry"
+    card = world.card(aria)
+    assert card is not None
+    assert card["data"]["alternate_greetings"] == ["Oh. You again."]
+    assert world.export_card(aria, format="v2") == CARD
+    v3 = json.loads(world.export_card(aria, tmp_path / "aria.json"))
+    assert v3["spec"] == "chara_card_v3"
+    assert v3["data"]["extensions"]["depth_prompt"] == {"depth": 4}
+    assert json.loads((tmp_path / "aria.json").read_bytes()) == v3
+    png = world.export_card(aria, tmp_path / "aria.png")
+    text = chunks(png)
+    assert base64.b64decode(text[b"chara"]) == CARD
+    assert json.loads(base64.b64decode(text[b"ccv3"]))["spec"] == "chara_card_v3"
+    other = World.in_memory("Other")
+    back = other.import_card(tmp_path / "aria.png", now=0)
+    assert other.entity(back).facts == entity.facts
+    assert world.card("Tobias Reed") is None
+
+
+def test_bad_cards_raise_their_kind_and_change_nothing(world: World, tmp_path: Path) -> None:
+    world.import_card(CARD, now=world.now)
+    head = world.head
+    png = bytearray(world.export_card("Tobias Reed", format="png"))
+    png[-30] ^= 0x20
+    with pytest.raises(InvalidInput, match="CRC"):
+        world.import_card(bytes(png), now=world.now)
+    with pytest.raises(InvalidInput, match="a JSON object"):
+        world.import_card(b"[1, 2]", now=world.now)
+    with pytest.raises(InvalidInput, match="no name"):
+        world.import_card(b'{"spec": "chara_card_v2", "data": {"name": ""}}', now=world.now)
+    with pytest.raises(Conflict, match="already"):
+        world.import_card(CARD, now=world.now)
+    with pytest.raises(OSError):
+        world.import_card(tmp_path / "missing.png", now=world.now)
+    with pytest.raises(InvalidInput, match="not a card format"):
+        world.export_card("Tobias Reed", format="gif")
+    with pytest.raises(NotFound):
+        world.export_card("Nobody")
+    assert world.head == head
