@@ -689,6 +689,31 @@ enum rp_result rp_engine_export_card(const struct rp_engine *engine,
                                      uint8_t **out_bytes,
                                      size_t *out_len);
 
+// Adds the lorebook in `json` (`len` bytes of UTF-8, borrowed for the call: SillyTavern's
+// World Info JSON, a `lorebook_v3`, or a card's `character_book`) at `now` (host clock, ms;
+// the world's clock advances to it): every character's when `owner_id` is 0, else that
+// character's alone. Its entries then come into a character's prompt when what it heard
+// activates them (docs/cards.md, "Lorebooks"). Writes its id to `*out_id`.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` when it is not a lorebook (not JSON, no
+// `entries`, a field of the wrong type, more than 100,000 entries, a regex key that is not a
+// JavaScript regular expression) or `now` is before the world's clock; `RP_RESULT_NOT_FOUND`
+// when `owner_id` is not an entity; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback running on this engine), `RP_RESULT_STORAGE`.
+// On failure the world is unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `json` points to `len` readable bytes; `out_id` is writable.
+enum rp_result rp_engine_import_lorebook(struct rp_engine *engine,
+                                         const uint8_t *json,
+                                         size_t len,
+                                         uint64_t owner_id,
+                                         int64_t now,
+                                         uint64_t *out_id);
+
 // Releases bytes rp handed out (`rp_engine_export_card`), with the length it gave.
 //
 // `bytes` may be `NULL`, which does nothing. Otherwise it must be bytes rp handed out, not

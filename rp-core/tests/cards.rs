@@ -230,3 +230,144 @@ fn the_placeholder_is_a_valid_png() {
     assert!(png::is_png(&p));
     assert_eq!(png::text_chunk(&p, "anything").unwrap(), None);
 }
+
+/// A world with Wren (the player) and Tobias in the booth, Mira at the bar out of earshot.
+const INN: &str = r#"
+[world]
+name = "Inn"
+[[containers]]
+id = "booth"
+name = "the booth"
+[[containers]]
+id = "bar"
+name = "the bar"
+[[entities]]
+id = "wren"
+name = "Wren"
+player = true
+container = "booth"
+[[entities]]
+id = "tobias"
+name = "Tobias"
+container = "booth"
+[[entities]]
+id = "mira"
+name = "Mira"
+container = "bar"
+"#;
+
+fn prompt(e: &mut Engine, who: EntityId) -> String {
+    let now = e.world().now();
+    e.inspect_prompt(who, None, now, &rp_core::turn::PromptOptions::default())
+        .unwrap()
+        .pieces
+        .iter()
+        .map(|p| p.text.clone())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn lorebooks_activate_on_what_a_character_heard() {
+    let mut e = engine();
+    e.apply_world_file("inn.toml", INN).unwrap();
+    let (wren, tobias, mira) = (
+        e.world().resolve_entity("wren").unwrap(),
+        e.world().resolve_entity("tobias").unwrap(),
+        e.world().resolve_entity("mira").unwrap(),
+    );
+    // The world's book, as a World Info file; Tobias's own, as a card's.
+    let world_info = r#"{"entries": {
+        "0": {"uid": 0, "key": ["ferryman"], "content": "The Ferryman crosses at dawn.", "order": 10},
+        "1": {"uid": 1, "key": ["/sea(l|led)? letter/i"], "keysecondary": ["wax"], "selectiveLogic": 2,
+              "content": "Sealed letters are for the Ferryman.", "order": 20},
+        "2": {"uid": 2, "key": ["always"], "constant": true, "content": "Rain never stops on the marsh."}}}"#;
+    e.import_lorebook(world_info.as_bytes(), None, 2_000)
+        .unwrap();
+    let own = r#"{"entries": [{"keys": ["lights"], "content": "Tobias saw green lights over the reeds."}]}"#;
+    e.import_lorebook(own.as_bytes(), Some(tobias), 2_000)
+        .unwrap();
+    let generator = rp_core::turn::ScriptedGenerator::new("Mm.");
+    e.run_turn_blocking(
+        rp_core::turn::TurnInput::say(wren, "I carry a sealed letter. Seen any lights?", 3_000),
+        Default::default(),
+        &generator,
+        &mut rp_core::machine::NoSink,
+    )
+    .unwrap();
+    let heard = prompt(&mut e, tobias);
+    assert!(heard.contains("Rain never stops on the marsh."), "constant");
+    assert!(
+        heard.contains("Sealed letters are for the Ferryman."),
+        "{heard}"
+    );
+    assert!(
+        heard.contains("Tobias saw green lights over the reeds."),
+        "his own book"
+    );
+    assert!(
+        heard.contains("The Ferryman crosses at dawn."),
+        "by recursion: {heard}"
+    );
+    // Mira heard none of it: only the constant entry, and never Tobias's book.
+    let far = prompt(&mut e, mira);
+    assert!(far.contains("Rain never stops on the marsh."));
+    assert!(
+        !far.contains("Sealed letters") && !far.contains("green lights"),
+        "{far}"
+    );
+    assert_eq!(replay(&e).to_bytes(), e.world().to_bytes());
+}
+
+#[test]
+fn a_cards_book_is_its_characters_and_bad_books_are_refused() {
+    let mut e = engine();
+    let card = r#"{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":"Aria","description":"A bard.",
+        "character_book":{"name":"Aria's songs","entries":[{"keys":["lute"],"content":"Her lute was her mother's.","enabled":true,"insertion_order":1}]}}}"#;
+    let aria = e.import_card(card.as_bytes(), 2_000).unwrap().entity;
+    let books: Vec<(u64, Option<EntityId>, String)> = e
+        .world()
+        .lorebooks()
+        .map(|(id, owner, b)| (id, owner, b.name.clone()))
+        .collect();
+    assert_eq!(books.len(), 1);
+    assert_eq!(
+        (books[0].1, books[0].2.as_str()),
+        (Some(aria), "Aria's songs")
+    );
+    let head = e.head();
+    for (bad, why) in [
+        (
+            r#"{"entries": {"0": {"key": ["/(unclosed/"]}}}"#,
+            "not a JavaScript regular expression",
+        ),
+        (r#"{"entries": 5}"#, "`entries`"),
+        (r#"[]"#, "a JSON object"),
+        (
+            r#"{"entries": [{"keys": "a", "probability": 300}]}"#,
+            "0 to 100",
+        ),
+    ] {
+        let err = e.import_lorebook(bad.as_bytes(), None, 3_000).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Invalid);
+        assert!(err.to_string().contains(why), "{why}: {err}");
+    }
+    assert_eq!(
+        e.import_lorebook(b"{\"entries\": []}", Some(EntityId(999)), 3_000)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::NotFound
+    );
+    // 100,001 entries: refused at once, never a stall.
+    let many = format!("{{\"entries\": [{}]}}", vec!["{}"; 100_001].join(","));
+    assert!(
+        e.import_lorebook(many.as_bytes(), None, 3_000)
+            .unwrap_err()
+            .to_string()
+            .contains("at most 100000")
+    );
+    assert_eq!(e.head(), head);
+    // Removing the character removes its book.
+    e.append(vec![Event::EntityRemoved { id: aria }]).unwrap();
+    assert_eq!(e.world().lorebooks().count(), 0);
+}

@@ -1,5 +1,5 @@
 //! Character cards from C (docs/cards.md): importing a card (V1, V2 or V3; JSON or PNG) as a
-//! new entity, and exporting any entity as V2 or V3 JSON or as a PNG. What a card becomes and
+//! new entity, exporting any entity as V2 or V3 JSON or as a PNG, and adding lorebooks. What a card becomes and
 //! how it goes out is rp-core's (`rp_core::cards`); these calls convert bytes and answers.
 
 use std::ffi::c_char;
@@ -103,6 +103,45 @@ pub unsafe extern "C" fn rp_engine_export_card(
             out.write(pointer);
             out_n.write(n);
         }
+        Ok(())
+    })
+}
+
+/// Adds the lorebook in `json` (`len` bytes of UTF-8, borrowed for the call: SillyTavern's
+/// World Info JSON, a `lorebook_v3`, or a card's `character_book`) at `now` (host clock, ms;
+/// the world's clock advances to it): every character's when `owner_id` is 0, else that
+/// character's alone. Its entries then come into a character's prompt when what it heard
+/// activates them (docs/cards.md, "Lorebooks"). Writes its id to `*out_id`.
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` when it is not a lorebook (not JSON, no
+/// `entries`, a field of the wrong type, more than 100,000 entries, a regex key that is not a
+/// JavaScript regular expression) or `now` is before the world's clock; `RP_RESULT_NOT_FOUND`
+/// when `owner_id` is not an entity; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+/// `RP_RESULT_CONFLICT` (called from a callback running on this engine), `RP_RESULT_STORAGE`.
+/// On failure the world is unchanged.
+///
+/// Thread: any (see `rp_engine`).
+///
+/// # Safety
+///
+/// `json` points to `len` readable bytes; `out_id` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_engine_import_lorebook(
+    engine: *mut rp_engine,
+    json: *const u8,
+    len: usize,
+    owner_id: u64,
+    now: i64,
+    out_id: *mut u64,
+) -> rp_result {
+    ffi_result(|| {
+        let out = out_arg("out_id", out_id)?;
+        // SAFETY: the caller guarantees `json` points to `len` bytes.
+        let bytes = unsafe { slice_arg("json", json, len) }?;
+        let owner = (owner_id != 0).then_some(EntityId(owner_id));
+        let id = with_engine(engine, |e| Ok(e.import_lorebook(bytes, owner, now)?))?;
+        // SAFETY: a non-NULL pointer the caller made writable.
+        unsafe { out.write(id) };
         Ok(())
     })
 }

@@ -97,7 +97,9 @@ pub use branch::{
     rp_engine_branches, rp_engine_current_branch, rp_engine_delete_branch, rp_engine_fork,
     rp_engine_preview_rewind, rp_engine_rename_branch, rp_engine_rewind, rp_engine_switch_branch,
 };
-pub use cards::{rp_bytes_free, rp_engine_export_card, rp_engine_import_card};
+pub use cards::{
+    rp_bytes_free, rp_engine_export_card, rp_engine_import_card, rp_engine_import_lorebook,
+};
 pub use condition::{rp_condition, rp_condition_compile, rp_condition_free, rp_condition_test};
 pub use drives::{
     rp_engine_advance, rp_engine_begin_tick, rp_engine_configure_drives, rp_engine_drives,

@@ -39,6 +39,32 @@ impl World {
         self.with_engine(py, |engine| Ok(engine.import_card(&bytes, now)?.entity.0))
     }
 
+    /// Adds the lorebook ``source`` (bytes, or the path of a file: SillyTavern's World Info
+    /// JSON, a ``lorebook_v3``, or a card's ``character_book``) at ``now`` (host clock, ms)
+    /// and returns its id: every character's, or ``entity``'s alone. Its entries come into a
+    /// character's prompt when what it heard activates them (docs/cards.md, "Lorebooks").
+    ///
+    /// Raises ``InvalidInput`` (not a lorebook; more than 100,000 entries; a regex key that is
+    /// not a JavaScript regular expression; ``now`` before the world's clock), ``NotFound``
+    /// (``entity``), ``OSError`` (a path that cannot be read); the world is then unchanged.
+    #[pyo3(signature = (source, *, entity = None, now))]
+    fn import_lorebook(
+        &self,
+        py: Python<'_>,
+        source: &Bound<'_, PyAny>,
+        entity: Option<Named>,
+        now: i64,
+    ) -> PyResult<u64> {
+        let bytes = card_bytes(source)?;
+        self.with_engine(py, |engine| {
+            let owner = match &entity {
+                Some(e) => Some(entity_id(engine.world(), e)?),
+                None => None,
+            };
+            engine.import_lorebook(&bytes, owner, now)
+        })
+    }
+
     /// The card ``entity`` (an id, key, name or alias) was made from, as a dict of its JSON
     /// as given (``"spec"``, ``"data"``, ...), or None for an entity made otherwise.
     ///

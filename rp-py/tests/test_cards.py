@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rp_engine import Conflict, InvalidInput, NotFound, World
+from rp_engine import Conflict, InvalidInput, NotFound, ScriptedGenerator, World
 
 CARD = json.dumps(
     {
@@ -95,3 +95,34 @@ def test_bad_cards_raise_their_kind_and_change_nothing(world: World, tmp_path: P
     with pytest.raises(NotFound):
         world.export_card("Nobody")
     assert world.head == head
+
+
+def test_a_lorebook_comes_into_the_prompt_of_who_heard_it(
+    world: World, wren: int, tobias: int, tmp_path: Path
+) -> None:
+    book = tmp_path / "marsh.json"
+    book.write_text(
+        json.dumps(
+            {
+                "entries": {
+                    "0": {"uid": 0, "key": ["ferryman"], "content": "The Ferryman crosses at dawn."},
+                    "1": {"uid": 1, "key": ["/lights?/i"], "content": "Green lights mean drowned men."},
+                }
+            }
+        )
+    )
+    world.import_lorebook(book, now=world.now)
+    world.import_lorebook(
+        b'{"entries": [{"keys": ["letter"], "content": "Tobias fears sealed letters."}]}',
+        entity="Tobias Reed",
+        now=world.now,
+    )
+    world.run_turn(wren, "I carry a sealed letter. Seen any lights?", world.now + 1000, ScriptedGenerator())
+    texts = [piece["text"] for piece in world.inspect_prompt(tobias)["pieces"]]
+    assert "Green lights mean drowned men." in texts
+    assert "Tobias fears sealed letters." in texts
+    assert "The Ferryman crosses at dawn." not in texts
+    with pytest.raises(InvalidInput, match="not a JavaScript regular expression"):
+        world.import_lorebook(b'{"entries": [{"keys": ["/(x/"]}]}', now=world.now)
+    with pytest.raises(NotFound):
+        world.import_lorebook(b'{"entries": []}', entity="Nobody", now=world.now)

@@ -176,12 +176,56 @@ impl Engine {
             entity: id,
             card: card.json().to_owned(),
         });
+        // Its lorebook, the character's own (docs/cards.md, "Lorebooks").
+        if let Some(book) = card.data().get("character_book").filter(|b| b.is_object()) {
+            events.push(Event::LorebookAdded {
+                id: id.0 + 1,
+                owner: Some(id),
+                json: book.to_string(),
+            });
+        }
         self.append(events)?;
         Ok(ImportedCard {
             entity: id,
             name,
             greetings: card.greetings(),
         })
+    }
+
+    /// Adds the lorebook in `bytes` (SillyTavern's World Info JSON, a `lorebook_v3`, or a
+    /// card's `character_book`) at `now`: every character's when `owner` is `None`, else that
+    /// character's alone. Returns its id. Refused, changing nothing, when it is not a lorebook,
+    /// holds more than 100,000 entries, a regex key is not a JavaScript regular expression, or
+    /// `owner` does not exist.
+    pub fn import_lorebook(
+        &mut self,
+        bytes: &[u8],
+        owner: Option<EntityId>,
+        now: Millis,
+    ) -> Result<u64> {
+        if now < self.world().now() {
+            return Err(Error::invalid(
+                "time",
+                format!(
+                    "import_lorebook: now ({now}) is before the world's clock ({})",
+                    self.world().now()
+                ),
+            ));
+        }
+        let json =
+            std::str::from_utf8(bytes).map_err(|_| Error::invalid("lorebook", "not UTF-8 JSON"))?;
+        let id = self.world().next_id();
+        let mut events = Vec::new();
+        if now > self.world().now() {
+            events.push(Event::TimeAdvanced { to: now });
+        }
+        events.push(Event::LorebookAdded {
+            id,
+            owner,
+            json: json.to_owned(),
+        });
+        self.append(events)?;
+        Ok(id)
     }
 
     /// The card `entity` was made from (`None` for an entity made otherwise). An unknown

@@ -571,6 +571,17 @@ pub enum Event {
         /// When (the world's time).
         at: Millis,
     },
+    /// A lorebook was added (docs/cards.md, "Lorebooks"): its JSON as given (World Info, a
+    /// `lorebook_v3` or a card's `character_book`), for the world or for one character.
+    LorebookAdded {
+        /// Its id (the world's next).
+        id: u64,
+        /// The character whose book it is (`None`: every character's).
+        #[serde(default)]
+        owner: Option<EntityId>,
+        /// Its JSON, as given.
+        json: String,
+    },
     /// A character card (docs/cards.md) was attached to an entity: its JSON as given, kept
     /// for export; the entity's facts were made from it by the event before.
     CardAttached {
@@ -686,6 +697,7 @@ impl Event {
             Event::RuleFired { .. } => "rule_fired",
             Event::FeedbackLearned { .. } => "feedback_learned",
             Event::CardAttached { .. } => "card_attached",
+            Event::LorebookAdded { .. } => "lorebook_added",
             Event::StimulusClassified { .. } => "stimulus_classified",
             Event::ThoughtFormed { .. } => "thought_formed",
         }
@@ -784,6 +796,7 @@ impl Event {
             Event::StimulusClassified { entity, .. } | Event::CardAttached { entity, .. } => {
                 t.entities.push(*entity)
             }
+            Event::LorebookAdded { owner, .. } => t.entities.extend(owner.iter().copied()),
             Event::ThoughtFormed { entity, memory, .. } => {
                 t.entities.push(*entity);
                 t.memories.extend(memory.iter().map(|m| m.id));

@@ -94,6 +94,9 @@ pub struct World {
     /// before memories faded has none recorded: a pass is due at once.
     #[serde(default = "super::minds::overdue")]
     pub(super) decay_next: Option<Millis>,
+    /// The lorebooks (docs/cards.md), by id: whose (`None`: every character's), and the book.
+    #[serde(default)]
+    pub(super) lorebooks: imbl::OrdMap<u64, (Option<EntityId>, Lorebook)>,
     /// The character card each entity was made from (docs/cards.md), as given.
     #[serde(default)]
     pub(super) cards: imbl::OrdMap<EntityId, String>,
@@ -157,6 +160,22 @@ impl World {
     /// Entities in id order.
     pub fn entities(&self) -> impl DoubleEndedIterator<Item = &Entity> + '_ {
         self.entities.iter()
+    }
+
+    /// The lorebooks `entity`'s lore is drawn from: the world's and its own, by id.
+    pub fn lorebooks_of(&self, entity: EntityId) -> Vec<(u64, &Lorebook)> {
+        self.lorebooks
+            .iter()
+            .filter(|(_, (owner, _))| owner.is_none_or(|o| o == entity))
+            .map(|(id, (_, book))| (*id, book))
+            .collect()
+    }
+
+    /// Every lorebook, by id, with whose it is.
+    pub fn lorebooks(&self) -> impl Iterator<Item = (u64, Option<EntityId>, &Lorebook)> + '_ {
+        self.lorebooks
+            .iter()
+            .map(|(id, (owner, b))| (*id, *owner, b))
     }
 
     /// The character card `entity` was made from, as given (docs/cards.md).

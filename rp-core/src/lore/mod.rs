@@ -7,6 +7,7 @@
 //! the other readers of the world, below the engine.
 
 mod activation;
+pub mod book;
 mod definitions;
 
 pub(crate) use activation::cut;

@@ -16,6 +16,7 @@ mod generation;
 mod group;
 mod history;
 mod ids;
+mod lorebook;
 mod memory;
 mod query;
 pub mod retention;
@@ -52,6 +53,10 @@ pub use history::{AsOf, HistoryPoint};
 pub use ids::{
     ContainerId, EntityId, GroupId, MemoryId, Millis, QueryId, RuleId, SceneId, ScopedEventId, Seq,
     ThreadId, UtteranceId,
+};
+pub use lorebook::{
+    BookEntry, Lorebook, MAX_BOOK_BYTES, MAX_BOOK_ENTRIES, MAX_ENTRY_KEYS, SelectiveLogic,
+    regex_key,
 };
 pub use memory::{
     DecayStage, FadeRule, MAX_EMBEDDING_DIMENSIONS, MAX_FEELING_BYTES, Memory, MemoryKind,

@@ -131,6 +131,34 @@ static void test_bad_cards_are_refused_and_change_nothing(void) {
     rp_engine_free(t.engine);
 }
 
+static void test_a_lorebook_is_added_or_refused(void) {
+    struct tavern t;
+    uint64_t id = 0, before = 0;
+    const char *book = "{\"entries\": {\"0\": {\"uid\": 0, \"key\": [\"/lights?/i\"], "
+                       "\"content\": \"Green lights mean drowned men.\"}}}";
+    const char *bad = "{\"entries\": [{\"keys\": [\"/(x/\"]}]}";
+
+    CHECK(open_tavern(&t));
+    if (t.engine == NULL) {
+        return;
+    }
+    CHECK(rp_engine_import_lorebook(t.engine, (const uint8_t *)book, strlen(book), 0, 1000,
+                                    &id) == RP_RESULT_OK);
+    CHECK(id > 0);
+    CHECK(rp_engine_import_lorebook(t.engine, (const uint8_t *)book, strlen(book), t.tobias,
+                                    1000, &id) == RP_RESULT_OK);
+    before = head(t.engine);
+    CHECK(rp_engine_import_lorebook(t.engine, (const uint8_t *)bad, strlen(bad), 0, 1000, &id) ==
+          RP_RESULT_INVALID);
+    CHECK(contains(rp_last_error(), "not a JavaScript regular expression"));
+    CHECK(rp_engine_import_lorebook(t.engine, (const uint8_t *)book, strlen(book), 999999, 1000,
+                                    &id) == RP_RESULT_NOT_FOUND);
+    CHECK(rp_engine_import_lorebook(t.engine, (const uint8_t *)book, strlen(book), 0, 1000,
+                                    NULL) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(head(t.engine) == before);
+    rp_engine_free(t.engine);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s PATH/TO/examples/tavern.toml\n", argv[0]);
@@ -139,5 +167,6 @@ int main(int argc, char **argv) {
     tavern_path = argv[1];
     test_a_card_comes_in_and_goes_out_unchanged();
     test_bad_cards_are_refused_and_change_nothing();
+    test_a_lorebook_is_added_or_refused();
     return checks_done("test_cards");
 }

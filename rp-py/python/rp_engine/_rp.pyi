@@ -1240,6 +1240,18 @@ class World:
         greetings). Raises InvalidInput (no card, a broken PNG, a text too long),
         Conflict (the name is taken), OSError (an unreadable path).
         """
+    def import_lorebook(
+        self,
+        source: Union[bytes, str, "os.PathLike[str]"],
+        *,
+        entity: Optional[_Named] = None,
+        now: int,
+    ) -> int:
+        """Adds a lorebook (bytes or a path: World Info JSON, ``lorebook_v3`` or a card's
+        ``character_book``), every character's or ``entity``'s alone; returns its id.
+
+        Raises InvalidInput (not a lorebook, a bad regex key), NotFound (entity), OSError.
+        """
     def card(self, entity: _Named) -> Optional[dict[str, Any]]:
         """The card ``entity`` was made from, as given, or None. Raises NotFound (entity)."""
     def export_card(

@@ -121,6 +121,13 @@ impl World {
         self.remove_mind(id);
         self.remove_beliefs(id);
         self.cards.remove(&id);
+        let owned: Vec<u64> = (self.lorebooks.iter())
+            .filter(|(_, (owner, _))| *owner == Some(id))
+            .map(|(b, _)| *b)
+            .collect();
+        for b in owned {
+            self.lorebooks.remove(&b);
+        }
         self.index.names.remove(&e.name.to_lowercase());
         if let Some(k) = &e.key {
             self.index.entity_keys.remove(k);

@@ -8,6 +8,7 @@
 //! Scoped events are in `apply_story`.
 
 mod beliefs;
+mod books;
 mod containers;
 mod dialogue;
 mod edges;
@@ -368,6 +369,7 @@ impl World {
                 cause,
                 ..
             } => self.fire_rule(*entity, *rule, *at, *held, cause)?,
+            Event::LorebookAdded { id, owner, json } => self.add_lorebook(*id, *owner, json)?,
             Event::CardAttached { entity, card } => {
                 self.get_entity(*entity)?;
                 Card::from_json(card)?;

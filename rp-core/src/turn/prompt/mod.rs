@@ -772,6 +772,58 @@ pub(crate) fn build(
         }
     }
 
+    // Lorebooks (docs/cards.md): the world's and the speaker's own, activated by what it heard
+    // with SillyTavern's rules; highest insertion order first while the budget lasts.
+    let books = world.lorebooks_of(speaker);
+    if !books.is_empty() {
+        let said: Vec<&str> = heard.iter().map(|u| u.text.as_str()).collect();
+        let mut hits = crate::lore::book::activate(&books, &said);
+        let entry = |h: &crate::lore::book::BookHit| {
+            let (_, book) = books
+                .iter()
+                .find(|(id, _)| *id == h.book)
+                .expect("a hit's book");
+            (&book.entries[h.entry], *book)
+        };
+        hits.sort_by_key(|h| std::cmp::Reverse(entry(h).0.order));
+        let mut spent: std::collections::BTreeMap<u64, usize> = Default::default();
+        for h in &hits {
+            let (e, book) = entry(h);
+            let text = e.content.trim().to_owned();
+            if text.is_empty() {
+                continue;
+            }
+            let tokens = counter.count(&text);
+            let budget = book
+                .token_budget
+                .map_or(options.lore_budget_tokens, |b| b as usize);
+            let used = spent.entry(h.book).or_default();
+            if *used + tokens > budget {
+                continue;
+            }
+            *used += tokens;
+            let why = match &h.key {
+                None => format!("a constant entry of lorebook {:?}", book.name),
+                Some(k) if h.recursion => {
+                    format!("\"{k}\" in lore already active (lorebook {:?})", book.name)
+                }
+                Some(k) => format!(
+                    "\"{k}\" in what the speaker heard (lorebook {:?})",
+                    book.name
+                ),
+            };
+            pieces.push(PromptPiece {
+                section: Section::Lore,
+                tokens,
+                text,
+                why,
+                memory: None,
+                entity: None,
+                score: None,
+            });
+        }
+    }
+
     // Active scoped events the speaker takes part in, with their props. Planned and closed
     // events show nowhere: props live and die with their event (docs/story.md).
     for ev in world.scoped_events() {

@@ -1,0 +1,229 @@
+//! Lorebook activation with SillyTavern's World Info semantics (docs/cards.md, "Lorebooks"):
+//! which entries of which books come into a speaker's prompt, from the lines it heard.
+//!
+//! Implemented: constant and disabled entries; primary keys (any matches), secondary keys under
+//! AND ANY / NOT ALL / NOT ANY / AND ALL; `/regex/flags` keys through the fact language's
+//! JavaScript-regex translation; case-sensitive and whole-word options (SillyTavern's rule: a
+//! key of one word matches between non-word characters, a key of several words anywhere); the
+//! scan depth in messages, the entry's over the book's; recursion (entries' contents scanned
+//! again, `exclude_recursion` and `prevent_recursion` honoured, ten levels at most).
+//! Probability, inclusion groups and the timed effects (sticky, cooldown, delay) are not yet
+//! (docs/cards.md, "Not yet").
+
+use crate::facts::JsRegex;
+use crate::model::{BookEntry, Lorebook, SelectiveLogic, regex_key};
+
+/// The deepest recursion.
+pub const MAX_RECURSION: usize = 10;
+
+/// An entry activated, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BookHit {
+    /// Which book (its id).
+    pub book: u64,
+    /// Which entry (its index in the book).
+    pub entry: usize,
+    /// The key that matched (`None`: a constant entry).
+    pub key: Option<String>,
+    /// Whether it matched what recursion added rather than what was said.
+    pub recursion: bool,
+}
+
+fn is_word(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// Whether `key` matches `hay` with `entry`'s options.
+fn key_matches(key: &str, hay: &str, entry: &BookEntry) -> bool {
+    if let Some((source, flags)) = regex_key(key) {
+        return JsRegex::compile(source, flags).is_ok_and(|r| r.test(hay).unwrap_or(false));
+    }
+    let key = key.trim();
+    if key.is_empty() {
+        return false;
+    }
+    let (hay, key) = if entry.case_sensitive.unwrap_or(false) {
+        (hay.to_owned(), key.to_owned())
+    } else {
+        (hay.to_lowercase(), key.to_lowercase())
+    };
+    if !entry.match_whole_words.unwrap_or(false) || key.split_whitespace().count() > 1 {
+        return hay.contains(&key);
+    }
+    hay.match_indices(&key).any(|(at, m)| {
+        let before = hay[..at].chars().next_back();
+        let after = hay[at + m.len()..].chars().next();
+        before.is_none_or(|c| !is_word(c)) && after.is_none_or(|c| !is_word(c))
+    })
+}
+
+/// The key by which `entry` activates on `hay`, if it does: a primary key that matches, its
+/// secondary keys agreeing by its logic.
+fn activation_key(entry: &BookEntry, hay: &str) -> Option<String> {
+    let primary = entry.keys.iter().find(|k| key_matches(k, hay, entry))?;
+    if entry.selective && !entry.secondary_keys.is_empty() {
+        let hits = entry
+            .secondary_keys
+            .iter()
+            .filter(|k| key_matches(k, hay, entry))
+            .count();
+        let all = entry.secondary_keys.len();
+        let agrees = match entry.logic {
+            SelectiveLogic::AndAny => hits > 0,
+            SelectiveLogic::NotAll => hits < all,
+            SelectiveLogic::NotAny => hits == 0,
+            SelectiveLogic::AndAll => hits == all,
+        };
+        if !agrees {
+            return None;
+        }
+    }
+    Some(primary.clone())
+}
+
+/// The entries of `books` that `messages` (the lines the speaker heard, oldest first)
+/// activate, in activation order (constant and matched entries, then each level of
+/// recursion).
+pub fn activate(books: &[(u64, &Lorebook)], messages: &[&str]) -> Vec<BookHit> {
+    let mut hits: Vec<BookHit> = Vec::new();
+    let window = |depth: u32| -> String {
+        let from = messages.len().saturating_sub(depth as usize);
+        messages[from..].join("\n")
+    };
+    for (id, book) in books {
+        for (i, e) in book.entries.iter().enumerate() {
+            if e.disabled {
+                continue;
+            }
+            if e.constant {
+                hits.push(BookHit {
+                    book: *id,
+                    entry: i,
+                    key: None,
+                    recursion: false,
+                });
+                continue;
+            }
+            let hay = window(e.scan_depth.unwrap_or(book.scan_depth));
+            if let Some(key) = activation_key(e, &hay) {
+                hits.push(BookHit {
+                    book: *id,
+                    entry: i,
+                    key: Some(key),
+                    recursion: false,
+                });
+            }
+        }
+    }
+    // Recursion: what activated entries say may activate others, level by level.
+    let mut fed = 0;
+    for _ in 0..MAX_RECURSION {
+        let added: Vec<String> = hits[fed..]
+            .iter()
+            .filter_map(|h| {
+                let (_, book) = books.iter().find(|(id, _)| *id == h.book)?;
+                let e = &book.entries[h.entry];
+                (book.recursive_scanning && !e.prevent_recursion).then(|| e.content.clone())
+            })
+            .collect();
+        fed = hits.len();
+        if added.is_empty() {
+            break;
+        }
+        let hay = added.join("\n");
+        let before = hits.len();
+        for (id, book) in books {
+            if !book.recursive_scanning {
+                continue;
+            }
+            for (i, e) in book.entries.iter().enumerate() {
+                if e.disabled || e.constant || e.exclude_recursion {
+                    continue;
+                }
+                if hits.iter().any(|h| h.book == *id && h.entry == i) {
+                    continue;
+                }
+                if let Some(key) = activation_key(e, &hay) {
+                    hits.push(BookHit {
+                        book: *id,
+                        entry: i,
+                        key: Some(key),
+                        recursion: true,
+                    });
+                }
+            }
+        }
+        if hits.len() == before {
+            break;
+        }
+    }
+    hits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn book(json: &str) -> Lorebook {
+        Lorebook::from_json(json).unwrap()
+    }
+
+    fn active(b: &Lorebook, messages: &[&str]) -> Vec<usize> {
+        let mut v: Vec<usize> = activate(&[(1, b)], messages)
+            .iter()
+            .map(|h| h.entry)
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    #[test]
+    fn keys_logic_case_and_whole_words() {
+        let b = book(
+            r#"{"scan_depth": 2, "entries": [
+                {"keys": ["dragon"], "content": "A"},
+                {"keys": ["dragon"], "secondary_keys": ["fire", "ash"], "selective": true,
+                 "extensions": {"selectiveLogic": 3}, "content": "B"},
+                {"keys": ["dragon"], "secondary_keys": ["fire"], "selective": true,
+                 "extensions": {"selectiveLogic": 2}, "content": "C"},
+                {"keys": ["Salt"], "extensions": {"case_sensitive": true}, "content": "D"},
+                {"keys": ["ash"], "extensions": {"match_whole_words": true}, "content": "E"},
+                {"keys": ["/wyrm(s)?\\b/i"], "content": "F"},
+                {"keys": ["x"], "constant": true, "content": "G"},
+                {"keys": ["dragon"], "enabled": false, "content": "H"}
+            ]}"#,
+        );
+        assert_eq!(active(&b, &["A dragon breathes fire."]), vec![0, 6]);
+        assert_eq!(active(&b, &["A dragon, fire and ash!"]), vec![0, 1, 4, 6]);
+        assert_eq!(active(&b, &["salt on the dragon"]), vec![0, 2, 6]);
+        assert_eq!(active(&b, &["Salt", "washed away"]), vec![3, 6]);
+        assert_eq!(
+            active(&b, &["the cashier"]),
+            vec![6],
+            "whole words: cashier is not ash"
+        );
+        assert_eq!(active(&b, &["WYRMS above"]), vec![5, 6]);
+        // Scan depth 2: a key three messages back is not seen.
+        assert_eq!(active(&b, &["a dragon", "x", "y"]), vec![6]);
+    }
+
+    #[test]
+    fn recursion_feeds_contents_back_and_honours_its_flags() {
+        let b = book(
+            r#"{"entries": [
+                {"keys": ["letter"], "content": "The letter names the Ferryman."},
+                {"keys": ["ferryman"], "content": "The Ferryman crosses at dawn."},
+                {"keys": ["dawn"], "extensions": {"exclude_recursion": true}, "content": "x"},
+                {"keys": ["crosses"], "content": "y", "extensions": {"prevent_recursion": true}}
+            ]}"#,
+        );
+        let hits = activate(&[(1, &b)], &["She carries a letter."]);
+        let got: Vec<(usize, bool)> = hits.iter().map(|h| (h.entry, h.recursion)).collect();
+        assert_eq!(got, vec![(0, false), (1, true), (3, true)]);
+        let flat = book(
+            r#"{"recursive_scanning": false, "entries": [
+            {"keys": ["letter"], "content": "The Ferryman."}, {"keys": ["ferryman"], "content": "z"}]}"#,
+        );
+        assert_eq!(active(&flat, &["a letter"]), vec![0]);
+    }
+}
