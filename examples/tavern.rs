@@ -74,6 +74,23 @@ fn play() -> Result<(), Box<dyn std::error::Error>> {
         create(&args.save)?
     };
 
+    // A card brought in: its character stands in the booth and greets the player.
+    let mut engine = engine;
+    if let Some(card) = &args.card {
+        let player = engine.world().entity_by_key("wren").map(|e| e.id);
+        let player = player.ok_or("the tavern has no Wren")?;
+        let (who, greeting) = rp_demo::bring_card(&mut engine, card, player)?;
+        let name = engine
+            .world()
+            .entity(who)
+            .map_or("", |e| e.name.as_str())
+            .to_owned();
+        println!("{name} joins you in the booth (from {}).", card.display());
+        if !greeting.is_empty() {
+            println!("{name}: {greeting}\n");
+        }
+    }
+
     // Play the lines of stdin until they end or /quit.
     let mut session = Session::start(engine, voices, &args.save, resumed)?;
     session.show_updates = args.show_updates;

@@ -641,7 +641,8 @@ enum rp_result rp_engine_delete_branch(struct rp_engine *engine, const char *nam
 // {"entity": 12, "name": "Aria Vell",
 //  "greetings": {"first": "*tunes her lute* Evening.",   // first_mes
 //                "alternate": ["..."],                   // alternate_greetings
-//                "group_only": []}}                      // group_only_greetings
+//                "group_only": []},                      // group_only_greetings
+//  "lorebook": 13}        // its character_book as a lorebook (its id), or null
 // ```
 //
 // The entity is not placed anywhere (move it with `rp_engine_set_activity`).
@@ -713,6 +714,40 @@ enum rp_result rp_engine_import_lorebook(struct rp_engine *engine,
                                          uint64_t owner_id,
                                          int64_t now,
                                          uint64_t *out_id);
+
+// Writes lorebook `id` in `format` (`format_len` bytes of UTF-8: `"lorebook_v3"` or
+// `"world_info"`) to `*out_json` (a string the caller releases with `rp_string_free`). A book
+// comes back as it was given when it came in that format; otherwise every setting is kept, so
+// importing the export gives the same book.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` (no such book), `RP_RESULT_INVALID` (an
+// unknown format), `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT`. Changes nothing.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `format` points to `format_len` readable bytes; `out_json` is writable.
+enum rp_result rp_engine_export_lorebook(const struct rp_engine *engine,
+                                         uint64_t id,
+                                         const char *format,
+                                         size_t format_len,
+                                         char **out_json);
+
+// Writes every lorebook as a JSON array to `*out_json` (a string the caller releases with
+// `rp_string_free`): `[{"id": 13, "owner": 12, "name": "Aria's songs", "entries": 4}]`
+// (`"owner": null`: every character's).
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT`. Changes nothing.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_lorebooks(const struct rp_engine *engine, char **out_json);
 
 // Releases bytes rp handed out (`rp_engine_export_card`), with the length it gave.
 //

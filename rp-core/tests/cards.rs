@@ -371,3 +371,50 @@ fn a_cards_book_is_its_characters_and_bad_books_are_refused() {
     e.append(vec![Event::EntityRemoved { id: aria }]).unwrap();
     assert_eq!(e.world().lorebooks().count(), 0);
 }
+
+#[test]
+fn lorebooks_go_out_as_lorebook_v3_and_world_info_and_come_back_the_same() {
+    use rp_core::cards::LoreFormat;
+    let mut e = engine();
+    let wi = r#"{"entries": {"0": {"uid": 0, "key": ["dragon", "/wyrms?/i"], "keysecondary": ["fire"],
+        "selectiveLogic": 2, "content": "Dragons fear salt.", "order": 50, "position": 4, "depth": 2,
+        "caseSensitive": true, "matchWholeWords": true, "excludeRecursion": true, "scanDepth": 5,
+        "group": "beasts", "groupWeight": 30, "sticky": 2, "cooldown": 1, "delay": 3,
+        "probability": 60, "useProbability": true, "extra": {"kept": true}}}}"#;
+    let id = e.import_lorebook(wi.as_bytes(), None, 2_000).unwrap();
+    // The format it came in: byte for byte, unknown fields and all.
+    assert_eq!(
+        e.export_lorebook(id, LoreFormat::WorldInfo).unwrap(),
+        wi.as_bytes()
+    );
+    // The other: every setting kept, so it reads back the same.
+    let v3 = e.export_lorebook(id, LoreFormat::V3).unwrap();
+    let back = e.import_lorebook(&v3, None, 2_000).unwrap();
+    let again = e.export_lorebook(back, LoreFormat::WorldInfo).unwrap();
+    let book = |json: &[u8]| {
+        Lorebook::from_json(std::str::from_utf8(json).unwrap())
+            .unwrap()
+            .entries
+    };
+    assert_eq!(book(&again), book(wi.as_bytes()));
+    // A card's book comes out as a lorebook_v3 holding it.
+    let card = r#"{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":"Aria",
+        "character_book":{"entries":[{"keys":["lute"],"content":"Her mother's.","extensions":{"x":1}}]}}}"#;
+    let book_id = e
+        .import_card(card.as_bytes(), 2_000)
+        .unwrap()
+        .lorebook
+        .unwrap();
+    let out: serde_json::Value =
+        serde_json::from_slice(&e.export_lorebook(book_id, LoreFormat::V3).unwrap()).unwrap();
+    assert_eq!(out["spec"], "lorebook_v3");
+    assert_eq!(out["data"]["entries"][0]["extensions"]["x"], 1);
+    assert_eq!(
+        e.export_lorebook(999, LoreFormat::V3).unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
+    assert_eq!(
+        LoreFormat::from_name("yaml").unwrap_err().kind(),
+        ErrorKind::Invalid
+    );
+}

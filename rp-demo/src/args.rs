@@ -6,12 +6,14 @@ use std::path::PathBuf;
 
 /// What `tavern --help` and a wrong argument print above the commands.
 pub const USAGE: &str = "\
-usage: tavern [--stats] [--show-updates] [SAVE]   (default SAVE: tavern.rp here)
+usage: tavern [--stats] [--show-updates] [--card FILE] [SAVE]   (default SAVE: tavern.rp here)
 
   --stats          at exit, print turns, replies, state-update passes by outcome (with the
                    reasons of rejected reports) and whether the save reopens and replays to
                    the world as played
   --show-updates   print each state-update pass's raw answers and every report's fate
+  --card FILE      bring a SillyTavern character card (JSON or PNG) into the booth; it greets
+                   you with its first message (docs/cards.md)
 
 With RP_LLM_BASE_URL and RP_LLM_MODEL set (RP_LLM_API_KEY if the server wants one), the
 characters speak through that OpenAI-compatible server, with the state-update pass on.";
@@ -25,6 +27,8 @@ pub struct Args {
     pub stats: bool,
     /// Print each state-update pass's raw answers and every report's fate (`--show-updates`).
     pub show_updates: bool,
+    /// A character card to bring into the booth (`--card FILE`).
+    pub card: Option<PathBuf>,
 }
 
 impl Args {
@@ -48,11 +52,17 @@ impl Args {
             save: PathBuf::from("tavern.rp"),
             stats: false,
             show_updates: false,
+            card: None,
         };
         let mut save = None;
-        for arg in args {
+        let mut args = args.into_iter();
+        while let Some(arg) = args.next() {
             match arg.as_str() {
                 "--stats" => parsed.stats = true,
+                "--card" => match args.next() {
+                    Some(file) => parsed.card = Some(PathBuf::from(file)),
+                    None => return Err(format!("--card needs a file\n\n{USAGE}")),
+                },
                 "--show-updates" => parsed.show_updates = true,
                 "-h" | "--help" => {
                     println!("{USAGE}\n\n{HELP}");

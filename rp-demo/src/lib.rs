@@ -32,6 +32,7 @@
 
 mod args;
 mod beliefs;
+mod card;
 mod commands;
 mod drives;
 mod lines;
@@ -46,6 +47,7 @@ mod tally;
 mod voices;
 
 pub use args::{Args, USAGE};
+pub use card::bring_card;
 pub use commands::HELP;
 pub use drives::parse_duration;
 pub use lines::{Initiations, Line, ScriptedLines};

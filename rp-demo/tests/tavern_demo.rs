@@ -603,3 +603,34 @@ mod on_a_model {
             .says("save replayed         identical to the live world");
     }
 }
+
+#[test]
+fn a_card_brought_in_stands_in_the_booth_and_greets_you() {
+    let dir = tempfile::tempdir().unwrap();
+    let card = dir.path().join("aria.json");
+    std::fs::write(
+        &card,
+        r#"{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":"Aria Vell",
+        "description":"{{char}} is a bard with a cracked lute.","first_mes":"*tunes her lute* Evening, {{user}}.",
+        "extensions":{},"character_book":{"entries":[{"keys":["lute"],"content":"Aria's lute was her mother's.","enabled":true}]}}}"#,
+    )
+    .unwrap();
+    let run = play_with(
+        &dir.path().join("tavern.rp"),
+        b"Aria, where is your lute from?\n",
+        &["--card", card.to_str().unwrap()],
+        None,
+    );
+    run.ends_well()
+        .says("Aria Vell joins you in the booth (from ")
+        .says("Aria Vell: *tunes her lute* Evening, Wren.")
+        .says("within earshot: Tobias Reed, Aria Vell");
+    let missing = play_with(
+        &dir.path().join("other.rp"),
+        b"",
+        &["--card", dir.path().join("nope.png").to_str().unwrap()],
+        None,
+    );
+    assert_ne!(missing.code, Some(0));
+    assert!(missing.stderr.contains("nope.png"), "{}", missing.stderr);
+}

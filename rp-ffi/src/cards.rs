@@ -24,7 +24,8 @@ use crate::turn::to_json;
 /// {"entity": 12, "name": "Aria Vell",
 ///  "greetings": {"first": "*tunes her lute* Evening.",   // first_mes
 ///                "alternate": ["..."],                   // alternate_greetings
-///                "group_only": []}}                      // group_only_greetings
+///                "group_only": []},                      // group_only_greetings
+///  "lorebook": 13}        // its character_book as a lorebook (its id), or null
 /// ```
 ///
 /// The entity is not placed anywhere (move it with `rp_engine_set_activity`).
@@ -143,6 +144,70 @@ pub unsafe extern "C" fn rp_engine_import_lorebook(
         // SAFETY: a non-NULL pointer the caller made writable.
         unsafe { out.write(id) };
         Ok(())
+    })
+}
+
+/// Writes lorebook `id` in `format` (`format_len` bytes of UTF-8: `"lorebook_v3"` or
+/// `"world_info"`) to `*out_json` (a string the caller releases with `rp_string_free`). A book
+/// comes back as it was given when it came in that format; otherwise every setting is kept, so
+/// importing the export gives the same book.
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` (no such book), `RP_RESULT_INVALID` (an
+/// unknown format), `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+/// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT`. Changes nothing.
+///
+/// Thread: any (see `rp_engine`).
+///
+/// # Safety
+///
+/// `format` points to `format_len` readable bytes; `out_json` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_engine_export_lorebook(
+    engine: *const rp_engine,
+    id: u64,
+    format: *const c_char,
+    format_len: usize,
+    out_json: *mut *mut c_char,
+) -> rp_result {
+    ffi_result(|| {
+        // SAFETY: the caller guarantees `format` points to `format_len` bytes.
+        let format = unsafe { str_arg("format", format, format_len) }?;
+        let format = rp_core::cards::LoreFormat::from_name(format)?;
+        // SAFETY: the caller made `out_json` writable.
+        unsafe {
+            read_json(engine, out_json, "the lorebook's JSON", |e| {
+                // JSON text, always UTF-8.
+                let bytes = e.export_lorebook(id, format)?;
+                Ok(String::from_utf8_lossy(&bytes).into_owned())
+            })
+        }
+    })
+}
+
+/// Writes every lorebook as a JSON array to `*out_json` (a string the caller releases with
+/// `rp_string_free`): `[{"id": 13, "owner": 12, "name": "Aria's songs", "entries": 4}]`
+/// (`"owner": null`: every character's).
+///
+/// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+/// `RP_RESULT_CONFLICT`. Changes nothing.
+///
+/// Thread: any (see `rp_engine`).
+///
+/// # Safety
+///
+/// `out_json` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_engine_lorebooks(
+    engine: *const rp_engine,
+    out_json: *mut *mut c_char,
+) -> rp_result {
+    ffi_result(|| {
+        // SAFETY: the caller made `out_json` writable.
+        unsafe {
+            read_json(engine, out_json, "the lorebooks' JSON", |e| {
+                Ok(to_json(&e.lorebooks()))
+            })
+        }
     })
 }
 

@@ -98,7 +98,8 @@ pub use branch::{
     rp_engine_preview_rewind, rp_engine_rename_branch, rp_engine_rewind, rp_engine_switch_branch,
 };
 pub use cards::{
-    rp_bytes_free, rp_engine_export_card, rp_engine_import_card, rp_engine_import_lorebook,
+    rp_bytes_free, rp_engine_export_card, rp_engine_export_lorebook, rp_engine_import_card,
+    rp_engine_import_lorebook, rp_engine_lorebooks,
 };
 pub use condition::{rp_condition, rp_condition_compile, rp_condition_free, rp_condition_test};
 pub use drives::{

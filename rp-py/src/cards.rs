@@ -65,6 +65,39 @@ impl World {
         })
     }
 
+    /// Every lorebook, as dicts: ``"id"``, ``"owner"`` (the character whose book it is, or
+    /// None: every character's), ``"name"`` and ``"entries"`` (how many).
+    fn lorebooks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let books = self.with_engine(py, |engine| Ok(engine.lorebooks()))?;
+        crate::json::to_py(py, serde_json::to_value(&books))
+    }
+
+    /// Lorebook ``lorebook`` (an id ``import_lorebook`` returned, or ``lorebooks()`` lists) as
+    /// JSON text in ``format``: ``"lorebook_v3"`` (the default) or ``"world_info"``. A book
+    /// comes back as it was given when it came in that format; otherwise every setting is
+    /// kept, so importing the export gives the same book. Writes it to ``path`` when given.
+    ///
+    /// Raises ``NotFound`` (no such book), ``InvalidInput`` (an unknown format), ``OSError``.
+    #[pyo3(signature = (lorebook, path = None, *, format = "lorebook_v3"))]
+    fn export_lorebook(
+        &self,
+        py: Python<'_>,
+        lorebook: u64,
+        path: Option<std::path::PathBuf>,
+        format: &str,
+    ) -> PyResult<String> {
+        let bytes = self.with_engine(py, |engine| {
+            let format = rp_core::cards::LoreFormat::from_name(format)?;
+            engine.export_lorebook(lorebook, format)
+        })?;
+        if let Some(path) = &path {
+            std::fs::write(path, &bytes).map_err(|e| {
+                pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display()))
+            })?;
+        }
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
     /// The card ``entity`` (an id, key, name or alias) was made from, as a dict of its JSON
     /// as given (``"spec"``, ``"data"``, ...), or None for an entity made otherwise.
     ///

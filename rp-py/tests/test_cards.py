@@ -126,3 +126,20 @@ def test_a_lorebook_comes_into_the_prompt_of_who_heard_it(
         world.import_lorebook(b'{"entries": [{"keys": ["/(x/"]}]}', now=world.now)
     with pytest.raises(NotFound):
         world.import_lorebook(b'{"entries": []}', entity="Nobody", now=world.now)
+
+
+def test_lorebooks_are_listed_and_go_out_in_both_formats(world: World, tmp_path: Path) -> None:
+    wi = '{"entries": {"0": {"uid": 0, "key": ["ferryman"], "content": "Dawn crossings."}}}'
+    book = world.import_lorebook(wi.encode(), now=world.now)
+    aria = world.import_card(CARD, now=world.now)
+    assert {b["id"]: (b["owner"], b["entries"]) for b in world.lorebooks()} == {book: (None, 1)}
+    assert world.export_lorebook(book, format="world_info") == wi
+    v3 = json.loads(world.export_lorebook(book, tmp_path / "marsh.json"))
+    assert v3["spec"] == "lorebook_v3"
+    assert v3["data"]["entries"][0]["keys"] == ["ferryman"]
+    assert json.loads((tmp_path / "marsh.json").read_text()) == v3
+    with pytest.raises(NotFound):
+        world.export_lorebook(999_999)
+    with pytest.raises(InvalidInput, match="not a lorebook format"):
+        world.export_lorebook(book, format="yaml")
+    assert world.card(aria) is not None

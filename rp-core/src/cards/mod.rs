@@ -57,6 +57,111 @@ impl CardFormat {
     }
 }
 
+/// How a lorebook goes out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoreFormat {
+    /// `{"spec": "lorebook_v3", "data": {...}}`, entries as a card's `character_book` holds
+    /// them (SillyTavern's settings under each entry's `extensions`).
+    V3,
+    /// SillyTavern's World Info JSON: `{"entries": {"0": {...}}}`, camelCase.
+    WorldInfo,
+}
+
+impl LoreFormat {
+    /// `"lorebook_v3"` (or `"v3"`) or `"world_info"` (or `"wi"`).
+    pub fn from_name(name: &str) -> Result<LoreFormat> {
+        match name.to_ascii_lowercase().as_str() {
+            "lorebook_v3" | "v3" => Ok(LoreFormat::V3),
+            "world_info" | "wi" => Ok(LoreFormat::WorldInfo),
+            _ => Err(Error::invalid(
+                "lorebook format",
+                format!("{name:?} is not a lorebook format; use \"lorebook_v3\" or \"world_info\""),
+            )),
+        }
+    }
+}
+
+/// `book`'s entries as a format writes them.
+fn lorebook_json(book: &crate::model::Lorebook, format: LoreFormat) -> serde_json::Value {
+    use serde_json::{Value, json};
+    let logic = |e: &crate::model::BookEntry| match e.logic {
+        crate::model::SelectiveLogic::AndAny => 0,
+        crate::model::SelectiveLogic::NotAll => 1,
+        crate::model::SelectiveLogic::NotAny => 2,
+        crate::model::SelectiveLogic::AndAll => 3,
+    };
+    match format {
+        LoreFormat::WorldInfo => {
+            let entries: serde_json::Map<String, Value> = book
+                .entries
+                .iter()
+                .map(|e| {
+                    (e.id.to_string(), json!({
+                        "uid": e.id, "key": e.keys, "keysecondary": e.secondary_keys,
+                        "comment": e.comment, "content": e.content, "constant": e.constant,
+                        "selective": e.selective, "selectiveLogic": logic(e), "order": e.order,
+                        "position": e.position, "disable": e.disabled, "depth": e.depth,
+                        "excludeRecursion": e.exclude_recursion,
+                        "preventRecursion": e.prevent_recursion, "probability": e.probability,
+                        "useProbability": e.use_probability, "group": e.group,
+                        "groupWeight": e.group_weight, "scanDepth": e.scan_depth,
+                        "caseSensitive": e.case_sensitive, "matchWholeWords": e.match_whole_words,
+                        "sticky": e.sticky, "cooldown": e.cooldown, "delay": e.delay
+                    }))
+                })
+                .collect();
+            json!({ "name": book.name, "entries": entries })
+        }
+        LoreFormat::V3 => {
+            let entries: Vec<Value> = book
+                .entries
+                .iter()
+                .map(|e| {
+                    json!({
+                        "id": e.id, "keys": e.keys, "secondary_keys": e.secondary_keys,
+                        "comment": e.comment, "content": e.content, "constant": e.constant,
+                        "selective": e.selective, "insertion_order": e.order,
+                        "enabled": !e.disabled,
+                        "position": if e.position == 1 { "after_char" } else { "before_char" },
+                        "extensions": {
+                            "position": e.position, "depth": e.depth, "selectiveLogic": logic(e),
+                            "exclude_recursion": e.exclude_recursion,
+                            "prevent_recursion": e.prevent_recursion,
+                            "probability": e.probability, "useProbability": e.use_probability,
+                            "group": e.group, "group_weight": e.group_weight,
+                            "scan_depth": e.scan_depth, "case_sensitive": e.case_sensitive,
+                            "match_whole_words": e.match_whole_words, "sticky": e.sticky,
+                            "cooldown": e.cooldown, "delay": e.delay
+                        }
+                    })
+                })
+                .collect();
+            json!({
+                "spec": "lorebook_v3",
+                "data": {
+                    "name": book.name, "scan_depth": book.scan_depth,
+                    "token_budget": book.token_budget,
+                    "recursive_scanning": book.recursive_scanning,
+                    "extensions": {}, "entries": entries
+                }
+            })
+        }
+    }
+}
+
+/// A lorebook as listed: its id, whose it is, its name and how many entries it holds.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct LorebookInfo {
+    /// Its id.
+    pub id: u64,
+    /// The character whose book it is (`None`: every character's).
+    pub owner: Option<EntityId>,
+    /// Its name.
+    pub name: String,
+    /// How many entries it holds.
+    pub entries: usize,
+}
+
 /// A card imported: the new entity, its name, and the greetings the host may open with.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct ImportedCard {
@@ -66,6 +171,8 @@ pub struct ImportedCard {
     pub name: String,
     /// The card's greetings.
     pub greetings: Greetings,
+    /// The id of the card's own lorebook (its `character_book`), if it has one.
+    pub lorebook: Option<u64>,
 }
 
 /// The card in `bytes`: a PNG's `ccv3` chunk (else its `chara` chunk), base64 JSON; or JSON
@@ -177,7 +284,9 @@ impl Engine {
             card: card.json().to_owned(),
         });
         // Its lorebook, the character's own (docs/cards.md, "Lorebooks").
+        let mut lorebook = None;
         if let Some(book) = card.data().get("character_book").filter(|b| b.is_object()) {
+            lorebook = Some(id.0 + 1);
             events.push(Event::LorebookAdded {
                 id: id.0 + 1,
                 owner: Some(id),
@@ -189,6 +298,7 @@ impl Engine {
             entity: id,
             name,
             greetings: card.greetings(),
+            lorebook,
         })
     }
 
@@ -226,6 +336,48 @@ impl Engine {
         });
         self.append(events)?;
         Ok(id)
+    }
+
+    /// Every lorebook, by id.
+    pub fn lorebooks(&self) -> Vec<LorebookInfo> {
+        self.world()
+            .lorebooks()
+            .map(|(id, owner, b)| LorebookInfo {
+                id,
+                owner,
+                name: b.name.clone(),
+                entries: b.entries.len(),
+            })
+            .collect()
+    }
+
+    /// Lorebook `id` in `format`: a book comes back as it was given when it came in that
+    /// format (World Info as World Info, a `lorebook_v3` as one: byte for byte; a card's
+    /// `character_book` as `lorebook_v3` keeps every field of it); otherwise its entries are
+    /// written in the format, every setting this engine reads kept, so importing the export
+    /// gives the same book. An unknown id is a `not_found` error.
+    pub fn export_lorebook(&self, id: u64, format: LoreFormat) -> Result<Vec<u8>> {
+        let (_, _, book) = self
+            .world()
+            .lorebooks()
+            .find(|(b, _, _)| *b == id)
+            .ok_or_else(|| Error::not_found("lorebook", id))?;
+        let given: serde_json::Value = serde_json::from_str(&book.json)
+            .map_err(|e| Error::invalid("lorebook", e.to_string()))?;
+        let spec = given.get("spec").and_then(serde_json::Value::as_str);
+        let world_info = given
+            .get("entries")
+            .is_some_and(serde_json::Value::is_object);
+        Ok(match format {
+            LoreFormat::V3 if spec == Some("lorebook_v3") => book.json.clone().into_bytes(),
+            LoreFormat::V3 if !world_info => {
+                serde_json::json!({"spec": "lorebook_v3", "data": given})
+                    .to_string()
+                    .into_bytes()
+            }
+            LoreFormat::WorldInfo if world_info => book.json.clone().into_bytes(),
+            _ => lorebook_json(book, format).to_string().into_bytes(),
+        })
     }
 
     /// The card `entity` was made from (`None` for an entity made otherwise). An unknown

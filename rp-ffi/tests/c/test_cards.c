@@ -147,6 +147,20 @@ static void test_a_lorebook_is_added_or_refused(void) {
     CHECK(id > 0);
     CHECK(rp_engine_import_lorebook(t.engine, (const uint8_t *)book, strlen(book), t.tobias,
                                     1000, &id) == RP_RESULT_OK);
+    {
+        char *json = NULL;
+        CHECK(rp_engine_lorebooks(t.engine, &json) == RP_RESULT_OK);
+        CHECK(contains(json, "\"owner\":null") && contains(json, "\"entries\":1"));
+        rp_string_free(json);
+        CHECK(rp_engine_export_lorebook(t.engine, id, "world_info", 10, &json) == RP_RESULT_OK);
+        CHECK(json != NULL && strcmp(json, book) == 0);
+        rp_string_free(json);
+        CHECK(rp_engine_export_lorebook(t.engine, id, "lorebook_v3", 11, &json) == RP_RESULT_OK);
+        CHECK(contains(json, "\"spec\":\"lorebook_v3\""));
+        rp_string_free(json);
+        CHECK(rp_engine_export_lorebook(t.engine, 999999, "v3", 2, &json) == RP_RESULT_NOT_FOUND);
+        CHECK(rp_engine_export_lorebook(t.engine, id, "yaml", 4, &json) == RP_RESULT_INVALID);
+    }
     before = head(t.engine);
     CHECK(rp_engine_import_lorebook(t.engine, (const uint8_t *)bad, strlen(bad), 0, 1000, &id) ==
           RP_RESULT_INVALID);

@@ -1252,6 +1252,18 @@ class World:
 
         Raises InvalidInput (not a lorebook, a bad regex key), NotFound (entity), OSError.
         """
+    def lorebooks(self) -> list[dict[str, Any]]:
+        """Every lorebook: ``{"id", "owner", "name", "entries"}`` (owner None: everyone's)."""
+    def export_lorebook(
+        self,
+        lorebook: int,
+        path: Union[str, "os.PathLike[str]", None] = None,
+        *,
+        format: str = "lorebook_v3",
+    ) -> str:
+        """Lorebook ``lorebook`` as JSON (``"lorebook_v3"`` or ``"world_info"``), written to
+        ``path`` when given. Raises NotFound, InvalidInput (format), OSError.
+        """
     def card(self, entity: _Named) -> Optional[dict[str, Any]]:
         """The card ``entity`` was made from, as given, or None. Raises NotFound (entity)."""
     def export_card(
