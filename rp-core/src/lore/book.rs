@@ -33,24 +33,62 @@ fn is_word(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
 
+/// A window of text to match keys against: as written, and lowercased once (keys match
+/// case-insensitively unless an entry says otherwise).
+struct Hay {
+    text: String,
+    lower: String,
+}
+
+impl Hay {
+    fn new(text: String) -> Hay {
+        let lower = text.to_lowercase();
+        Hay { text, lower }
+    }
+}
+
+thread_local! {
+    /// Regex keys compiled once per thread (a turn scans the same books again and again).
+    static REGEXES: std::cell::RefCell<std::collections::HashMap<String, Option<std::rc::Rc<JsRegex>>>> =
+        Default::default();
+}
+
+/// Whether the regex key `/source/flags` matches `hay` (a key that does not compile never
+/// does; the log refuses such keys when a book is added).
+fn regex_matches(key: &str, source: &str, flags: &str, hay: &str) -> bool {
+    let compiled = REGEXES.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if cache.len() > 4096 {
+            cache.clear();
+        }
+        cache
+            .entry(key.to_owned())
+            .or_insert_with(|| JsRegex::compile(source, flags).ok().map(std::rc::Rc::new))
+            .clone()
+    });
+    compiled.is_some_and(|r| r.test(hay).unwrap_or(false))
+}
+
 /// Whether `key` matches `hay` with `entry`'s options.
-fn key_matches(key: &str, hay: &str, entry: &BookEntry) -> bool {
+fn key_matches(key: &str, hay: &Hay, entry: &BookEntry) -> bool {
     if let Some((source, flags)) = regex_key(key) {
-        return JsRegex::compile(source, flags).is_ok_and(|r| r.test(hay).unwrap_or(false));
+        return regex_matches(key, source, flags, &hay.text);
     }
     let key = key.trim();
     if key.is_empty() {
         return false;
     }
+    let lowered;
     let (hay, key) = if entry.case_sensitive.unwrap_or(false) {
-        (hay.to_owned(), key.to_owned())
+        (hay.text.as_str(), key)
     } else {
-        (hay.to_lowercase(), key.to_lowercase())
+        lowered = key.to_lowercase();
+        (hay.lower.as_str(), lowered.as_str())
     };
     if !entry.match_whole_words.unwrap_or(false) || key.split_whitespace().count() > 1 {
-        return hay.contains(&key);
+        return hay.contains(key);
     }
-    hay.match_indices(&key).any(|(at, m)| {
+    hay.match_indices(key).any(|(at, m)| {
         let before = hay[..at].chars().next_back();
         let after = hay[at + m.len()..].chars().next();
         before.is_none_or(|c| !is_word(c)) && after.is_none_or(|c| !is_word(c))
@@ -59,7 +97,7 @@ fn key_matches(key: &str, hay: &str, entry: &BookEntry) -> bool {
 
 /// The key by which `entry` activates on `hay`, if it does: a primary key that matches, its
 /// secondary keys agreeing by its logic.
-fn activation_key(entry: &BookEntry, hay: &str) -> Option<String> {
+fn activation_key(entry: &BookEntry, hay: &Hay) -> Option<String> {
     let primary = entry.keys.iter().find(|k| key_matches(k, hay, entry))?;
     if entry.selective && !entry.secondary_keys.is_empty() {
         let hits = entry
@@ -86,10 +124,17 @@ fn activation_key(entry: &BookEntry, hay: &str) -> Option<String> {
 /// recursion).
 pub fn activate(books: &[(u64, &Lorebook)], messages: &[&str]) -> Vec<BookHit> {
     let mut hits: Vec<BookHit> = Vec::new();
-    let window = |depth: u32| -> String {
-        let from = messages.len().saturating_sub(depth as usize);
-        messages[from..].join("\n")
-    };
+    // One window per scan depth in use, built and lowercased once.
+    let mut windows: std::collections::HashMap<u32, Hay> = Default::default();
+    for (_, book) in books {
+        for e in &book.entries {
+            let depth = e.scan_depth.unwrap_or(book.scan_depth);
+            windows.entry(depth).or_insert_with(|| {
+                let from = messages.len().saturating_sub(depth as usize);
+                Hay::new(messages[from..].join("\n"))
+            });
+        }
+    }
     for (id, book) in books {
         for (i, e) in book.entries.iter().enumerate() {
             if e.disabled {
@@ -104,8 +149,8 @@ pub fn activate(books: &[(u64, &Lorebook)], messages: &[&str]) -> Vec<BookHit> {
                 });
                 continue;
             }
-            let hay = window(e.scan_depth.unwrap_or(book.scan_depth));
-            if let Some(key) = activation_key(e, &hay) {
+            let hay = &windows[&e.scan_depth.unwrap_or(book.scan_depth)];
+            if let Some(key) = activation_key(e, hay) {
                 hits.push(BookHit {
                     book: *id,
                     entry: i,
@@ -130,7 +175,7 @@ pub fn activate(books: &[(u64, &Lorebook)], messages: &[&str]) -> Vec<BookHit> {
         if added.is_empty() {
             break;
         }
-        let hay = added.join("\n");
+        let hay = Hay::new(added.join("\n"));
         let before = hits.len();
         for (id, book) in books {
             if !book.recursive_scanning {
