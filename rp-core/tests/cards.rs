@@ -418,3 +418,27 @@ fn lorebooks_go_out_as_lorebook_v3_and_world_info_and_come_back_the_same() {
         ErrorKind::Invalid
     );
 }
+
+#[test]
+fn macros_are_expanded_in_the_prompt_and_the_same_world_builds_the_same_prompt() {
+    let mut e = engine();
+    e.apply_world_file("inn.toml", INN).unwrap();
+    let tobias = e.world().resolve_entity("tobias").unwrap();
+    let book = r#"{"entries": [{"keys": ["coat"], "constant": true,
+        "content": "{{char}} remembers {{user}}'s {{pick:red,blue,green}} coat and <USER>'s {{random:wet,dry}} boots.{{// hidden}} Dice: {{roll:d6}}."}]}"#;
+    e.import_lorebook(book.as_bytes(), None, 2_000).unwrap();
+    let seen = prompt(&mut e, tobias);
+    let line = seen
+        .lines()
+        .find(|l| l.starts_with("Tobias remembers Wren's"))
+        .unwrap();
+    assert!(
+        line.contains(" coat and Wren's ") && !line.contains("{{") && !line.contains("hidden"),
+        "{line}"
+    );
+    assert_eq!(
+        prompt(&mut e, tobias),
+        seen,
+        "the same world, the same prompt"
+    );
+}

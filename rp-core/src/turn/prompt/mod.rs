@@ -33,6 +33,7 @@ pub const SCENE_SUMMARY: &str =
 use crate::turn::ChatMessage;
 
 mod fit;
+mod macros;
 
 use fit::fit;
 #[cfg(test)]
@@ -843,6 +844,31 @@ pub(crate) fn build(
                 entity: None,
                 score: None,
             });
+        }
+    }
+
+    // The macros of cards and lorebooks (docs/cards.md, "Macros"), in everything but what was
+    // said and remembered.
+    let user = present
+        .iter()
+        .filter(|id| **id != speaker)
+        .filter_map(|id| world.entity(*id))
+        .find(|e| e.host_controlled)
+        .map_or("you", |e| e.name.as_str());
+    let macros = macros::Macros {
+        char: &me.name,
+        user,
+        seed: world.meta().map_or(0, |m| m.settings.seed),
+        turn: world.seq(),
+    };
+    for (i, p) in pieces.iter_mut().enumerate() {
+        if matches!(p.section, Section::Dialogue | Section::Memories) {
+            continue;
+        }
+        let text = macros.expand(&p.text, i as u64);
+        if text != p.text {
+            p.tokens = counter.count(&text);
+            p.text = text;
         }
     }
 
