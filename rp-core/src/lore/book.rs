@@ -5,8 +5,11 @@
 //! AND ANY / NOT ALL / NOT ANY / AND ALL; `/regex/flags` keys through the fact language's
 //! JavaScript-regex translation; case-sensitive and whole-word options (SillyTavern's rule: a
 //! key of one word matches between non-word characters, a key of several words anywhere); the
-//! scan depth in messages, the entry's over the book's; recursion (entries' contents scanned
-//! again, `exclude_recursion` and `prevent_recursion` honoured, ten levels at most).
+//! scan depth in messages, the entry's over the book's, the window newest message first as
+//! SillyTavern's scan buffer holds it; recursion (each level scans an entry's window with
+//! every content recursion added so far, `exclude_recursion` and `prevent_recursion`
+//! honoured, ten levels at most). `tests/lore_vs_node.rs` checks all of it against a
+//! transcription of SillyTavern's matching in JavaScript.
 //! Probability, inclusion groups and the timed effects (sticky, cooldown, delay) are not yet
 //! (docs/cards.md, "Not yet").
 
@@ -130,8 +133,10 @@ pub fn activate(books: &[(u64, &Lorebook)], messages: &[&str]) -> Vec<BookHit> {
         for e in &book.entries {
             let depth = e.scan_depth.unwrap_or(book.scan_depth);
             windows.entry(depth).or_insert_with(|| {
+                // Newest first, as SillyTavern's scan buffer holds them.
                 let from = messages.len().saturating_sub(depth as usize);
-                Hay::new(messages[from..].join("\n"))
+                let newest_first: Vec<&str> = messages[from..].iter().rev().copied().collect();
+                Hay::new(newest_first.join("\n"))
             });
         }
     }
@@ -160,10 +165,13 @@ pub fn activate(books: &[(u64, &Lorebook)], messages: &[&str]) -> Vec<BookHit> {
             }
         }
     }
-    // Recursion: what activated entries say may activate others, level by level.
+    // Recursion: what activated entries say may activate others, level by level; each level
+    // scans the entry's window with everything recursion added so far (SillyTavern's
+    // recursion buffer).
     let mut fed = 0;
+    let mut added: Vec<String> = Vec::new();
     for _ in 0..MAX_RECURSION {
-        let added: Vec<String> = hits[fed..]
+        let more: Vec<String> = hits[fed..]
             .iter()
             .filter_map(|h| {
                 let (_, book) = books.iter().find(|(id, _)| *id == h.book)?;
@@ -172,10 +180,12 @@ pub fn activate(books: &[(u64, &Lorebook)], messages: &[&str]) -> Vec<BookHit> {
             })
             .collect();
         fed = hits.len();
-        if added.is_empty() {
+        if more.is_empty() {
             break;
         }
-        let hay = Hay::new(added.join("\n"));
+        added.extend(more);
+        let recursed = added.join("\n");
+        let mut hays: std::collections::HashMap<u32, Hay> = Default::default();
         let before = hits.len();
         for (id, book) in books {
             if !book.recursive_scanning {
@@ -188,7 +198,11 @@ pub fn activate(books: &[(u64, &Lorebook)], messages: &[&str]) -> Vec<BookHit> {
                 if hits.iter().any(|h| h.book == *id && h.entry == i) {
                     continue;
                 }
-                if let Some(key) = activation_key(e, &hay) {
+                let depth = e.scan_depth.unwrap_or(book.scan_depth);
+                let hay = hays
+                    .entry(depth)
+                    .or_insert_with(|| Hay::new(format!("{}\n{recursed}", windows[&depth].text)));
+                if let Some(key) = activation_key(e, hay) {
                     hits.push(BookHit {
                         book: *id,
                         entry: i,
