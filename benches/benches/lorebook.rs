@@ -4,7 +4,8 @@
 //! logics in turn), one in twenty with a JavaScript regex key, inclusion groups, and contents
 //! that name other entries' keys so recursion runs two levels deep — scanned with scan depth 10
 //! at every turn of a 2,000-message chat (made-up words, one or two of the book's keys in most
-//! messages). Timed: `rp_core::lore::book::activate` per turn, p50 and p99 over the chat
+//! messages). Timed: `rp_core::lore::book::activate_with` per turn (keys, recursion, then
+//! delays, probabilities and inclusion groups), p50 and p99 over the chat
 //! (target p99 ≤ 2 ms), beside what SillyTavern users report: 30-second stalls on 2,116
 //! messages with 56 active entries.
 //!
@@ -12,7 +13,7 @@
 
 use rp_benches::{Latency, Rng, Vocabulary, ms, report, scaled};
 use rp_core::Lorebook;
-use rp_core::lore::book::activate;
+use rp_core::lore::book::activate_with;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -77,7 +78,7 @@ fn main() {
     for t in 1..=messages {
         let window: Vec<&str> = chat[..t].iter().map(String::as_str).collect();
         let start = Instant::now();
-        let hits = black_box(activate(&books, &window));
+        let hits = black_box(activate_with(&books, &window, t, t as u64));
         samples.push(start.elapsed());
         active += hits.len();
         recursive += hits.iter().filter(|h| h.recursion).count();

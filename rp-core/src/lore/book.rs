@@ -10,8 +10,11 @@
 //! every content recursion added so far, `exclude_recursion` and `prevent_recursion`
 //! honoured, ten levels at most). `tests/lore_vs_node.rs` checks all of it against a
 //! transcription of SillyTavern's matching in JavaScript.
-//! Probability, inclusion groups and the timed effects (sticky, cooldown, delay) are not yet
-//! (docs/cards.md, "Not yet").
+//! Then, as SillyTavern does: an entry's `delay` (the chat must have that many messages), its
+//! probability (a draw per entry), and inclusion groups (one winner per group: an entry with
+//! `group_override` first, the highest order among those; else drawn by `group_weight`). The
+//! draws come from `seed` ([`activate_with`]): the same seed, the same entries. Sticky and
+//! cooldown are not yet (docs/cards.md, "Not yet").
 
 use crate::facts::JsRegex;
 use crate::model::{BookEntry, Lorebook, SelectiveLogic, regex_key};
@@ -123,8 +126,8 @@ fn activation_key(entry: &BookEntry, hay: &Hay) -> Option<String> {
 }
 
 /// The entries of `books` that `messages` (the lines the speaker heard, oldest first)
-/// activate, in activation order (constant and matched entries, then each level of
-/// recursion).
+/// activate by their keys, in activation order (constant and matched entries, then each level
+/// of recursion), before delays, probabilities and groups ([`activate_with`]).
 pub fn activate(books: &[(u64, &Lorebook)], messages: &[&str]) -> Vec<BookHit> {
     let mut hits: Vec<BookHit> = Vec::new();
     // One window per scan depth in use, built and lowercased once.
@@ -219,6 +222,103 @@ pub fn activate(books: &[(u64, &Lorebook)], messages: &[&str]) -> Vec<BookHit> {
     hits
 }
 
+/// A number in [0, 1) for `what` of entry `entry` of book `book`, from `seed`.
+fn draw(seed: u64, book: u64, entry: usize, what: u64) -> f64 {
+    let mut z = seed ^ book.rotate_left(17) ^ (entry as u64).rotate_left(33) ^ what;
+    for _ in 0..2 {
+        z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+    }
+    (z >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// [`activate`], then SillyTavern's last steps: entries whose `delay` the chat has not reached
+/// (`chat_len` messages) are dropped; an entry with `use_probability` below 100 stays if its
+/// draw (in percent) is at most its `probability`; in each inclusion group (an entry may name
+/// several, comma-separated) one entry stays: among those with `group_override`, the highest
+/// order; else one drawn by `group_weight`. The draws come from `seed`: the same seed gives
+/// the same entries (a prompt draws from the world's seed and position, so the same world
+/// builds the same prompt).
+pub fn activate_with(
+    books: &[(u64, &Lorebook)],
+    messages: &[&str],
+    chat_len: usize,
+    seed: u64,
+) -> Vec<BookHit> {
+    let entry = |h: &BookHit| -> &BookEntry {
+        let (_, book) = books
+            .iter()
+            .find(|(id, _)| *id == h.book)
+            .expect("a hit's book");
+        &book.entries[h.entry]
+    };
+    let mut hits: Vec<BookHit> = activate(books, messages)
+        .into_iter()
+        .filter(|h| {
+            let e = entry(h);
+            if (e.delay as usize) > chat_len {
+                return false;
+            }
+            !(e.use_probability
+                && e.probability < 100.0
+                && draw(seed, h.book, h.entry, 1) * 100.0 >= e.probability)
+        })
+        .collect();
+    let mut groups: Vec<String> = hits
+        .iter()
+        .flat_map(|h| entry(h).group.split(',').map(|g| g.trim().to_owned()))
+        .filter(|g| !g.is_empty())
+        .collect();
+    groups.sort();
+    groups.dedup();
+    for (n, group) in groups.iter().enumerate() {
+        let members: Vec<usize> = (0..hits.len())
+            .filter(|i| entry(&hits[*i]).group.split(',').any(|g| g.trim() == group))
+            .collect();
+        if members.len() < 2 {
+            continue;
+        }
+        let overriding: Vec<usize> = members
+            .iter()
+            .copied()
+            .filter(|i| entry(&hits[*i]).group_override)
+            .collect();
+        let winner = if let Some(w) = overriding
+            .iter()
+            .copied()
+            .max_by_key(|i| entry(&hits[*i]).order)
+        {
+            w
+        } else {
+            let total: f64 = members
+                .iter()
+                .map(|i| entry(&hits[*i]).group_weight.max(0.0))
+                .sum();
+            let first = &hits[members[0]];
+            let mut at = draw(seed, first.book, first.entry, 2 + n as u64) * total;
+            let mut chosen = members[members.len() - 1];
+            for i in &members {
+                at -= entry(&hits[*i]).group_weight.max(0.0);
+                if at < 0.0 {
+                    chosen = *i;
+                    break;
+                }
+            }
+            chosen
+        };
+        let losers: Vec<usize> = members.into_iter().filter(|i| *i != winner).collect();
+        let mut index = 0;
+        hits.retain(|_| {
+            let keep = !losers.contains(&index);
+            index += 1;
+            keep
+        });
+    }
+    hits
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,5 +384,38 @@ mod tests {
             {"keys": ["letter"], "content": "The Ferryman."}, {"keys": ["ferryman"], "content": "z"}]}"#,
         );
         assert_eq!(active(&flat, &["a letter"]), vec![0]);
+    }
+
+    #[test]
+    fn delays_probabilities_and_groups() {
+        let b = book(
+            r#"{"entries": [
+                {"keys": ["bell"], "content": "A", "extensions": {"delay": 3}},
+                {"keys": ["bell"], "content": "B", "extensions": {"probability": 0, "useProbability": true}},
+                {"keys": ["bell"], "content": "C", "extensions": {"probability": 100}},
+                {"keys": ["bell"], "content": "D", "extensions": {"group": "door", "group_weight": 1}},
+                {"keys": ["bell"], "content": "E", "extensions": {"group": "door, yard", "group_weight": 1}},
+                {"keys": ["bell"], "content": "F", "insertion_order": 5, "extensions": {"group": "yard", "group_override": true}},
+                {"keys": ["bell"], "content": "G", "insertion_order": 9, "extensions": {"group": "yard", "group_override": true}}
+            ]}"#,
+        );
+        let kept = |chat: usize, seed: u64| -> Vec<usize> {
+            activate_with(&[(1, &b)], &["a bell rings"], chat, seed)
+                .iter()
+                .map(|h| h.entry)
+                .collect()
+        };
+        // Delay 3: not in a chat of one message; in one of three.
+        assert!(!kept(1, 1).contains(&0) && kept(3, 1).contains(&0));
+        // Probability 0 never, 100 always.
+        assert!((0..50).all(|s| !kept(3, s).contains(&1) && kept(3, s).contains(&2)));
+        // "yard": G overrides (the highest order with override); "door": D or E by weight,
+        // but E lost "yard" to G first or D stands alone: never both.
+        for s in 0..50 {
+            let k = kept(3, s);
+            assert!(k.contains(&6) && !k.contains(&5), "{k:?}");
+            assert!(!(k.contains(&3) && k.contains(&4)), "{k:?}");
+        }
+        assert_eq!(kept(3, 7), kept(3, 7), "the same seed, the same entries");
     }
 }

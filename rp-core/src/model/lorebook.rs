@@ -78,6 +78,9 @@ pub struct BookEntry {
     pub group: String,
     /// Its weight in the group.
     pub group_weight: f64,
+    /// It wins its groups over entries without it (the highest order among those with it).
+    #[serde(default)]
+    pub group_override: bool,
     /// Messages it stays active after activating.
     pub sticky: u32,
     /// Messages it cannot activate after it did.
@@ -244,6 +247,7 @@ fn entry(index: usize, o: &Map<String, Value>) -> Result<BookEntry> {
         use_probability: b(&["useProbability", "use_probability"])?.unwrap_or(true),
         group: string(either(&["group"]), &["group"])?,
         group_weight: n(&["groupWeight", "group_weight"])?.unwrap_or(100.0),
+        group_override: b(&["groupOverride", "group_override"])?.unwrap_or(false),
         sticky: count(either(&["sticky"]), &["sticky"])?,
         cooldown: count(either(&["cooldown"]), &["cooldown"])?,
         delay: count(either(&["delay"]), &["delay"])?,

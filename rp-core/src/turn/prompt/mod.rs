@@ -778,7 +778,10 @@ pub(crate) fn build(
     let books = world.lorebooks_of(speaker);
     if !books.is_empty() {
         let said: Vec<&str> = heard.iter().map(|u| u.text.as_str()).collect();
-        let mut hits = crate::lore::book::activate(&books, &said);
+        // Probabilities and groups draw from the world's seed and position: the same world
+        // builds the same prompt.
+        let seed = world.meta().map_or(0, |m| m.settings.seed) ^ world.seq().rotate_left(29);
+        let mut hits = crate::lore::book::activate_with(&books, &said, said.len(), seed);
         let entry = |h: &crate::lore::book::BookHit| {
             let (_, book) = books
                 .iter()
