@@ -442,3 +442,38 @@ fn macros_are_expanded_in_the_prompt_and_the_same_world_builds_the_same_prompt()
         "the same world, the same prompt"
     );
 }
+
+#[test]
+fn a_cards_instructions_and_examples_and_lore_positions_find_their_sections() {
+    use rp_core::turn::Section;
+    let mut e = engine();
+    e.apply_world_file("inn.toml", INN).unwrap();
+    let card = r#"{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":"Aria",
+        "description":"A bard.","system_prompt":"Write in the present tense. {{original}}",
+        "post_history_instructions":"Keep replies short.","mes_example":"<START>\n{{char}}: Another song?"}}"#;
+    let aria = e.import_card(card.as_bytes(), 2_000).unwrap().entity;
+    let book = r#"{"entries": {
+        "0": {"uid": 0, "key": ["x"], "constant": true, "position": 0, "content": "Before her description."},
+        "1": {"uid": 1, "key": ["x"], "constant": true, "position": 4, "content": "At a depth."}}}"#;
+    e.import_lorebook(book.as_bytes(), None, 2_000).unwrap();
+    let now = e.world().now();
+    let p = e
+        .inspect_prompt(aria, None, now, &rp_core::turn::PromptOptions::default())
+        .unwrap();
+    let section = |text: &str| {
+        p.pieces
+            .iter()
+            .find(|x| x.text.starts_with(text))
+            .unwrap_or_else(|| panic!("{text:?} not in the prompt"))
+            .section
+    };
+    assert_eq!(section("Write in the present tense."), Section::Identity);
+    assert_eq!(section("Keep replies short."), Section::Identity);
+    assert_eq!(
+        section("How you speak:\n<START>\nAria: Another song?"),
+        Section::Identity
+    );
+    assert_eq!(section("Before her description."), Section::Identity);
+    assert_eq!(section("At a depth."), Section::Lore);
+    assert!(p.pieces.iter().all(|x| !x.text.contains("{{original}}")));
+}

@@ -418,6 +418,35 @@ pub(crate) fn build(
             "an active fact of the speaker's sheet",
         ));
     }
+    // A character card's own instructions and examples (docs/cards.md, "What a card
+    // becomes"): its system prompt, how it speaks, and its post-history instructions.
+    if let Some(card) = world
+        .card_json(speaker)
+        .and_then(|j| crate::model::Card::from_json(j).ok())
+    {
+        for (field, lead, why) in [
+            ("system_prompt", "", "the speaker's card: its system prompt"),
+            (
+                "mes_example",
+                "How you speak:\n",
+                "the speaker's card: its example dialogue",
+            ),
+            (
+                "post_history_instructions",
+                "",
+                "the speaker's card: its post-history instructions",
+            ),
+        ] {
+            let text = card
+                .text(field)
+                .replace("{{original}}", "")
+                .trim()
+                .to_owned();
+            if !text.is_empty() {
+                pieces.push(plain(Section::Identity, format!("{lead}{text}"), why));
+            }
+        }
+    }
     let s = &me.state;
     if let Some(m) = &s.mood {
         pieces.push(plain(
@@ -816,8 +845,15 @@ pub(crate) fn build(
                     book.name
                 ),
             };
+            // Before or after the character's description: with who the speaker is; every
+            // other position in the lore section (docs/cards.md, "Lorebooks").
+            let section = if matches!(e.position, 0 | 1) {
+                Section::Identity
+            } else {
+                Section::Lore
+            };
             pieces.push(PromptPiece {
-                section: Section::Lore,
+                section,
                 tokens,
                 text,
                 why,
