@@ -477,3 +477,62 @@ fn a_cards_instructions_and_examples_and_lore_positions_find_their_sections() {
     assert_eq!(section("At a depth."), Section::Lore);
     assert!(p.pieces.iter().all(|x| !x.text.contains("{{original}}")));
 }
+
+/// A zip of `files` (name, bytes), deflated.
+fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
+    use std::io::Write;
+    let mut out = std::io::Cursor::new(Vec::new());
+    let mut z = zip::ZipWriter::new(&mut out);
+    for (name, bytes) in files {
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated);
+        z.start_file(*name, options).unwrap();
+        z.write_all(bytes).unwrap();
+    }
+    z.finish().unwrap();
+    out.into_inner()
+}
+
+#[test]
+fn charx_cards_come_in_and_go_out_and_bombs_and_climbing_paths_are_refused() {
+    let mut e = engine();
+    let charx = zip_of(&[
+        ("card.json", V3.as_bytes()),
+        ("assets/icon/main.png", &png::placeholder()),
+    ]);
+    let mire = e.import_card(&charx, 2_000).unwrap();
+    assert_eq!(mire.name, "Mireille");
+    let out = e.export_card(mire.entity, CardFormat::Charx).unwrap();
+    assert_eq!(
+        read_card(&out).unwrap().json(),
+        V3,
+        "out as a CHARX, the V3 card as given"
+    );
+    assert_eq!(
+        CardFormat::from_name("mire.CHARX").unwrap(),
+        CardFormat::Charx
+    );
+    let head = e.head();
+    // A zip bomb: 16 MiB of spaces in a few kilobytes.
+    let bomb = zip_of(&[("card.json", &vec![b' '; 16 << 20])]);
+    assert!(bomb.len() < 100_000);
+    let climbing = zip_of(&[("card.json", V3.as_bytes()), ("../../etc/passwd", b"x")]);
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (bomb, "more than 200 to 1"),
+        (climbing, "climbs out"),
+        (
+            zip_of(&[("cards/card.json", V3.as_bytes())]),
+            "no card.json at its root",
+        ),
+        (
+            b"PK\x03\x04 not a zip at all".to_vec(),
+            "not a readable zip",
+        ),
+    ];
+    for (bytes, why) in cases {
+        let err = e.import_card(&bytes, 3_000).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Invalid);
+        assert!(err.to_string().contains(why), "{why}: {err}");
+    }
+    assert_eq!(e.head(), head);
+}

@@ -15,7 +15,7 @@ use crate::scene::read_json;
 use crate::turn::to_json;
 
 /// Imports the character card in `bytes` (`len` bytes, borrowed for the call: a card's JSON,
-/// or a PNG with a `ccv3` or `chara` text chunk; `ccv3` is preferred) at `now` (host clock,
+/// a PNG with a `ccv3` or `chara` text chunk (`ccv3` is preferred), or a CHARX zip) at `now` (host clock,
 /// ms; the world's clock advances to it) as a new entity of the engine's, its facts made from
 /// the card's prose, the card kept for export. Writes to `*out_json` (a string the caller
 /// releases with `rp_string_free`):
@@ -63,7 +63,8 @@ pub unsafe extern "C" fn rp_engine_import_card(
 }
 
 /// Exports entity `entity_id` as a character card in `format` (`format_len` bytes of UTF-8:
-/// `"v2"`, `"v3"` or `"png"`, or a file name ending in `.json` (V3) or `.png`). A card
+/// `"v2"`, `"v3"`, `"png"` or `"charx"`, or a file name ending in `.json` (V3), `.png` or
+/// `.charx`). A card
 /// imported comes back as it was given (the same version byte for byte; another version with
 /// every field and extension kept); an entity made otherwise goes out as a card of its name
 /// and prose facts. A PNG carries the V2 card in a `chara` chunk and the V3 card in a `ccv3`

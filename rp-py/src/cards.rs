@@ -23,7 +23,8 @@ fn card_bytes(source: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
 #[pymethods]
 impl World {
     /// Imports the character card ``source`` (bytes, or the path of a file: a card's JSON,
-    /// V1, V2 or V3, or a PNG with a ``ccv3`` or ``chara`` chunk; ``ccv3`` is preferred) at
+    /// V1, V2 or V3, a PNG with a ``ccv3`` or ``chara`` chunk (``ccv3`` is preferred), or a
+    /// CHARX zip) at
     /// ``now`` (host clock, ms; the clock moves to it) as a new character of the engine's,
     /// its facts made from the card's prose, the card kept for export. Returns the new
     /// entity's id; ``card(id)`` gives the card (its greetings: ``"first_mes"``,
@@ -117,9 +118,10 @@ impl World {
 
     /// ``entity`` (an id, key, name or alias) as a character card: a card it was made from
     /// comes back as given (the same version byte for byte), another entity as a card of its
-    /// name and prose facts. ``format`` is ``"v2"``, ``"v3"`` or ``"png"`` (a PNG carrying the
-    /// V2 card in a ``chara`` chunk and the V3 card in a ``ccv3`` chunk); without it, the
-    /// extension of ``path`` decides (``.json``: V3, ``.png``), else V3. Writes the bytes to
+    /// name and prose facts. ``format`` is ``"v2"``, ``"v3"``, ``"png"`` (a PNG carrying the
+    /// V2 card in a ``chara`` chunk and the V3 card in a ``ccv3`` chunk) or ``"charx"`` (a zip
+    /// with the V3 card); without it, the extension of ``path`` decides (``.json``: V3,
+    /// ``.png``, ``.charx``), else V3. Writes the bytes to
     /// ``path`` when given, and returns them.
     ///
     /// Raises ``NotFound`` (entity), ``InvalidInput`` (an unknown format or extension),

@@ -143,3 +143,21 @@ def test_lorebooks_are_listed_and_go_out_in_both_formats(world: World, tmp_path:
     with pytest.raises(InvalidInput, match="not a lorebook format"):
         world.export_lorebook(book, format="yaml")
     assert world.card(aria) is not None
+
+
+def test_a_charx_goes_out_and_comes_back(world: World, tmp_path: Path) -> None:
+    import zipfile
+
+    aria = world.import_card(CARD, now=world.now)
+    world.export_card(aria, tmp_path / "aria.charx")
+    with zipfile.ZipFile(tmp_path / "aria.charx") as z:
+        card = json.loads(z.read("card.json"))
+    assert card["spec"] == "chara_card_v3"
+    other = World.in_memory("Other")
+    back = other.import_card(tmp_path / "aria.charx", now=0)
+    assert other.entity(back).name == "Aria Vell"
+    bomb = tmp_path / "bomb.charx"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("card.json", b" " * (16 << 20))
+    with pytest.raises(InvalidInput, match="200 to 1"):
+        other.import_card(bomb, now=0)

@@ -14,6 +14,7 @@
 //! # Ok::<(), rp_core::Error>(())
 //! ```
 
+pub mod charx;
 pub mod png;
 
 use crate::engine::Engine;
@@ -32,24 +33,28 @@ pub enum CardFormat {
     V3,
     /// A PNG with the V2 card in a `chara` chunk and the V3 card in a `ccv3` chunk.
     Png,
+    /// A CHARX: a zip with the V3 card as `card.json`.
+    Charx,
 }
 
 impl CardFormat {
-    /// `"v2"`, `"v3"` or `"png"` (what C and Python name), or a file's extension: `.png` is
-    /// PNG, `.json` V3.
+    /// `"v2"`, `"v3"`, `"png"` or `"charx"` (what C and Python name), or a file's extension:
+    /// `.png`, `.charx`, `.json` (V3).
     pub fn from_name(name: &str) -> Result<CardFormat> {
         let lower = name.to_ascii_lowercase();
         Ok(match lower.as_str() {
             "v2" => CardFormat::V2,
             "v3" | "json" => CardFormat::V3,
             "png" => CardFormat::Png,
+            "charx" => CardFormat::Charx,
             _ if lower.ends_with(".png") => CardFormat::Png,
+            _ if lower.ends_with(".charx") => CardFormat::Charx,
             _ if lower.ends_with(".json") => CardFormat::V3,
             _ => {
                 return Err(Error::invalid(
                     "card format",
                     format!(
-                        "{name:?} is not a card format; use \"v2\", \"v3\" or \"png\" (or a .json or .png path)"
+                        "{name:?} is not a card format; use \"v2\", \"v3\", \"png\" or \"charx\" (or a .json, .png or .charx path)"
                     ),
                 ));
             }
@@ -175,9 +180,12 @@ pub struct ImportedCard {
     pub lorebook: Option<u64>,
 }
 
-/// The card in `bytes`: a PNG's `ccv3` chunk (else its `chara` chunk), base64 JSON; or JSON
-/// itself.
+/// The card in `bytes`: a PNG's `ccv3` chunk (else its `chara` chunk), base64 JSON; a
+/// CHARX's `card.json`; or JSON itself.
 pub fn read_card(bytes: &[u8]) -> Result<Card> {
+    if charx::is_zip(bytes) {
+        return Card::from_json(&charx::read(bytes)?);
+    }
     if png::is_png(bytes) {
         let bad = |e: png::PngError| Error::invalid("card", e.0);
         let text = match png::text_chunk(bytes, "ccv3").map_err(bad)? {
@@ -420,6 +428,7 @@ impl Engine {
                 png::with_text_chunks(&png::placeholder(), &[("chara", &v2), ("ccv3", &v3)])
                     .map_err(|e| Error::invalid("card", e.0))?
             }
+            CardFormat::Charx => charx::write(&card.to_v3())?,
         })
     }
 }
