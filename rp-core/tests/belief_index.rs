@@ -8,21 +8,11 @@
 
 use proptest::prelude::*;
 use rp_core::*;
-use std::collections::BTreeMap;
+
+mod support;
+use support::history::{json, logs, person, replayed, seq_at};
 
 const T0: Millis = 1_000;
-
-fn person(id: EntityId, name: &str) -> Event {
-    Event::EntityCreated {
-        id,
-        key: None,
-        name: name.into(),
-        aliases: vec![],
-        facts: FactSheet::from_text("is a character"),
-        host_controlled: false,
-        state: EntityState::default(),
-    }
-}
 
 /// One step of a random session.
 #[derive(Clone, Debug)]
@@ -266,47 +256,6 @@ fn play(engine: &mut Engine, cast: &mut Cast, ops: &[Op]) {
             }
         };
     }
-}
-
-/// Every branch's events, read on it (the engine ends on the branch it was on).
-fn logs(engine: &mut Engine) -> BTreeMap<String, Vec<Event>> {
-    let back = engine.current_branch().to_owned();
-    let mut out = BTreeMap::new();
-    for b in engine.branches() {
-        engine.switch_branch(&b.name).expect("switch");
-        let events = engine.events(1, engine.head()).expect("events");
-        out.insert(b.name, events.into_iter().map(|(_, e)| e).collect());
-    }
-    engine.switch_branch(&back).expect("switch back");
-    out
-}
-
-/// The world after the first `seq` events of `log`, replayed from scratch.
-fn replayed(log: &[Event], seq: usize) -> World {
-    let mut w = World::new();
-    for e in &log[..seq] {
-        w.apply(e).expect("a logged event applies");
-    }
-    w
-}
-
-/// The seq a time names in `log`: the last event whose clock is at or before it.
-fn seq_at(log: &[Event], time: Millis) -> Option<usize> {
-    let mut w = World::new();
-    let mut found = None;
-    for (i, e) in log.iter().enumerate() {
-        w.apply(e).expect("applies");
-        if w.now() <= time {
-            found = Some(i + 1);
-        } else {
-            break;
-        }
-    }
-    found
-}
-
-fn json<T: serde::Serialize>(v: &T) -> serde_json::Value {
-    serde_json::to_value(v).expect("json")
 }
 
 /// Asks `engine` what `who` believed at `at` and checks it against a replay of `log`.

@@ -441,6 +441,19 @@ fn macros_are_expanded_in_the_prompt_and_the_same_world_builds_the_same_prompt()
         seen,
         "the same world, the same prompt"
     );
+    // A host expands a greeting the same way.
+    let wren = e.world().resolve_entity("wren").unwrap();
+    assert_eq!(
+        e.expand_macros("{{char}} nods to <USER>.{{// x}}", tobias, wren)
+            .unwrap(),
+        "Tobias nods to Wren."
+    );
+    assert_eq!(
+        e.expand_macros("x", EntityId(999), wren)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::NotFound
+    );
 }
 
 #[test]

@@ -5,7 +5,8 @@ use rp_core::{Activity, Engine, EntityId, Event, Position, Utterance, UtteranceI
 use std::path::Path;
 
 /// Imports the card at `path` into `engine`, stands its character in the booth and has it say
-/// its first message (`{{user}}` read as the player's name), heard by whoever is in earshot.
+/// its first message (its macros expanded: `{{user}}` is the player), heard by whoever is in
+/// earshot.
 /// Returns the character and its greeting (empty when the card has none).
 pub fn bring_card(
     engine: &mut Engine,
@@ -30,15 +31,8 @@ pub fn bring_card(
             ..Activity::default()
         },
     }])?;
-    let you = engine
-        .world()
-        .entity(player)
-        .map_or_else(|| "you".to_owned(), |e| e.name.clone());
-    let greeting = imported
-        .greetings
-        .first
-        .replace("{{char}}", &imported.name)
-        .replace("{{user}}", &you)
+    let greeting = engine
+        .expand_macros(&imported.greetings.first, imported.entity, player)?
         .trim()
         .to_owned();
     if !greeting.is_empty() {

@@ -388,6 +388,27 @@ impl Engine {
         })
     }
 
+    /// `text` (a card's greeting, say) with the card macros expanded as `speaker`'s prompt
+    /// expands them now (docs/cards.md, "Macros"): `{{char}}` is `speaker`, `{{user}}` is
+    /// `user`, and `{{random}}`, `{{pick}}` and `{{roll}}` draw from the world's generator at
+    /// its position. Changes nothing; an unknown entity is a `not_found` error.
+    pub fn expand_macros(&self, text: &str, speaker: EntityId, user: EntityId) -> Result<String> {
+        let world = self.world();
+        let name = |id: EntityId| {
+            world
+                .entity(id)
+                .map(|e| e.name.as_str())
+                .ok_or_else(|| Error::not_found("entity", id.0))
+        };
+        let macros = crate::turn::prompt::macros::Macros {
+            char: name(speaker)?,
+            user: name(user)?,
+            seed: world.meta().map_or(0, |m| m.settings.seed),
+            turn: world.seq(),
+        };
+        Ok(macros.expand(text, 0))
+    }
+
     /// The card `entity` was made from (`None` for an entity made otherwise). An unknown
     /// entity is a `not_found` error.
     pub fn card(&self, entity: EntityId) -> Result<Option<Card>> {

@@ -3,6 +3,7 @@
 //! batch number, and a reference replay to check a reopened save against.
 #![allow(dead_code)]
 
+pub mod history;
 pub mod tavern;
 
 use rp_core::store::MemoryStore;

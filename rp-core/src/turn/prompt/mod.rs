@@ -33,7 +33,7 @@ pub const SCENE_SUMMARY: &str =
 use crate::turn::ChatMessage;
 
 mod fit;
-mod macros;
+pub(crate) mod macros;
 
 use fit::fit;
 #[cfg(test)]
