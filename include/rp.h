@@ -65,6 +65,12 @@ typedef enum rp_result {
   // read; the message says what it reported (`ErrorKind::Generation`).
   // The turn was abandoned; its input stays committed.
   RP_RESULT_GENERATION = 16,
+  // A transition guarded by a pending requirement (docs/requirements.md):
+  // a move out of a guarded place, a scoped event, a time skip, a scene
+  // close, or a host action checked with `rp_engine_check_action`. The
+  // message names the requirement's id, name and text; nothing changed
+  // (`ErrorKind::RequirementUnmet`).
+  RP_RESULT_REQUIREMENT_UNMET = 17,
 } rp_result;
 
 // A compiled condition: the expression of a `$if` line, without `$if` and
@@ -328,6 +334,70 @@ const char *rp_version(void);
 // Unless `expected` is `NULL`, it must point to `expected_len` readable
 // bytes.
 enum rp_result rp_check_version(const char *expected, size_t expected_len);
+
+// Writes a backup of the engine's save to a new save file at `path`: every
+// branch with its history and head, which branch is current, and the
+// snapshots, as the engine has committed them when called. Opening the
+// backup with `rp_engine_open` gives the same world, branches and heads.
+// The engine stays open and is only read: nothing about it changes. An
+// engine in memory (`rp_engine_in_memory`) is backed up to a save file
+// like any other.
+//
+// `path` is `path_len` bytes of UTF-8 (borrowed for the call). The backup
+// is written under a temporary name in the directory of `path` and takes
+// its name once complete and on stable storage; it never replaces a file,
+// and a failed backup leaves no file behind.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_CONFLICT` when `path` exists (the
+// engine's own save file included; also when called from a callback of a
+// turn on this engine); `RP_RESULT_INVALID` when `path` names no file
+// (empty, or ending in `..`); `RP_RESULT_STORAGE` when it cannot be written
+// (a missing directory, no permission, a full disk) or the save cannot be
+// read; `RP_RESULT_CORRUPT` when the save's records are damaged;
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`. On failure nothing changed and no file was
+// made.
+//
+// Thread: any (see `rp_engine`). Does file I/O (it copies the whole save,
+// and syncs it): it may take a while on a long history, during which other
+// calls on the engine wait.
+//
+// # Safety
+//
+// `path` points to `path_len` readable bytes.
+enum rp_result rp_engine_backup(struct rp_engine *engine, const char *path, size_t path_len);
+
+// Writes the history of the branch named `name` to a new save file at
+// `path`: its events from the world's creation to its head (those it
+// shares with the branches it was forked from included), as the new save's
+// only branch, which keeps the name `name`, with a snapshot of its head so
+// the save opens without replaying. Opening it with `rp_engine_open` gives
+// that branch's world. The engine stays open, is only read, and its current
+// branch does not change.
+//
+// `name` and `path` are UTF-8 of the given lengths (borrowed for the
+// call). The file is written as `rp_engine_backup` writes it: never over a
+// file, and no file left behind on failure.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when no branch has that
+// name; otherwise the codes of `rp_engine_backup`: `RP_RESULT_CONFLICT`
+// (`path` exists, or called from a callback of a turn on this engine),
+// `RP_RESULT_INVALID` (`path` names no file), `RP_RESULT_STORAGE`,
+// `RP_RESULT_CORRUPT`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`. On failure nothing
+// changed and no file was made.
+//
+// Thread: any (see `rp_engine`). Does file I/O (and, for a branch other
+// than the current one, replays events to rebuild its world).
+//
+// # Safety
+//
+// `name` and `path` point to their lengths of readable bytes.
+enum rp_result rp_engine_export_branch(struct rp_engine *engine,
+                                       const char *name,
+                                       size_t name_len,
+                                       const char *path,
+                                       size_t path_len);
 
 // Writes what the entity `observer_id` believes about each person at `now`
 // (host clock, ms; any time may be asked) as JSON to `*out_json` (a string
@@ -645,7 +715,10 @@ enum rp_result rp_engine_delete_branch(struct rp_engine *engine, const char *nam
 //  "lorebook": 13}        // its character_book as a lorebook (its id), or null
 // ```
 //
-// The entity is not placed anywhere (move it with `rp_engine_set_activity`).
+// The entity is not placed anywhere (move it with `rp_engine_set_activity`). The card's files
+// are kept with it (a CHARX's other files, a PNG's image: `rp_engine_card_assets`); a CHARX
+// file past its bounds (16 MiB, 64 MiB in all, 200:1, 10,000 files, a climbing path) is
+// `RP_RESULT_INVALID`, naming the file.
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` when the bytes hold no card (a PNG with a
 // broken chunk or CRC, no card chunk, bad base64, JSON that is not a card), a text too long
@@ -671,7 +744,9 @@ enum rp_result rp_engine_import_card(struct rp_engine *engine,
 // imported comes back as it was given (the same version byte for byte; another version with
 // every field and extension kept); an entity made otherwise goes out as a card of its name
 // and prose facts. A PNG carries the V2 card in a `chara` chunk and the V3 card in a `ccv3`
-// chunk. Writes the bytes to `*out_bytes` and their number to `*out_len`; release them with
+// chunk, on the card's image (the host's, `rp_engine_set_card_image`, else the one it came
+// with) or a 1×1 placeholder; a CHARX holds `card.json` and every file of the card
+// (`rp_engine_card_assets`). Writes the bytes to `*out_bytes` and their number to `*out_len`; release them with
 // `rp_bytes_free`.
 //
 // Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such entity;
@@ -690,6 +765,73 @@ enum rp_result rp_engine_export_card(const struct rp_engine *engine,
                                      size_t format_len,
                                      uint8_t **out_bytes,
                                      size_t *out_len);
+
+// Writes the files of entity `entity_id`'s card (docs/cards.md, "Assets") as a JSON array to
+// `*out_json` (a string the caller releases with `rp_string_free`), by path:
+//
+// ```text
+// [{"path": "assets/icon/image/main.png", "size": 48213},
+//  {"path": "assets/other/audio/hum.ogg", "size": 90112}]
+// ```
+//
+// A CHARX's files other than `card.json`, a PNG card's image (its card chunks taken out),
+// the host's image (`rp_engine_set_card_image`); `[]` for an entity without any. Fetch one
+// file's bytes with `rp_engine_card_asset`.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` (no such entity), `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback running on this
+// engine). Changes nothing.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_card_assets(const struct rp_engine *engine,
+                                     uint64_t entity_id,
+                                     char **out_json);
+
+// Writes the bytes of the file at `path` (`path_len` bytes of UTF-8, as
+// `rp_engine_card_assets` lists it) of entity `entity_id`'s card to `*out_bytes` and their
+// number to `*out_len`; release them with `rp_bytes_free`.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` (no such entity, or its card has no file at
+// `path`), `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT`. Changes nothing.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `path` points to `path_len` readable bytes; `out_bytes` and `out_len` are writable.
+enum rp_result rp_engine_card_asset(const struct rp_engine *engine,
+                                    uint64_t entity_id,
+                                    const char *path,
+                                    size_t path_len,
+                                    uint8_t **out_bytes,
+                                    size_t *out_len);
+
+// Sets entity `entity_id`'s image to the PNG in `png` (`len` bytes, borrowed for the call) at
+// `now` (host clock, ms; the world's clock advances to it): kept as one of the card's files
+// (its `chara` and `ccv3` chunks taken out), and the image a PNG export
+// (`rp_engine_export_card`) carries the card on. Works for an entity made without a card.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` when `png` is not a valid PNG (signature, chunk
+// lengths, CRCs, `IEND`), the card's files would pass their bounds (64 MiB), or `now` is
+// before the world's clock; `RP_RESULT_NOT_FOUND` (no such entity), `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT`, `RP_RESULT_STORAGE`. On failure the world
+// is unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `png` points to `len` readable bytes.
+enum rp_result rp_engine_set_card_image(struct rp_engine *engine,
+                                        uint64_t entity_id,
+                                        const uint8_t *png,
+                                        size_t len,
+                                        int64_t now);
 
 // Adds the lorebook in `json` (`len` bytes of UTF-8, borrowed for the call: SillyTavern's
 // World Info JSON, a `lorebook_v3`, or a card's `character_book`) at `now` (host clock, ms;
@@ -750,7 +892,8 @@ enum rp_result rp_engine_export_lorebook(const struct rp_engine *engine,
 // `out_json` is writable.
 enum rp_result rp_engine_lorebooks(const struct rp_engine *engine, char **out_json);
 
-// Releases bytes rp handed out (`rp_engine_export_card`), with the length it gave.
+// Releases bytes rp handed out (`rp_engine_export_card`, `rp_engine_card_asset`), with the
+// length it gave.
 //
 // `bytes` may be `NULL`, which does nothing. Otherwise it must be bytes rp handed out, not
 // yet released, and `len` the length rp gave with them: anything else is undefined
@@ -1359,6 +1502,179 @@ enum rp_result rp_engine_report_availability(struct rp_engine *engine,
                                              double availability,
                                              int64_t now);
 
+// Writes what editing line `line_id` to `text` (`text_len` bytes of UTF-8; `NULL` with 0:
+// deleting it) with `options_json` would do to `*out_json` (a string the caller releases with
+// `rp_string_free`), changing nothing (docs/edits.md, "The preview"):
+//
+// ```text
+// {"line": 12, "base": 11, "kept": 40,
+//  "edited": [{"seq": 12, "kind": "user_turn", "why": "the line, edited"}, ...],
+//  "dropped": [{"seq": 19, "kind": "generated", "why": "the state update of ..."}],
+//  "invalid": [{"seq": 41, "kind": "memories_summarized", "why": "..."}],
+//  "regenerate": null}
+// ```
+//
+// `options_json` (`options_len` bytes, or `NULL` with 0 for the defaults):
+// `{"with_replies": false, "on_invalid": "cancel"}` (`"cancel"`, `"drop"` or
+// `"regenerate"`), every field optional, unknown fields refused.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` (no such line on the current branch);
+// `RP_RESULT_INVALID` (an empty or too long text, bad options), `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a
+// callback running on this engine), `RP_RESULT_STORAGE`.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `text` and `options_json` are `NULL` with length 0 or point to that many readable bytes;
+// `out_json` is writable.
+enum rp_result rp_engine_preview_edit(struct rp_engine *engine,
+                                      uint64_t line_id,
+                                      const char *text,
+                                      size_t text_len,
+                                      const char *options_json,
+                                      size_t options_len,
+                                      char **out_json);
+
+// Edits line `line_id` (the player's or a character's) to `text` (`text_len` bytes of UTF-8),
+// keeping the rest of the story (docs/edits.md): the branch is rewound to before the line, its
+// old history kept as a branch, and the events after the line carried over in one commit.
+// Writes the outcome to `*out_json` (release with `rp_string_free`):
+//
+// ```text
+// {"old_branch": "main~2", "head": 57, "preview": {...},
+//  "regenerate": null}   // with "on_invalid": "regenerate", the input of the turn to run again
+// ```
+//
+// Options as for `rp_engine_preview_edit`. With `"on_invalid": "cancel"` (the default), an edit
+// that would leave later events that no longer apply is refused with `RP_RESULT_CONFLICT`
+// (the message names them) and nothing changes.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND`, `RP_RESULT_INVALID`, `RP_RESULT_CONFLICT`,
+// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_STORAGE`. On failure the world is unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `text` points to `text_len` readable bytes; `options_json` is `NULL` with 0 or points to
+// `options_len` readable bytes; `out_json` is writable.
+enum rp_result rp_engine_edit_line(struct rp_engine *engine,
+                                   uint64_t line_id,
+                                   const char *text,
+                                   size_t text_len,
+                                   const char *options_json,
+                                   size_t options_len,
+                                   char **out_json);
+
+// Deletes line `line_id`, keeping the rest of the story: as `rp_engine_edit_line` (options,
+// outcome, result codes). Its memories and the record of its generation go with it; with
+// `"with_replies": true`, the later lines of its turn too.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `options_json` is `NULL` with 0 or points to `options_len` readable bytes; `out_json` is
+// writable.
+enum rp_result rp_engine_delete_line(struct rp_engine *engine,
+                                     uint64_t line_id,
+                                     const char *options_json,
+                                     size_t options_len,
+                                     char **out_json);
+
+// Writes the request that asks for the last reply of the latest turn again (a swipe;
+// docs/edits.md, "Swipes") to `*out_json` (release with `rp_string_free`):
+// `{"line": 42, "request": {...}}`, the request as `rp_turn_step` gives one (the prompt the
+// reply was given, built again from the world as it was). `line_id` 0 names the last reply;
+// another id must be it. `options_json`: turn options as for `rp_turn_begin` (`NULL` with 0:
+// the defaults; their sampling is used). Give the model's answer to
+// `rp_engine_add_alternative`. Changes nothing.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_CONFLICT` (the last line is the player's, or `line_id`
+// is not the last reply), `RP_RESULT_NOT_FOUND` (no line), `RP_RESULT_INVALID` (bad options),
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_STORAGE`.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `options_json` is `NULL` with 0 or points to `options_len` readable bytes; `out_json` is
+// writable.
+enum rp_result rp_engine_swipe_request(struct rp_engine *engine,
+                                       uint64_t line_id,
+                                       const char *options_json,
+                                       size_t options_len,
+                                       char **out_json);
+
+// Records the model's answer `result_json` (`result_len` bytes: a generation result as
+// `rp_turn_provide` takes one, `{"text": "...", "model": "..."}`) as another alternative of
+// line `line_id` (the last reply); the line stays as it is. Writes the new alternative's index
+// to `*out_index` (the line itself is 0 until another is chosen).
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` (bad JSON, an empty answer, 64 alternatives
+// already), `RP_RESULT_CONFLICT` (`line_id` is not the last reply), `RP_RESULT_NOT_FOUND`,
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_STORAGE`. On failure nothing changes.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `result_json` points to `result_len` readable bytes; `out_index` is writable.
+enum rp_result rp_engine_add_alternative(struct rp_engine *engine,
+                                         uint64_t line_id,
+                                         const char *result_json,
+                                         size_t result_len,
+                                         uint64_t *out_index);
+
+// Writes the alternatives of line `line_id` to `*out_json` (release with `rp_string_free`):
+// `{"texts": ["...", "..."], "chosen": 1}`, or `null` for a line that has only itself.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT`. Changes nothing.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_alternatives(const struct rp_engine *engine,
+                                      uint64_t line_id,
+                                      char **out_json);
+
+// Makes alternative `n` of line `line_id` (the last reply) the line (docs/edits.md, "Swipes"):
+// the line and its memories take its text, every alternative is kept, and the state-update
+// pass of its turn is asked of `generate` again on the line that stands (when the turn had one
+// and `options_json` enables it). Writes the outcome of that pass as a turn's outcome JSON to
+// `*out_outcome_json` (release with `rp_string_free`).
+//
+// `generate` and `user_data`: as for `rp_engine_run_turn` (no tokens are streamed; host
+// actions the pass reports are refused).
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` (no alternative `n`), `RP_RESULT_CONFLICT`
+// (`line_id` is not the last reply), `RP_RESULT_GENERATION` (the callback failed: the choice
+// stands, its pass is not recorded), `RP_RESULT_INVALID`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_STORAGE`.
+//
+// Thread: any (see `rp_engine`); `generate` runs on the calling thread.
+//
+// # Safety
+//
+// `options_json` is `NULL` with 0 or points to `options_len` readable bytes; `generate`
+// follows its type's documentation; `out_outcome_json` is writable.
+enum rp_result rp_engine_choose(struct rp_engine *engine,
+                                uint64_t line_id,
+                                uint64_t n,
+                                const char *options_json,
+                                size_t options_len,
+                                rp_generate_fn generate,
+                                void *user_data,
+                                char **out_outcome_json);
+
 // Creates a new world named `name` in memory, with no save file.
 //
 // `name` is `name_len` bytes of UTF-8 (borrowed for the call). `now` is the
@@ -1457,6 +1773,9 @@ enum rp_result rp_engine_free(struct rp_engine *engine);
 // a first load creates what it describes; a newer version of a file loaded
 // before patches what changed (fields play changed and the file did not
 // keep their played values).
+//
+// A `[[cards]]` entry's `file` (docs/cards.md) is read relative to the
+// directory of `file_name` (a bare name: the current directory).
 //
 // `file_name` names the file in error messages; `text` is its content. Both
 // are UTF-8 of the given lengths (borrowed for the call). On success writes
@@ -2415,6 +2734,53 @@ enum rp_result rp_engine_run_job(struct rp_engine *engine,
                                  void *user_data,
                                  char **out_outcome_json);
 
+// Writes the sticky and cooldown effects entity `entity_id`'s lorebook entries hold
+// (docs/cards.md, "Timed effects") as a JSON array to `*out_json` (a string the caller releases
+// with `rp_string_free`), counted in the messages the character heard:
+//
+// ```text
+// [{"book": 7, "entry": 0, "kind": "sticky", "start": 3, "end": 7, "protected": false}]
+// ```
+//
+// `entry` is the entry's index in its book; the effect holds from `start` messages to `end`
+// (exclusive). Turns record them; `[]` when none holds.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` (no such entity), `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback running on this
+// engine). Changes nothing.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_lore_timers(const struct rp_engine *engine,
+                                     uint64_t entity_id,
+                                     char **out_json);
+
+// Writes `text` (`text_len` bytes of UTF-8: a card's greeting, say) with the card macros
+// expanded as the prompt of `speaker_id` expands them now (docs/cards.md, "Macros") to
+// `*out_text` (a string the caller releases with `rp_string_free`): `{{char}}` and `<BOT>` are
+// the speaker's name, `{{user}}` and `<USER>` the name of `user_id`; `{{random:…}}`,
+// `{{pick:…}}` and `{{roll:…}}` draw from the world's generator at its position (the same
+// world, the same text); `{{// …}}` is removed.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` (no such speaker or user),
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT`. Changes nothing.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `text` points to `text_len` readable bytes; `out_text` is writable.
+enum rp_result rp_engine_expand_macros(const struct rp_engine *engine,
+                                       const char *text,
+                                       size_t text_len,
+                                       uint64_t speaker_id,
+                                       uint64_t user_id,
+                                       char **out_text);
+
 // Forms a memory in the world (one event) and writes its id to
 // `*out_memory_id`.
 //
@@ -2669,6 +3035,121 @@ enum rp_result rp_engine_always_loaded(struct rp_engine *engine,
                                        uint64_t speaker_id,
                                        size_t recent_scenes,
                                        char **out_json);
+
+// Adds a requirement and writes it, as the world keeps it (names
+// resolved to ids), as JSON to `*out_json` (a string the caller releases
+// with `rp_string_free`). Recorded as one event; if it is pending, the same
+// commit injects a system line announcing it to those it concerns (docs/
+// turn.md §5c).
+//
+// `requirement_json` (`requirement_json_len` bytes of UTF-8, borrowed for
+// the call) is an object; entities and containers by id, key, name or
+// alias; unknown fields are refused:
+//
+// ```text
+// {"id": "fare",                  // a key, unique in the world
+//  "name": "The fare",            // a short name
+//  "subject": "wren",             // optional: whose facts `self` reads
+//                                 // and whose moves "leave" guards
+//  "condition": "self.fare_paid", // an $if expression (docs/facts.md);
+//                                 // pending while it is false
+//  "guards": [{"leave": "jetty"}, // moving out of it (or out of a
+//                                 // container inside it)
+//             {"start_event": true},    // any scoped event starting,
+//                                       // or one by id or name
+//             {"complete_event": "the crossing"},
+//             {"time_skip": true}, {"scene_close": true},
+//             {"action": "board"}],     // a host action, see
+//                                       // rp_engine_check_action
+//  "text": "Wren must pay the ferryman before leaving the jetty."}
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for JSON that does not
+// match, an empty or too long text, no guards, a `leave` without a subject
+// or a world-wide condition that reads `self`; `RP_RESULT_CONFLICT` when the
+// id is taken (or called from a callback running on this engine);
+// `RP_RESULT_NOT_FOUND` when the subject, a container or a scoped event
+// does not exist; `RP_RESULT_FACT_SYNTAX` when the condition does not
+// compile; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_STORAGE`. On failure the world is
+// unchanged and `*out_json` is left alone.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `requirement_json` points to `requirement_json_len` readable bytes;
+// `out_json` is writable.
+enum rp_result rp_engine_add_requirement(struct rp_engine *engine,
+                                         const char *requirement_json,
+                                         size_t requirement_json_len,
+                                         char **out_json);
+
+// Removes requirement `id` (`id_len` bytes of UTF-8). Recorded as one
+// event: a rewind brings it back.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such
+// requirement; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback
+// running on this engine), `RP_RESULT_STORAGE`. On failure the world is
+// unchanged.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `id` points to `id_len` readable bytes.
+enum rp_result rp_engine_remove_requirement(struct rp_engine *engine,
+                                            const char *id,
+                                            size_t id_len);
+
+// Writes every requirement, by id, with whether it is pending now, as
+// JSON to `*out_json` (a string the caller releases with
+// `rp_string_free`). Changes nothing:
+//
+// ```text
+// [{"requirement": {"id": "fare", "name": "The fare", "subject": 1,
+//                   "condition": "self.fare_paid",
+//                   "guards": [{"leave": {"container": 4}}, "time_skip",
+//                              {"start_event": {"event": null}},
+//                              {"action": {"name": "board"}}],
+//                   "text": "..."},
+//   "pending": true,       // its condition is false now
+//   "announced": true},    // a system line announced it
+//  ...]
+// ```
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback
+// running on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_requirements(const struct rp_engine *engine, char **out_json);
+
+// Checks host action `name` (`name_len` bytes of UTF-8) of entity
+// `subject_id` (0: of no one in particular) against the requirements:
+// refused while a requirement guarding it (`{"action": name}`) is pending.
+// Changes nothing.
+//
+// Returns `RP_RESULT_OK` when the action may go ahead;
+// `RP_RESULT_REQUIREMENT_UNMET` when it may not (`rp_last_error` names the
+// requirement's id, name and text); `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback running on this engine).
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `name` points to `name_len` readable bytes.
+enum rp_result rp_engine_check_action(const struct rp_engine *engine,
+                                      const char *name,
+                                      size_t name_len,
+                                      uint64_t subject_id);
 
 // Gives the engine-controlled entity `entity_id` a rule at `now` (host
 // clock, ms; the world's clock advances to it) and writes its id to

@@ -32,11 +32,14 @@ pub enum ErrorKind {
     FactSyntax,
     /// The host's model failed to generate (or embed) what a turn needed.
     Generation,
+    /// A transition guarded by a pending requirement (docs/requirements.md): refused with the
+    /// requirement's id, name and text.
+    RequirementUnmet,
 }
 
 impl ErrorKind {
     /// Every kind, in declaration order (bindings map each to a code or an exception class).
-    pub const ALL: [ErrorKind; 11] = [
+    pub const ALL: [ErrorKind; 12] = [
         ErrorKind::NotFound,
         ErrorKind::Invalid,
         ErrorKind::Conflict,
@@ -48,6 +51,7 @@ impl ErrorKind {
         ErrorKind::NotASave,
         ErrorKind::FactSyntax,
         ErrorKind::Generation,
+        ErrorKind::RequirementUnmet,
     ];
 
     /// A short, stable, lowercase name (`"not_found"`, `"storage"`, ...).
@@ -64,6 +68,7 @@ impl ErrorKind {
             ErrorKind::NotASave => "not_a_save",
             ErrorKind::FactSyntax => "fact_syntax",
             ErrorKind::Generation => "generation",
+            ErrorKind::RequirementUnmet => "requirement_unmet",
         }
     }
 }
@@ -182,6 +187,18 @@ pub enum Error {
         /// Why it was rejected.
         reason: String,
     },
+    /// A guarded transition refused while a requirement is pending (docs/requirements.md).
+    #[error("{transition} is refused: requirement {name:?} ({id}) is unmet: {text}")]
+    RequirementUnmet {
+        /// The requirement's id.
+        id: String,
+        /// Its name.
+        name: String,
+        /// Its text.
+        text: String,
+        /// The transition refused, in words ("Wren leaving The Jetty").
+        transition: String,
+    },
 }
 
 impl Error {
@@ -199,6 +216,7 @@ impl Error {
             Error::NotASave { .. } => ErrorKind::NotASave,
             Error::FactSyntax { .. } => ErrorKind::FactSyntax,
             Error::Generation { .. } => ErrorKind::Generation,
+            Error::RequirementUnmet { .. } => ErrorKind::RequirementUnmet,
         }
     }
 

@@ -15,6 +15,7 @@
 pub mod cards;
 pub mod decay;
 pub mod drives;
+pub mod edit;
 mod engine;
 mod error;
 pub mod facts;
@@ -36,6 +37,7 @@ pub mod turn;
 pub mod update;
 pub mod worldfile;
 
+pub use engine::RequirementView;
 pub use engine::{
     BeliefsAt, BranchInfo, Durability, Engine, EngineOptions, HistoryOptions, HistoryStats,
     MemoriesAt, PublishedHead, RewindPreview, RuleView,

@@ -487,7 +487,11 @@ fn a_cards_instructions_and_examples_and_lore_positions_find_their_sections() {
         Section::Identity
     );
     assert_eq!(section("Before her description."), Section::Identity);
-    assert_eq!(section("At a depth."), Section::Lore);
+    assert_eq!(
+        section("[At a depth."),
+        Section::Dialogue,
+        "among the lines"
+    );
     assert!(p.pieces.iter().all(|x| !x.text.contains("{{original}}")));
 }
 
@@ -548,4 +552,502 @@ fn charx_cards_come_in_and_go_out_and_bombs_and_climbing_paths_are_refused() {
         assert!(err.to_string().contains(why), "{why}: {err}");
     }
     assert_eq!(e.head(), head);
+}
+
+/// A PNG of `width`×1 grey pixels `pixels` (its own IDAT, split in two chunks to show they are
+/// all kept), with `texts` as `tEXt` chunks.
+fn png_of(pixels: &[u8], texts: &[(&str, &str)]) -> Vec<u8> {
+    fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        let mut h = crc32fast::Hasher::new();
+        h.update(kind);
+        h.update(data);
+        out.extend_from_slice(&h.finalize().to_be_bytes());
+    }
+    let mut out = vec![0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n'];
+    let w = (pixels.len() as u32).to_be_bytes();
+    chunk(
+        &mut out,
+        b"IHDR",
+        &[w[0], w[1], w[2], w[3], 0, 0, 0, 1, 8, 0, 0, 0, 0],
+    );
+    let mut row = vec![0u8];
+    row.extend_from_slice(pixels);
+    let n = row.len() as u16;
+    let mut zlib = vec![0x78, 0x01, 0x01];
+    zlib.extend_from_slice(&n.to_le_bytes());
+    zlib.extend_from_slice(&(!n).to_le_bytes());
+    zlib.extend_from_slice(&row);
+    let (mut a, mut b) = (1u32, 0u32);
+    for byte in &row {
+        a = (a + u32::from(*byte)) % 65_521;
+        b = (b + a) % 65_521;
+    }
+    zlib.extend_from_slice(&((b << 16) | a).to_be_bytes());
+    let half = zlib.len() / 2;
+    chunk(&mut out, b"IDAT", &zlib[..half]);
+    chunk(&mut out, b"IDAT", &zlib[half..]);
+    for (k, t) in texts {
+        let mut data = k.as_bytes().to_vec();
+        data.push(0);
+        data.extend_from_slice(t.as_bytes());
+        chunk(&mut out, b"tEXt", &data);
+    }
+    chunk(&mut out, b"IEND", &[]);
+    out
+}
+
+fn idat(png_bytes: &[u8]) -> Vec<Vec<u8>> {
+    png::chunk_data(png_bytes, b"IDAT")
+        .unwrap()
+        .into_iter()
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+fn assets_of(e: &Engine, who: EntityId) -> Vec<(String, Vec<u8>)> {
+    e.card_assets(who)
+        .unwrap()
+        .into_iter()
+        .map(|a| (a.path, a.bytes))
+        .collect()
+}
+
+/// A V3 card whose icon and a voice are files of its CHARX, and whose background is a URL.
+const V3_ASSETS: &str = r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Odile","description":"A lamplighter.","first_mes":"Light?","alternate_greetings":[],"group_only_greetings":[],"tags":[],"extensions":{},"assets":[{"type":"background","uri":"https://example.com/bg.png","name":"main","ext":"png"},{"type":"icon","uri":"embeded://assets/icon/image/odile.png","name":"main","ext":"png"},{"type":"other","uri":"embedded://assets/other/audio/hum.ogg","name":"hum","ext":"ogg"}]}}"#;
+
+#[test]
+fn a_charxs_assets_are_kept_replayed_snapshotted_and_go_out_again() {
+    let icon = png_of(&[10, 20, 30], &[]);
+    let hum = b"OggS not really".to_vec();
+    let charx = zip_of(&[
+        ("card.json", V3_ASSETS.as_bytes()),
+        ("assets/icon/image/odile.png", &icon),
+        ("assets/other/audio/hum.ogg", &hum),
+        ("notes/readme.txt", b"kept too"),
+    ]);
+    let dir = std::env::temp_dir().join(format!("rp-card-assets-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let save = dir.join("w.rp");
+    let options = EngineOptions {
+        snapshot_every: 1,
+        ..EngineOptions::default()
+    };
+    let mut e = Engine::create_with(&save, "Inn", 1_000, options.clone()).unwrap();
+    let odile = e.import_card(&charx, 2_000).unwrap().entity;
+    let want = vec![
+        ("assets/icon/image/odile.png".to_owned(), icon.clone()),
+        ("assets/other/audio/hum.ogg".to_owned(), hum.clone()),
+        ("notes/readme.txt".to_owned(), b"kept too".to_vec()),
+    ];
+    assert_eq!(assets_of(&e, odile), want);
+    // The icon is the card's image: a PNG export carries the card on it.
+    assert_eq!(e.card_image(odile).unwrap(), Some(icon.clone()));
+    let out_png = e.export_card(odile, CardFormat::Png).unwrap();
+    assert_eq!(idat(&out_png), idat(&icon));
+    // Replay and a snapshot (every event is snapshotted here) give the same world.
+    assert_eq!(replay(&e).to_bytes(), e.world().to_bytes());
+    let live = e.world().to_bytes();
+    drop(e);
+    let reopened = Engine::open_with(&save, options).unwrap();
+    assert_eq!(reopened.world().to_bytes(), live);
+    assert_eq!(assets_of(&reopened, odile), want);
+    // Out as a CHARX and in again: the same card, the same files.
+    let out = reopened.export_card(odile, CardFormat::Charx).unwrap();
+    let mut other = engine();
+    let again = other.import_card(&out, 2_000).unwrap().entity;
+    assert_eq!(other.card(again).unwrap().unwrap().json(), V3_ASSETS);
+    assert_eq!(assets_of(&other, again), want);
+    // In the log as `bin`, not as an array of integers; in JSON as base64.
+    let event = Event::CardAsset {
+        entity: odile,
+        path: "a.bin".into(),
+        bytes: vec![0, 255, 7],
+    };
+    let json = serde_json::to_value(&event).unwrap();
+    assert_eq!(json["card_asset"]["bytes"], "AP8H");
+    assert_eq!(Event::from_json_value(&json).unwrap(), event);
+    let record = rp_core::log::codec::encode_event(&event);
+    assert!(record.windows(5).any(|w| w == [0xc4, 3, 0, 255, 7]));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn charx_bounds_name_the_file_and_change_nothing() {
+    let mut e = engine();
+    let head = e.head();
+    let card = V3_ASSETS.as_bytes();
+    let stored = |files: &[(&str, &[u8])]| {
+        use std::io::Write;
+        let mut out = std::io::Cursor::new(Vec::new());
+        let mut z = zip::ZipWriter::new(&mut out);
+        for (name, bytes) in files {
+            let options = zip::write::SimpleFileOptions::default()
+                .compression_method(zip::CompressionMethod::Stored);
+            z.start_file(*name, options).unwrap();
+            z.write_all(bytes).unwrap();
+        }
+        z.finish().unwrap();
+        out.into_inner()
+    };
+    let big = vec![7u8; (16 << 20) + 1];
+    let fourteen = vec![1u8; 14 << 20];
+    let many: Vec<(String, Vec<u8>)> = (0..10_000)
+        .map(|i| (format!("assets/{i}.txt"), vec![b'x']))
+        .collect();
+    // A file that declares 10 bytes and holds 4096 (its sizes rewritten in both headers).
+    let mut liar = stored(&[("card.json", card), ("assets/liar.bin", &[b'a'; 4096])]);
+    // The uncompressed size: at 22 in the local header, at 24 in the central directory's.
+    for (sig, field) in [(b"PK\x03\x04", 22), (b"PK\x01\x02", 24)] {
+        let i = (0..liar.len() - 4)
+            .rfind(|&i| &liar[i..i + 4] == sig)
+            .unwrap();
+        liar[i + field..i + field + 4].copy_from_slice(&10u32.to_le_bytes());
+    }
+    let mut many_refs: Vec<(&str, &[u8])> = vec![("card.json", card)];
+    many_refs.extend(many.iter().map(|(n, b)| (n.as_str(), b.as_slice())));
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (
+            stored(&[("card.json", card), ("assets/big.bin", &big)]),
+            "assets/big.bin in the CHARX is larger than 16777216 bytes",
+        ),
+        (
+            zip_of(&[
+                ("card.json", card),
+                ("assets/bomb.bin", &vec![0u8; 4 << 20]),
+            ]),
+            "assets/bomb.bin in the CHARX inflates",
+        ),
+        (
+            stored(&[
+                ("card.json", card),
+                ("a/1", &fourteen),
+                ("a/2", &fourteen),
+                ("a/3", &fourteen),
+                ("a/4", &fourteen),
+                ("a/5", &fourteen),
+            ]),
+            "a/5: the CHARX's files come to more than 67108864 bytes",
+        ),
+        (stored(&many_refs), "more than 10000 files"),
+        (
+            liar,
+            "assets/liar.bin in the CHARX inflates past the 10 bytes it declares",
+        ),
+        (
+            zip_of(&[("card.json", card), ("assets/../../x", b"x")]),
+            "climbs out",
+        ),
+    ];
+    for (bytes, why) in cases {
+        let err = e.import_card(&bytes, 3_000).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Invalid);
+        assert!(err.to_string().contains(why), "{why}: {err}");
+    }
+    assert_eq!(e.head(), head);
+    // A host's event is held to the same bounds.
+    let odile = e.import_card(card, 3_000).unwrap().entity;
+    for (path, why) in [
+        ("../x", "climbs out"),
+        ("card.json", "the card itself"),
+        ("", "names no file"),
+    ] {
+        let err = e
+            .append(vec![Event::CardAsset {
+                entity: odile,
+                path: path.into(),
+                bytes: vec![1],
+            }])
+            .unwrap_err();
+        assert!(err.to_string().contains(why), "{path}: {err}");
+    }
+}
+
+#[test]
+fn a_png_cards_image_survives_and_the_host_can_set_one() {
+    let mut e = engine();
+    let v2 = STANDARD.encode(V2);
+    let v3 = STANDARD.encode(V3);
+    let original = png_of(
+        &[1, 2, 3, 4],
+        &[("chara", &v2), ("ccv3", &v3), ("Comment", "hi")],
+    );
+    let mire = e.import_card(&original, 2_000).unwrap().entity;
+    let assets = assets_of(&e, mire);
+    assert_eq!(assets.len(), 1);
+    assert_eq!(assets[0].0, rp_core::cards::DEFAULT_IMAGE);
+    let image = &assets[0].1;
+    assert_eq!(
+        png::text_chunk(image, "chara").unwrap(),
+        None,
+        "its card taken out"
+    );
+    assert_eq!(png::text_chunk(image, "ccv3").unwrap(), None);
+    assert_eq!(
+        png::text_chunk(image, "Comment").unwrap().as_deref(),
+        Some("hi")
+    );
+    let out = e.export_card(mire, CardFormat::Png).unwrap();
+    assert_eq!(idat(&out), idat(&original), "the same pixels");
+    assert_eq!(read_card(&out).unwrap().json(), V3);
+    let chara = STANDARD
+        .decode(png::text_chunk(&out, "chara").unwrap().unwrap())
+        .unwrap();
+    assert_eq!(
+        read_card(&chara).unwrap().data(),
+        read_card(V3.as_bytes()).unwrap().data()
+    );
+    assert_eq!(
+        png::text_chunk(&out, "Comment").unwrap().as_deref(),
+        Some("hi")
+    );
+
+    // The host's image, on a card and on an entity of none.
+    let host = png_of(&[9, 9], &[("chara", "bm90IGEgY2FyZA==")]);
+    e.set_card_image(mire, &host, 3_000).unwrap();
+    assert_eq!(e.world().now(), 3_000);
+    let out = e.export_card(mire, CardFormat::Png).unwrap();
+    assert_eq!(idat(&out), idat(&host));
+    assert_eq!(
+        read_card(&out).unwrap().json(),
+        V3,
+        "the card, not the image's chunk"
+    );
+    let aria = e.import_card(V2.as_bytes(), 3_000).unwrap().entity;
+    assert!(e.card_assets(aria).unwrap().is_empty());
+    let placeholder = e.export_card(aria, CardFormat::Png).unwrap();
+    assert_eq!(idat(&placeholder), idat(&png::placeholder()));
+    e.set_card_image(aria, &host, 3_000).unwrap();
+    assert_eq!(
+        idat(&e.export_card(aria, CardFormat::Png).unwrap()),
+        idat(&host)
+    );
+    let mut w = engine();
+    w.apply_world_file("inn.toml", INN).unwrap();
+    let tobias = w.world().find_entity("tobias").unwrap().id;
+    w.set_card_image(tobias, &host, 2_000).unwrap();
+    let out = w.export_card(tobias, CardFormat::Png).unwrap();
+    assert_eq!(idat(&out), idat(&host));
+    assert_eq!(read_card(&out).unwrap().name(), "Tobias");
+    assert_eq!(replay(&w).to_bytes(), w.world().to_bytes());
+
+    // A broken image, a clock gone back, an unknown entity: refused, nothing changed.
+    let head = e.head();
+    let mut broken = host.clone();
+    let at = broken.len() - 5;
+    broken[at] ^= 1;
+    for (who, bytes, now, why) in [
+        (mire, broken.as_slice(), 3_000, "CRC"),
+        (mire, b"GIF89a".as_slice(), 3_000, "not a PNG"),
+        (mire, host.as_slice(), 10, "before the world's clock"),
+        (EntityId(999), host.as_slice(), 3_000, "does not exist"),
+    ] {
+        let err = e.set_card_image(who, bytes, now).unwrap_err();
+        assert!(err.to_string().contains(why), "{why}: {err}");
+    }
+    assert_eq!(e.head(), head);
+}
+
+/// A world file with a booth, Wren, and the cards of `cards` (TOML of `[[cards]]` entries).
+fn world_with_cards(cards: &str) -> String {
+    format!(
+        r#"
+[world]
+name = "Inn"
+[[containers]]
+id = "booth"
+name = "the booth"
+slots = [{{ name = "bench" }}]
+[[entities]]
+id = "wren"
+name = "Wren"
+player = true
+container = "booth"
+{cards}
+[[edges]]
+from = "wren"
+to = "aria"
+affinity = 0.5
+"#
+    )
+}
+
+#[test]
+fn a_world_files_cards_are_loaded_placed_patched_exported_and_refused() {
+    let dir = std::env::temp_dir().join(format!("rp-world-cards-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("cards")).unwrap();
+    let aria_png = png_of(&[5, 6, 7], &[("chara", &STANDARD.encode(V2))]);
+    std::fs::write(dir.join("cards/aria.png"), &aria_png).unwrap();
+    std::fs::write(
+        dir.join("cards/odile.charx"),
+        zip_of(&[
+            ("card.json", V3_ASSETS.as_bytes()),
+            ("assets/icon/image/odile.png", &png_of(&[1], &[])),
+        ]),
+    )
+    .unwrap();
+    std::fs::write(dir.join("cards/not-a-card.json"), b"[1, 2]").unwrap();
+    let entry = "[[cards]]\nfile = \"cards/aria.png\"\nid = \"aria\"\ncontainer = \"booth\"\nslot = \"bench\"\n";
+    let text = world_with_cards(entry);
+    let path = dir.join("inn.toml");
+    std::fs::write(&path, &text).unwrap();
+
+    // Loaded from a path: the card's path is relative to the world file's directory.
+    let mut e = engine();
+    e.load_world_file(&path).unwrap();
+    let aria = e.world().find_entity("aria").unwrap().clone();
+    assert_eq!(aria.name, "Aria Vell");
+    assert!(!aria.host_controlled);
+    let at = aria.activity.position.clone().unwrap();
+    assert_eq!(
+        at.container,
+        e.world().container_by_key("booth").unwrap().id
+    );
+    assert_eq!(at.slot.as_deref(), Some("bench"));
+    assert_eq!(e.card(aria.id).unwrap().unwrap().json(), V2);
+    assert_eq!(
+        e.lorebooks()
+            .iter()
+            .filter(|b| b.owner == Some(aria.id))
+            .count(),
+        1
+    );
+    let image = e.card_image(aria.id).unwrap().unwrap();
+    assert_eq!(idat(&image), idat(&aria_png));
+    let wren = e.world().find_entity("wren").unwrap().id;
+    assert!(e.world().edge(wren, aria.id).is_some());
+    assert_eq!(replay(&e).to_bytes(), e.world().to_bytes());
+
+    // Exported as a `[[cards]]` entry, which loads again into the same character.
+    let exported = e.export_world_file();
+    assert!(exported.contains("[[cards]]\nfile = \"cards/aria.png\"\nid = \"aria\"\ncontainer = \"booth\"\nslot = \"bench\"\n"), "{exported}");
+    assert!(!exported.contains("name = \"Aria Vell\""), "{exported}");
+    let mut again = engine();
+    again
+        .apply_world_file(&path.display().to_string(), &exported)
+        .unwrap();
+    let back = again.world().find_entity("aria").unwrap();
+    assert_eq!(
+        (back.name.as_str(), &back.facts, &back.activity.position),
+        (aria.name.as_str(), &aria.facts, &aria.activity.position)
+    );
+    assert_eq!(again.export_world_file(), exported);
+
+    // A patch that leaves the entry alone leaves the character alone, even moved by play.
+    let moved = Activity::default();
+    e.append(vec![Event::ActivityChanged {
+        entity: aria.id,
+        activity: moved.clone(),
+    }])
+    .unwrap();
+    let renamed = text.replace("name = \"the booth\"", "name = \"the corner booth\"");
+    e.apply_world_file(&path.display().to_string(), &renamed)
+        .unwrap();
+    let still = e.world().entity(aria.id).unwrap();
+    assert_eq!(still.activity, moved);
+    assert_eq!(e.card_assets(aria.id).unwrap().len(), 1);
+    // A changed file: the character takes the new card.
+    let odile_text = renamed.replace("cards/aria.png", "cards/odile.charx");
+    e.apply_world_file(&path.display().to_string(), &odile_text)
+        .unwrap();
+    let odile = e.world().entity(aria.id).unwrap();
+    assert_eq!(odile.name, "Odile");
+    assert_eq!(e.card(aria.id).unwrap().unwrap().json(), V3_ASSETS);
+    assert_eq!(
+        e.card_assets(aria.id).unwrap()[0].path,
+        "assets/icon/image/odile.png"
+    );
+    // An entry dropped: its character goes.
+    let dropped = world_with_cards("").replace(
+        "[[edges]]\nfrom = \"wren\"\nto = \"aria\"\naffinity = 0.5\n",
+        "",
+    );
+    e.apply_world_file(&path.display().to_string(), &dropped)
+        .unwrap();
+    assert!(e.world().entity(aria.id).is_none());
+    assert_eq!(replay(&e).to_bytes(), e.world().to_bytes());
+
+    // Bad paths and bad cards: errors at the entry's key, nothing applied.
+    let mut fresh = engine();
+    let head = fresh.head();
+    let name = path.display().to_string();
+    let line_of = |text: &str, needle: &str| {
+        text.lines()
+            .collect::<Vec<_>>()
+            .iter()
+            .rposition(|l| l.contains(needle))
+            .unwrap()
+            + 1
+    };
+    for (entry, needle, field, why) in [
+        (
+            "[[cards]]\nfile = \"cards/missing.png\"\nid = \"aria\"\n",
+            "missing.png",
+            "cards.file",
+            "cannot read the card",
+        ),
+        (
+            "[[cards]]\nfile = \"cards/not-a-card.json\"\nid = \"aria\"\n",
+            "not-a-card",
+            "cards.file",
+            "a JSON object",
+        ),
+        (
+            "[[cards]]\nfile = \"cards\"\nid = \"aria\"\n",
+            "file = \"cards\"",
+            "cards.file",
+            "not a file",
+        ),
+        (
+            "[[cards]]\nfile = \"cards/aria.png\"\nid = \"wren\"\n",
+            "id = \"wren\"",
+            "cards.id",
+            "used twice",
+        ),
+        (
+            "[[cards]]\nfile = \"cards/aria.png\"\nid = \"aria\"\ncontainer = \"attic\"\n",
+            "attic",
+            "cards.container",
+            "no container",
+        ),
+        (
+            "[[cards]]\nfile = \"cards/aria.png\"\nid = \"aria\"\n[[cards]]\nfile = \"cards/aria.png\"\nid = \"aria2\"\n",
+            "aria2",
+            "cards.file",
+            "already",
+        ),
+    ] {
+        let text = world_with_cards(entry);
+        let err = fresh.apply_world_file(&name, &text).unwrap_err();
+        let Error::WorldFile {
+            line,
+            field: f,
+            message,
+            ..
+        } = &err
+        else {
+            panic!("{entry}: {err:?}");
+        };
+        assert_eq!(f, field, "{entry}: {err}");
+        assert!(message.contains(why), "{entry}: {err}");
+        if needle != "aria2" {
+            assert_eq!(*line, line_of(&text, needle), "{entry}: {err}");
+        }
+    }
+    assert_eq!(fresh.head(), head);
+    // Text given under a bare name reads its cards from the current directory; an absolute
+    // path reads from anywhere.
+    let absolute = entry.replace(
+        "cards/aria.png",
+        &dir.join("cards/aria.png").display().to_string(),
+    );
+    fresh
+        .apply_world_file("inn.toml", &world_with_cards(&absolute))
+        .unwrap();
+    assert!(fresh.world().find_entity("aria").is_some());
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -27,7 +27,7 @@ const LAYERS: &[&[&str]] = &[
     &["machine"],
     // The machines, each on the ones before it in this list, and `job`, which holds them all.
     &[
-        "story", "update", "scene", "turn", "skip", "query", "decay", "tick", "job",
+        "story", "update", "scene", "turn", "skip", "query", "decay", "tick", "edit", "job",
     ],
     // World files: parsed, planned, applied through the engine.
     &["worldfile", "cards"],

@@ -2,14 +2,14 @@
 //! transcription of SillyTavern's World Info matching in JavaScript (`tests/js/worldinfo.js`,
 //! run by node): random books (plain keys, `/regex/flags` keys, secondary keys under the four
 //! logics, case and whole-word options, constant, disabled, scan depths, recursion with its
-//! flags) over random chats; the activated entries, in order, with whether recursion brought
-//! them, must be the same.
+//! flags and delay levels, delays in messages, sticky and cooldown entries) over random chats;
+//! the activated entries, in order, with whether recursion brought them, must be the same.
 //!
 //! Settings: `RP_LORE_CASES` (default 2,000), `RP_SKIP_NODE=1` to skip (node v18 or later on
 //! PATH otherwise).
 
 use rp_core::Lorebook;
-use rp_core::lore::book::activate;
+use rp_core::lore::book::{Scan, Timed, scan};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -93,6 +93,12 @@ fn case(rng: &mut Rng) -> (Value, Vec<String>) {
                 "caseSensitive": rng.chance(20), "matchWholeWords": rng.chance(40),
                 "excludeRecursion": rng.chance(15), "preventRecursion": rng.chance(15),
                 "depth": if rng.chance(20) { json!(1 + rng.below(4)) } else { Value::Null },
+                "delayUntilRecursion": match rng.below(10) {
+                    0 => json!(true),
+                    1 => json!(1 + rng.below(3)),
+                    _ => json!(false),
+                },
+                "delay": if rng.chance(10) { 1 + rng.below(5) } else { 0 },
             })
         })
         .collect();
@@ -104,9 +110,11 @@ fn case(rng: &mut Rng) -> (Value, Vec<String>) {
                 .join(if rng.chance(50) { " " } else { ", " })
         })
         .collect();
+    let timed = |rng: &mut Rng| -> Vec<usize> { (0..n).filter(|_| rng.chance(10)).collect() };
+    let (sticky, cooldown) = (timed(rng), timed(rng));
     let c = json!({
         "entries": entries, "depth": 1 + rng.below(4), "recursive": rng.chance(70),
-        "messages": messages,
+        "messages": messages, "sticky": sticky, "cooldown": cooldown,
     });
     (c, messages)
 }
@@ -125,7 +133,8 @@ fn book(c: &Value) -> Lorebook {
                 "constant": e["constant"], "disable": e["disabled"],
                 "caseSensitive": e["caseSensitive"], "matchWholeWords": e["matchWholeWords"],
                 "excludeRecursion": e["excludeRecursion"], "preventRecursion": e["preventRecursion"],
-                "scanDepth": e["depth"],
+                "scanDepth": e["depth"], "delayUntilRecursion": e["delayUntilRecursion"],
+                "delay": e["delay"],
             }))
         })
         .collect();
@@ -170,7 +179,23 @@ fn activation_agrees_with_world_info_in_javascript() {
         let js: Vec<(usize, bool)> = serde_json::from_str(&line).unwrap();
         let b = book(c);
         let said: Vec<&str> = messages.iter().map(String::as_str).collect();
-        let rp: Vec<(usize, bool)> = activate(&[(1, &b)], &said)
+        let set = |key: &str| -> std::collections::HashSet<(u64, usize)> {
+            c[key]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| (1, i.as_u64().unwrap() as usize))
+                .collect()
+        };
+        let timed = Timed {
+            sticky: set("sticky"),
+            cooldown: set("cooldown"),
+        };
+        let how = Scan {
+            seed: None,
+            timed: Some(&timed),
+        };
+        let rp: Vec<(usize, bool)> = scan(&[(1, &b)], &said, how)
             .iter()
             .map(|h| (h.entry, h.recursion))
             .collect();

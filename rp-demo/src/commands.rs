@@ -1,7 +1,8 @@
 //! The player's commands: [`HELP`] lists them, and each is a method of [`Session`] here:
 //! `/why` (a character's last response decision and its trace, then why it last spoke first),
 //! `/prompt` (the prompt a character would be given now, piece by piece), `/state`, `/go`, and
-//! the history commands `/rewind`, `/branches` and `/switch` over the engine's branches. The
+//! the history commands `/rewind`, `/branches` and `/switch` over the engine's branches.
+//! `/swipe`, `/choose`, `/edit` and `/delete` are in `edits.rs`. The
 //! commands over the drives (`/wait`, `/drives`) are in `drives.rs`, `/memories` in
 //! `memories.rs`, `/beliefs` in `beliefs.rs`, `/rules` in `rules.rs`.
 
@@ -36,6 +37,11 @@ Type a line to speak as Wren. Commands:
                  what NAME has in mind, and what it learned from how it was answered
   /rewind        the seqs to rewind to, to unsay each of your recent lines
   /rewind SEQ    rewind the story to just after event SEQ; the undone events stay a branch
+  /swipe         ask for the last reply again; every alternative is kept
+  /choose N      make alternative N (as /swipe lists them) the last reply
+  /edit SEQ TEXT change line SEQ to TEXT, the rest of the story kept (/edit alone lists the
+                 lines); what the edit does is shown, the story as it was kept as a branch
+  /delete SEQ    take line SEQ out of the story, the rest kept (/delete alone lists them)
   /branches      the branches of the story
   /switch NAME   continue on another branch
   /help          this text
@@ -58,6 +64,10 @@ impl Session {
             "beliefs" => self.beliefs(arg)?,
             "rules" => self.rules(arg)?,
             "rewind" => self.rewind(arg)?,
+            "swipe" => self.swipe()?,
+            "choose" => self.choose(arg)?,
+            "edit" => self.edit(arg)?,
+            "delete" => self.delete(arg)?,
             "branches" => self.branches(),
             "switch" => self.switch(arg)?,
             "help" | "?" => println!("{HELP}"),

@@ -35,6 +35,7 @@ mod beliefs;
 mod card;
 mod commands;
 mod drives;
+mod edits;
 mod lines;
 mod memories;
 mod names;

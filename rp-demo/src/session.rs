@@ -9,7 +9,7 @@ use crate::drives::Initiative;
 use crate::print::{Stream, clock, report_updates};
 use crate::{Observed, Stats, Voices, check_save};
 use rp_core::facts::Decision;
-use rp_core::turn::{Generate, TurnInput, TurnOptions, TurnOutcome, Wake};
+use rp_core::turn::{TurnInput, TurnOptions, TurnOutcome, Wake};
 use rp_core::{Engine, EntityId, Event, Millis, Seq, World};
 use std::collections::{BTreeMap, HashSet};
 use std::io::{BufRead, IsTerminal, Write};
@@ -228,7 +228,7 @@ impl Session {
 
     /// The line each character on stage would answer: `input`, or in a wake-up turn the last
     /// line it heard from someone else.
-    fn heard(&self, input: Option<&str>) -> BTreeMap<EntityId, String> {
+    pub(crate) fn heard(&self, input: Option<&str>) -> BTreeMap<EntityId, String> {
         let w = self.engine.world();
         w.entities()
             .filter(|e| !e.host_controlled && e.activity.position.is_some())
@@ -256,14 +256,10 @@ impl Session {
             .map(|e| (e.id, e.name.clone()))
             .collect();
         let mut stream = Stream::new(names, self.typing);
-        let scripted;
-        let generator: &dyn Generate = match &self.voices {
-            Voices::Model(m) => m.generator.as_ref(),
-            Voices::Scripted(lines) => {
-                scripted = lines.generator(self.engine.world(), heard, &self.said);
-                &scripted
-            }
-        };
+        let mut scripted = None;
+        let generator = self
+            .voices
+            .speaking(self.engine.world(), heard, &self.said, &mut scripted);
         let observed = Observed::new(generator);
         let outcome =
             self.engine

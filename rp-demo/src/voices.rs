@@ -4,7 +4,9 @@
 //! ([`crate::model_options`]).
 
 use crate::ScriptedLines;
-use rp_core::turn::Generate;
+use rp_core::turn::{Generate, ScriptedGenerator};
+use rp_core::{EntityId, World};
+use std::collections::{BTreeMap, HashSet};
 
 /// Who speaks for the characters.
 pub enum Voices {
@@ -12,6 +14,23 @@ pub enum Voices {
     Scripted(ScriptedLines),
     /// A model server.
     Model(Model),
+}
+
+impl Voices {
+    /// The generator that speaks for the characters now: the model's, or the scripted lines
+    /// picked from what each heard (`heard`) and has said (`said`), kept in `scripted`.
+    pub fn speaking<'a>(
+        &'a self,
+        world: &World,
+        heard: &BTreeMap<EntityId, String>,
+        said: &BTreeMap<EntityId, HashSet<String>>,
+        scripted: &'a mut Option<ScriptedGenerator>,
+    ) -> &'a dyn Generate {
+        match self {
+            Voices::Model(m) => m.generator.as_ref(),
+            Voices::Scripted(lines) => scripted.insert(lines.generator(world, heard, said)),
+        }
+    }
 }
 
 /// The model server's client: what the characters speak through instead of their scripts.

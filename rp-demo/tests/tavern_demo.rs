@@ -634,3 +634,25 @@ fn a_card_brought_in_stands_in_the_booth_and_greets_you() {
     assert_ne!(missing.code, Some(0));
     assert!(missing.stderr.contains("nope.png"), "{}", missing.stderr);
 }
+
+#[test]
+fn a_reply_is_swiped_and_chosen_and_past_lines_edited_and_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let save = dir.path().join("tavern.rp");
+    play(
+        &save,
+        b"Tobias, what lights?\n/swipe\n/choose 1\n/choose 9\n/edit\n/delete\n/edit 99999 x\n",
+    )
+    .ends_well()
+    .says("Tobias Reed: Lights, aye.")
+    // /swipe: the alternatives, the line first and marked.
+    .says("  * 0: Lights, aye.")
+    .says("(Alternative 1 is new; /choose 1 makes it the line.)")
+    // /choose 1: the new one is the line now.
+    .says("  * 1: ")
+    .says("alternative 9 of line")
+    // /edit and /delete alone list the lines by seq.
+    .says("/edit SEQ TEXT; the lines by seq:")
+    .says("/delete SEQ; the lines by seq:")
+    .says("Seq 99999 is not a line of this branch");
+}

@@ -1,5 +1,6 @@
-//! Character cards from C (docs/cards.md): importing a card (V1, V2 or V3; JSON or PNG) as a
-//! new entity, exporting any entity as V2 or V3 JSON or as a PNG, and adding lorebooks. What a card becomes and
+//! Character cards from C (docs/cards.md): importing a card (V1, V2 or V3; JSON, PNG or CHARX)
+//! as a new entity, exporting any entity as V2 or V3 JSON, a PNG or a CHARX, reading a card's
+//! files and setting its image, and adding lorebooks. What a card becomes and
 //! how it goes out is rp-core's (`rp_core::cards`); these calls convert bytes and answers.
 
 use std::ffi::c_char;
@@ -28,7 +29,10 @@ use crate::turn::to_json;
 ///  "lorebook": 13}        // its character_book as a lorebook (its id), or null
 /// ```
 ///
-/// The entity is not placed anywhere (move it with `rp_engine_set_activity`).
+/// The entity is not placed anywhere (move it with `rp_engine_set_activity`). The card's files
+/// are kept with it (a CHARX's other files, a PNG's image: `rp_engine_card_assets`); a CHARX
+/// file past its bounds (16 MiB, 64 MiB in all, 200:1, 10,000 files, a climbing path) is
+/// `RP_RESULT_INVALID`, naming the file.
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` when the bytes hold no card (a PNG with a
 /// broken chunk or CRC, no card chunk, bad base64, JSON that is not a card), a text too long
@@ -68,7 +72,9 @@ pub unsafe extern "C" fn rp_engine_import_card(
 /// imported comes back as it was given (the same version byte for byte; another version with
 /// every field and extension kept); an entity made otherwise goes out as a card of its name
 /// and prose facts. A PNG carries the V2 card in a `chara` chunk and the V3 card in a `ccv3`
-/// chunk. Writes the bytes to `*out_bytes` and their number to `*out_len`; release them with
+/// chunk, on the card's image (the host's, `rp_engine_set_card_image`, else the one it came
+/// with) or a 1×1 placeholder; a CHARX holds `card.json` and every file of the card
+/// (`rp_engine_card_assets`). Writes the bytes to `*out_bytes` and their number to `*out_len`; release them with
 /// `rp_bytes_free`.
 ///
 /// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` when there is no such entity;
@@ -107,6 +113,135 @@ pub unsafe extern "C" fn rp_engine_export_card(
         }
         Ok(())
     })
+}
+
+/// Writes the files of entity `entity_id`'s card (docs/cards.md, "Assets") as a JSON array to
+/// `*out_json` (a string the caller releases with `rp_string_free`), by path:
+///
+/// ```text
+/// [{"path": "assets/icon/image/main.png", "size": 48213},
+///  {"path": "assets/other/audio/hum.ogg", "size": 90112}]
+/// ```
+///
+/// A CHARX's files other than `card.json`, a PNG card's image (its card chunks taken out),
+/// the host's image (`rp_engine_set_card_image`); `[]` for an entity without any. Fetch one
+/// file's bytes with `rp_engine_card_asset`.
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` (no such entity), `RP_RESULT_NULL_ARGUMENT`,
+/// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT` (called from a callback running on this
+/// engine). Changes nothing.
+///
+/// Thread: any (see `rp_engine`).
+///
+/// # Safety
+///
+/// `out_json` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_engine_card_assets(
+    engine: *const rp_engine,
+    entity_id: u64,
+    out_json: *mut *mut c_char,
+) -> rp_result {
+    ffi_result(|| {
+        // SAFETY: the caller made `out_json` writable.
+        unsafe {
+            read_json(engine, out_json, "the card's files", |e| {
+                let files: Vec<serde_json::Value> = e
+                    .card_assets(EntityId(entity_id))?
+                    .iter()
+                    .map(|a| serde_json::json!({"path": a.path, "size": a.bytes.len()}))
+                    .collect();
+                Ok(serde_json::Value::Array(files).to_string())
+            })
+        }
+    })
+}
+
+/// Writes the bytes of the file at `path` (`path_len` bytes of UTF-8, as
+/// `rp_engine_card_assets` lists it) of entity `entity_id`'s card to `*out_bytes` and their
+/// number to `*out_len`; release them with `rp_bytes_free`.
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_NOT_FOUND` (no such entity, or its card has no file at
+/// `path`), `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`, `RP_RESULT_INVALID_HANDLE`,
+/// `RP_RESULT_CONFLICT`. Changes nothing.
+///
+/// Thread: any (see `rp_engine`).
+///
+/// # Safety
+///
+/// `path` points to `path_len` readable bytes; `out_bytes` and `out_len` are writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_engine_card_asset(
+    engine: *const rp_engine,
+    entity_id: u64,
+    path: *const c_char,
+    path_len: usize,
+    out_bytes: *mut *mut u8,
+    out_len: *mut usize,
+) -> rp_result {
+    ffi_result(|| {
+        let out = out_arg("out_bytes", out_bytes)?;
+        let out_n = out_arg("out_len", out_len)?;
+        // SAFETY: the caller guarantees `path` points to `path_len` bytes.
+        let path = unsafe { str_arg("path", path, path_len) }?;
+        let bytes = with_engine(engine, |e| Ok(e.card_asset(EntityId(entity_id), path)?))?;
+        // SAFETY: non-NULL pointers the caller made writable.
+        unsafe { hand_out_bytes(bytes, out, out_n) };
+        Ok(())
+    })
+}
+
+/// Sets entity `entity_id`'s image to the PNG in `png` (`len` bytes, borrowed for the call) at
+/// `now` (host clock, ms; the world's clock advances to it): kept as one of the card's files
+/// (its `chara` and `ccv3` chunks taken out), and the image a PNG export
+/// (`rp_engine_export_card`) carries the card on. Works for an entity made without a card.
+///
+/// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` when `png` is not a valid PNG (signature, chunk
+/// lengths, CRCs, `IEND`), the card's files would pass their bounds (64 MiB), or `now` is
+/// before the world's clock; `RP_RESULT_NOT_FOUND` (no such entity), `RP_RESULT_NULL_ARGUMENT`,
+/// `RP_RESULT_INVALID_HANDLE`, `RP_RESULT_CONFLICT`, `RP_RESULT_STORAGE`. On failure the world
+/// is unchanged.
+///
+/// Thread: any (see `rp_engine`).
+///
+/// # Safety
+///
+/// `png` points to `len` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rp_engine_set_card_image(
+    engine: *mut rp_engine,
+    entity_id: u64,
+    png: *const u8,
+    len: usize,
+    now: i64,
+) -> rp_result {
+    ffi_result(|| {
+        // SAFETY: the caller guarantees `png` points to `len` bytes.
+        let png = unsafe { slice_arg("png", png, len) }?;
+        with_engine(engine, |e| {
+            Ok(e.set_card_image(EntityId(entity_id), png, now)?)
+        })
+    })
+}
+
+/// Hands `bytes` to the caller through `out` and `out_n` (released with `rp_bytes_free`).
+///
+/// # Safety
+///
+/// `out` and `out_n` are writable.
+unsafe fn hand_out_bytes(
+    bytes: Vec<u8>,
+    out: std::ptr::NonNull<*mut u8>,
+    out_n: std::ptr::NonNull<usize>,
+) {
+    let bytes = bytes.into_boxed_slice();
+    let n = bytes.len();
+    let pointer = Box::into_raw(bytes).cast::<u8>();
+    // SAFETY: the caller made both writable.
+    unsafe {
+        out.write(pointer);
+        out_n.write(n);
+    }
 }
 
 /// Adds the lorebook in `json` (`len` bytes of UTF-8, borrowed for the call: SillyTavern's
@@ -212,7 +347,8 @@ pub unsafe extern "C" fn rp_engine_lorebooks(
     })
 }
 
-/// Releases bytes rp handed out (`rp_engine_export_card`), with the length it gave.
+/// Releases bytes rp handed out (`rp_engine_export_card`, `rp_engine_card_asset`), with the
+/// length it gave.
 ///
 /// `bytes` may be `NULL`, which does nothing. Otherwise it must be bytes rp handed out, not
 /// yet released, and `len` the length rp gave with them: anything else is undefined

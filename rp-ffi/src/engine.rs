@@ -318,6 +318,9 @@ pub unsafe extern "C" fn rp_engine_free(engine: *mut rp_engine) -> rp_result {
 /// before patches what changed (fields play changed and the file did not
 /// keep their played values).
 ///
+/// A `[[cards]]` entry's `file` (docs/cards.md) is read relative to the
+/// directory of `file_name` (a bare name: the current directory).
+///
 /// `file_name` names the file in error messages; `text` is its content. Both
 /// are UTF-8 of the given lengths (borrowed for the call). On success writes
 /// the number of events appended to `*out_events` (0 when nothing changed).

@@ -73,6 +73,12 @@ pub enum rp_result {
     /// read; the message says what it reported (`ErrorKind::Generation`).
     /// The turn was abandoned; its input stays committed.
     Generation = 16,
+    /// A transition guarded by a pending requirement (docs/requirements.md):
+    /// a move out of a guarded place, a scoped event, a time skip, a scene
+    /// close, or a host action checked with `rp_engine_check_action`. The
+    /// message names the requirement's id, name and text; nothing changed
+    /// (`ErrorKind::RequirementUnmet`).
+    RequirementUnmet = 17,
 }
 
 impl rp_result {
@@ -90,6 +96,7 @@ impl rp_result {
             ErrorKind::NotASave => rp_result::NotASave,
             ErrorKind::FactSyntax => rp_result::FactSyntax,
             ErrorKind::Generation => rp_result::Generation,
+            ErrorKind::RequirementUnmet => rp_result::RequirementUnmet,
             // `ErrorKind` is #[non_exhaustive]. rp-ffi is released in lockstep with
             // rp-core (`rp_check_version` demands equality), so a new kind gets its
             // own code in the same change; until then it reads as `Invalid`, the

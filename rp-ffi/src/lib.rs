@@ -41,19 +41,23 @@
 use std::ffi::{CStr, c_char};
 
 mod arg;
+mod backup;
 mod beliefs;
 mod branch;
 mod cards;
 mod condition;
 mod drives;
+mod edits;
 mod engine;
 mod error;
 mod graph;
 mod handle;
 mod history;
 mod job;
+mod lore;
 mod memory;
 mod panic;
+mod requirements;
 mod rules;
 mod run_turn;
 mod scene;
@@ -93,19 +97,25 @@ pub mod bench {
     }
 }
 
+pub use backup::{rp_engine_backup, rp_engine_export_branch};
 pub use branch::{
     rp_engine_branches, rp_engine_current_branch, rp_engine_delete_branch, rp_engine_fork,
     rp_engine_preview_rewind, rp_engine_rename_branch, rp_engine_rewind, rp_engine_switch_branch,
 };
 pub use cards::{
-    rp_bytes_free, rp_engine_export_card, rp_engine_export_lorebook, rp_engine_import_card,
-    rp_engine_import_lorebook, rp_engine_lorebooks,
+    rp_bytes_free, rp_engine_card_asset, rp_engine_card_assets, rp_engine_export_card,
+    rp_engine_export_lorebook, rp_engine_import_card, rp_engine_import_lorebook,
+    rp_engine_lorebooks, rp_engine_set_card_image,
 };
 pub use condition::{rp_condition, rp_condition_compile, rp_condition_free, rp_condition_test};
 pub use drives::{
     rp_engine_advance, rp_engine_begin_tick, rp_engine_configure_drives, rp_engine_drives,
     rp_engine_initiation_candidates, rp_engine_next_tick, rp_engine_next_tick_at, rp_engine_notify,
     rp_engine_report_availability, rp_engine_set_personality,
+};
+pub use edits::{
+    rp_engine_add_alternative, rp_engine_alternatives, rp_engine_choose, rp_engine_delete_line,
+    rp_engine_edit_line, rp_engine_preview_edit, rp_engine_swipe_request,
 };
 pub use engine::{
     rp_decision_explain, rp_engine, rp_engine_apply_world_file, rp_engine_create_from_world_file,
@@ -120,9 +130,14 @@ pub use job::{
     rp_engine_begin_time_skip, rp_engine_run_job, rp_job, rp_job_fail, rp_job_finish, rp_job_free,
     rp_job_provide, rp_job_provide_action, rp_job_provide_embeddings, rp_job_step,
 };
+pub use lore::{rp_engine_expand_macros, rp_engine_lore_timers};
 pub use memory::{
     rp_engine_add_memory, rp_engine_always_loaded, rp_engine_mark_recalled, rp_engine_memories_of,
     rp_engine_memory, rp_engine_recall, rp_engine_remove_memory, rp_engine_search_entities,
+};
+pub use requirements::{
+    rp_engine_add_requirement, rp_engine_check_action, rp_engine_remove_requirement,
+    rp_engine_requirements,
 };
 pub use rules::{rp_engine_add_rule, rp_engine_remove_rule, rp_engine_rules};
 pub use run_turn::{
@@ -311,5 +326,6 @@ mod tests {
         assert_eq!(rp_result::NotASave as i32, 14);
         assert_eq!(rp_result::FactSyntax as i32, 15);
         assert_eq!(rp_result::Generation as i32, 16);
+        assert_eq!(rp_result::RequirementUnmet as i32, 17);
     }
 }

@@ -1,10 +1,11 @@
 //! Character cards on `World` (docs/cards.md): importing a card (`import_card()`, rp-core's
-//! `Engine::import_card`), reading the card an entity was made from (`card()`), and exporting
-//! any entity as a card (`export_card()`, `Engine::export_card`). What a card becomes and how
+//! `Engine::import_card`), reading the card an entity was made from (`card()`) and its files
+//! (`card_assets()`), setting its image (`set_card_image()`), and exporting any entity as a
+//! card (`export_card()`, `Engine::export_card`). What a card becomes and how
 //! it goes out is rp-core's; these methods read and write the bytes and convert answers.
 
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
 use rp_core::cards::CardFormat;
 
 use crate::model::{Named, entity_id};
@@ -28,7 +29,8 @@ impl World {
     /// ``now`` (host clock, ms; the clock moves to it) as a new character of the engine's,
     /// its facts made from the card's prose, the card kept for export. Returns the new
     /// entity's id; ``card(id)`` gives the card (its greetings: ``"first_mes"``,
-    /// ``"alternate_greetings"``). The entity is not placed anywhere.
+    /// ``"alternate_greetings"``). The entity is not placed anywhere. The card's files are kept
+    /// with it (a CHARX's other files, a PNG's image: ``card_assets(id)``).
     ///
     /// Raises ``InvalidInput`` (no card: a PNG with a broken chunk or CRC, no card chunk, bad
     /// base64, JSON that is not a card; a text too long for a fact; ``now`` before the
@@ -116,11 +118,53 @@ impl World {
         }
     }
 
+    /// The files of the card ``entity`` (an id, key, name or alias) was made from, as a dict
+    /// of path to bytes (docs/cards.md, "Assets"): a CHARX's files other than ``card.json``, a
+    /// PNG card's image (its card chunks taken out) at ``"assets/icon/image/main.png"``, the
+    /// image ``set_card_image`` set. Empty for an entity without any.
+    ///
+    /// Raises ``NotFound`` (entity).
+    fn card_assets<'py>(&self, py: Python<'py>, entity: Named) -> PyResult<Bound<'py, PyDict>> {
+        let assets = self.with_engine(py, |engine| {
+            let entity = entity_id(engine.world(), &entity)?;
+            engine.card_assets(entity)
+        })?;
+        let out = PyDict::new(py);
+        for a in assets {
+            out.set_item(a.path, PyBytes::new(py, &a.bytes))?;
+        }
+        Ok(out)
+    }
+
+    /// Sets the image of ``entity`` (an id, key, name or alias) to the PNG ``source`` (bytes,
+    /// or the path of a file) at ``now`` (host clock, ms): kept as a file of its card (its
+    /// ``chara`` and ``ccv3`` chunks taken out), and the image ``export_card(format="png")``
+    /// carries the card on. Works for an entity made without a card.
+    ///
+    /// Raises ``InvalidInput`` (not a valid PNG: a bad signature, chunk or CRC; the card's
+    /// files past 64 MiB; ``now`` before the world's clock), ``NotFound`` (entity),
+    /// ``OSError`` (a path that cannot be read); the world is then unchanged.
+    #[pyo3(signature = (entity, source, *, now))]
+    fn set_card_image(
+        &self,
+        py: Python<'_>,
+        entity: Named,
+        source: &Bound<'_, PyAny>,
+        now: i64,
+    ) -> PyResult<()> {
+        let bytes = card_bytes(source)?;
+        self.with_engine(py, |engine| {
+            let entity = entity_id(engine.world(), &entity)?;
+            engine.set_card_image(entity, &bytes, now)
+        })
+    }
+
     /// ``entity`` (an id, key, name or alias) as a character card: a card it was made from
     /// comes back as given (the same version byte for byte), another entity as a card of its
     /// name and prose facts. ``format`` is ``"v2"``, ``"v3"``, ``"png"`` (a PNG carrying the
-    /// V2 card in a ``chara`` chunk and the V3 card in a ``ccv3`` chunk) or ``"charx"`` (a zip
-    /// with the V3 card); without it, the extension of ``path`` decides (``.json``: V3,
+    /// V2 card in a ``chara`` chunk and the V3 card in a ``ccv3`` chunk, on the card's image:
+    /// the one ``set_card_image`` set, else the one it came with, else a placeholder) or
+    /// ``"charx"`` (a zip with the V3 card and every file of ``card_assets()``); without it, the extension of ``path`` decides (``.json``: V3,
     /// ``.png``, ``.charx``), else V3. Writes the bytes to
     /// ``path`` when given, and returns them.
     ///

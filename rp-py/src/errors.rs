@@ -98,6 +98,17 @@ create_exception!(
 
 create_exception!(
     rp_engine,
+    RequirementUnmet,
+    RpError,
+    "A transition guarded by a pending requirement (docs/requirements.md): a move out of a \
+     guarded place, a scoped event, a time skip, a scene close, or a host action checked with \
+     ``World.check_action``. Nothing changed.\n\n\
+     Attributes: ``requirement`` (str, its id), ``name`` (str), ``text`` (str), ``transition`` \
+     (str, what was refused)."
+);
+
+create_exception!(
+    rp_engine,
     InvalidReport,
     InvalidInput,
     "A state-update report the engine refuses (``World.apply_reports``): a name that is not \
@@ -133,6 +144,7 @@ pub(crate) fn to_py_err(py: Python<'_>, error: rp_core::Error) -> PyErr {
         ErrorKind::NotASave => NotASave::new_err(message),
         ErrorKind::FactSyntax => FactSyntaxError::new_err(message),
         ErrorKind::Generation => GenerationError::new_err(message),
+        ErrorKind::RequirementUnmet => RequirementUnmet::new_err(message),
         // `ErrorKind` is #[non_exhaustive]: a kind added to rp-core before it
         // has a class here is still an RpError.
         _ => RpError::new_err(message),
@@ -160,6 +172,21 @@ pub(crate) fn to_py_err(py: Python<'_>, error: rp_core::Error) -> PyErr {
             column,
             ..
         } => fact_syntax_attributes(py, &exception, Some(owner), line, column),
+        rp_core::Error::RequirementUnmet {
+            id,
+            name,
+            text,
+            transition,
+        } => set_attributes(
+            py,
+            &exception,
+            [
+                ("requirement", id.into_bound_py_any(py)),
+                ("name", name.into_bound_py_any(py)),
+                ("text", text.into_bound_py_any(py)),
+                ("transition", transition.into_bound_py_any(py)),
+            ],
+        ),
         _ => Ok(()),
     };
     match attributes {

@@ -20,8 +20,13 @@
 //! - [`graph`]: the relationship queries and the world-query records;
 //! - [`rules`]: rules as data on `World`: `add_rule`, `remove_rule`,
 //!   `rules` (docs/rules.md);
+//! - [`requirements`]: decision points and validators on `World`:
+//!   `add_requirement`, `remove_requirement`, `requirements`,
+//!   `check_action` (docs/requirements.md);
 //! - [`history`]: the past: `World.memories_at`, `World.beliefs_at`, and
 //!   the `as_of=` of world queries;
+//! - [`backup`]: `World.backup` and `World.export_branch`, copies of the
+//!   save in new save files;
 //! - [`decision`]: `Decision`, the outcome of response control;
 //! - [`condition`]: `Condition`, one condition of the fact language on its own;
 //! - [`memory`]: `Recalled`, and the conversions of `World`'s memory methods;
@@ -42,6 +47,7 @@
 
 use pyo3::prelude::*;
 
+mod backup;
 mod beliefs;
 mod bench;
 mod cards;
@@ -54,9 +60,12 @@ mod graph;
 mod history;
 mod job;
 mod json;
+mod lines;
+mod lore;
 mod memory;
 mod model;
 mod request;
+mod requirements;
 mod rules;
 mod run_turn;
 mod scene;
@@ -73,6 +82,8 @@ mod _rp {
     use crate::condition::Condition;
     #[pymodule_export]
     use crate::decision::Decision;
+    #[pymodule_export]
+    use crate::errors::RequirementUnmet;
     #[pymodule_export]
     use crate::errors::{
         ActionRefused, CapacityError, Conflict, CorruptSave, FactSyntaxError, GenerationError,

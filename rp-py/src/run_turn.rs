@@ -94,13 +94,25 @@ pub(crate) fn run_turn<'py>(
         on_action,
         async_form: TURN_ASYNC_FORM,
     };
-    let world = world.get();
+    drive(py, world.get(), &host, move |engine| {
+        TurnMachine::begin(engine, input, options)
+    })
+}
+
+/// Drives the turn machine `begin` makes through `host`'s callables and returns its outcome
+/// (a turn, or a state-update pass asked for again: `World.choose`).
+pub(crate) fn drive<'py>(
+    py: Python<'py>,
+    world: &World,
+    host: &Host<'py>,
+    begin: impl FnOnce(&mut Engine) -> Result<TurnMachine, rp_core::Error> + Send,
+) -> PyResult<Bound<'py, PyAny>> {
     // Each call on the machine takes the World's lock with the GIL released
     // and goes as far as it can: it answers the last step, asks for the next
     // one and finishes the turn when nothing is left. The callables run
     // between those calls, without the lock.
     let mut progress = world.with_engine(py, |engine| {
-        let machine = Box::new(TurnMachine::begin(engine, input, options)?);
+        let machine = Box::new(begin(engine)?);
         advance(engine, machine)
     })?;
     // Returning early drops the machine: the turn is abandoned, and only its

@@ -161,3 +161,120 @@ def test_a_charx_goes_out_and_comes_back(world: World, tmp_path: Path) -> None:
         z.writestr("card.json", b" " * (16 << 20))
     with pytest.raises(InvalidInput, match="200 to 1"):
         other.import_card(bomb, now=0)
+
+
+def png_of(pixels: bytes, texts: dict[bytes, bytes]) -> bytes:
+    """A ``len(pixels)``x1 grey PNG with ``texts`` as tEXt chunks (Python's own zlib)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = struct.pack(">I", zlib.crc32(kind + data))
+        return struct.pack(">I", len(data)) + kind + data + crc
+
+    head = struct.pack(">IIBBBBB", len(pixels), 1, 8, 0, 0, 0, 0)
+    out = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", head)
+    out += chunk(b"IDAT", zlib.compress(b"\0" + pixels))
+    for key, text in texts.items():
+        out += chunk(b"tEXt", key + b"\0" + text)
+    return out + chunk(b"IEND", b"")
+
+
+def png_chunks(png: bytes, kind: bytes) -> list[bytes]:
+    at, out = 8, []
+    while at < len(png):
+        (n,) = struct.unpack(">I", png[at : at + 4])
+        if png[at + 4 : at + 8] == kind:
+            out.append(png[at + 8 : at + 8 + n])
+        at += 12 + n
+    return out
+
+
+def test_a_cards_files_and_image_are_kept(world: World, tmp_path: Path) -> None:
+    import zipfile
+
+    original = png_of(b"\x01\x02\x03", {b"chara": base64.b64encode(CARD)})
+    aria = world.import_card(original, now=world.now)
+    assets = world.card_assets(aria)
+    assert list(assets) == ["assets/icon/image/main.png"]
+    image = assets["assets/icon/image/main.png"]
+    assert png_chunks(image, b"tEXt") == []
+    out = world.export_card(aria, format="png")
+    assert png_chunks(out, b"IDAT") == png_chunks(original, b"IDAT")
+    texts = [t.partition(b"\0")[0] for t in png_chunks(out, b"tEXt")]
+    assert sorted(texts) == [b"ccv3", b"chara"]
+
+    # A CHARX's files, in and out again.
+    v3 = json.loads(CARD)
+    v3["spec"], v3["spec_version"] = "chara_card_v3", "3.0"
+    v3["data"]["name"] = "Odile"
+    v3["data"]["assets"] = [
+        {
+            "type": "icon",
+            "uri": "embeded://assets/icon/image/odile.png",
+            "name": "main",
+            "ext": "png",
+        }
+    ]
+    icon = png_of(b"\x09\x08", {})
+    charx = tmp_path / "odile.charx"
+    with zipfile.ZipFile(charx, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("card.json", json.dumps(v3))
+        z.writestr("assets/icon/image/odile.png", icon)
+        z.writestr("assets/other/hum.ogg", b"OggS")
+    odile = world.import_card(charx, now=world.now)
+    files = {"assets/icon/image/odile.png": icon, "assets/other/hum.ogg": b"OggS"}
+    assert world.card_assets(odile) == files
+    assert png_chunks(world.export_card(odile, format="png"), b"IDAT") == png_chunks(icon, b"IDAT")
+    world.export_card(odile, tmp_path / "out.charx")
+    with zipfile.ZipFile(tmp_path / "out.charx") as z:
+        assert {n: z.read(n) for n in z.namelist() if n != "card.json"} == files
+    other = World.in_memory("Other")
+    assert other.card_assets(other.import_card(tmp_path / "out.charx", now=0)) == files
+
+    # The host's image, from bytes or a path, on an entity of no card.
+    (tmp_path / "host.png").write_bytes(png_of(b"\x07", {}))
+    world.set_card_image("tobias", tmp_path / "host.png", now=world.now)
+    out = world.export_card("tobias", format="png")
+    assert png_chunks(out, b"IDAT") == png_chunks(png_of(b"\x07", {}), b"IDAT")
+    head = world.head
+    with pytest.raises(InvalidInput, match="not a PNG"):
+        world.set_card_image("tobias", b"GIF89a", now=world.now)
+    broken = bytearray(original)
+    broken[-20] ^= 1
+    with pytest.raises(InvalidInput, match="CRC"):
+        world.set_card_image(aria, bytes(broken), now=world.now)
+    with pytest.raises(NotFound):
+        world.set_card_image(999_999, original, now=world.now)
+    with pytest.raises(NotFound):
+        world.card_assets(999_999)
+    with pytest.raises(InvalidInput, match="climbs out"):
+        bad = tmp_path / "bad.charx"
+        with zipfile.ZipFile(bad, "w") as z:
+            z.writestr("card.json", json.dumps(v3).replace("Odile", "Other"))
+            z.writestr("assets/../../x", b"x")
+        world.import_card(bad, now=world.now)
+    assert world.head == head
+
+
+def test_a_world_files_cards_are_loaded_beside_it(tmp_path: Path) -> None:
+    from rp_engine import WorldFileError
+
+    (tmp_path / "aria.png").write_bytes(png_of(b"\x04\x05", {b"chara": base64.b64encode(CARD)}))
+    text = (
+        '[world]\nname = "Inn"\n'
+        '[[containers]]\nid = "booth"\nname = "the booth"\nslots = [{ name = "bench" }]\n'
+        '[[cards]]\nfile = "aria.png"\nid = "aria"\ncontainer = "booth"\nslot = "bench"\n'
+    )
+    (tmp_path / "inn.toml").write_text(text)
+    with World.load(tmp_path / "inn.toml") as world:
+        aria = world.entity("aria")
+        assert aria.name == "Aria Vell"
+        assert list(world.card_assets("aria")) == ["assets/icon/image/main.png"]
+        entry = '[[cards]]\nfile = "aria.png"\nid = "aria"\ncontainer = "booth"\nslot = "bench"\n'
+        assert entry in world.export_world_file()
+    with World.in_memory("Inn") as world:
+        world.apply_world_file(str(tmp_path / "inn.toml"), text)
+        assert world.entity("aria").name == "Aria Vell"
+        head = world.head
+        with pytest.raises(WorldFileError, match="cards.file: gone.png: cannot read the card"):
+            world.apply_world_file(str(tmp_path / "inn.toml"), text.replace("aria.png", "gone.png"))
+        assert world.head == head

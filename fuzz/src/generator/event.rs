@@ -9,7 +9,7 @@ use rp_core::*;
 impl Gen<'_> {
     /// One event drawn from `s`.
     pub fn event(&mut self, s: &mut Src<'_>) -> Event {
-        let arm = s.u8() % 56;
+        let arm = s.u8() % 63;
         match arm {
             0 => Event::WorldCreated {
                 name: self.text(s),
@@ -386,6 +386,47 @@ impl Gen<'_> {
                     at: self.time(s),
                 }
             }
+            56 => Event::LorebookAdded {
+                id: self.fresh(s),
+                owner: s.bool().then(|| self.entity(s)),
+                json: match s.u8() % 3 {
+                    0 => r#"{"entries": {"0": {"uid": 0, "key": ["bell"], "content": "x", "sticky": 2, "delayUntilRecursion": 1}}}"#.to_owned(),
+                    1 => r#"{"entries": [{"keys": ["/be(ll)?/i"], "content": "y", "extensions": {"position": 4, "depth": 1}}]}"#.to_owned(),
+                    _ => self.text(s),
+                },
+            },
+            58 => Event::CardAttached {
+                entity: self.entity(s),
+                card: match s.u8() % 2 {
+                    0 => r#"{"spec": "chara_card_v2", "data": {"name": "Aria"}}"#.to_owned(),
+                    _ => self.text(s),
+                },
+            },
+            59 => Event::CardAsset {
+                entity: self.entity(s),
+                path: match s.u8() % 3 {
+                    0 => "assets/icon/image/main.png".to_owned(),
+                    1 => "../card.json".to_owned(),
+                    _ => self.text(s),
+                },
+                bytes: (0..s.u8() % 16).map(|_| s.u8()).collect(),
+            },
+            57 => Event::LoreTimersSet {
+                entity: self.entity(s),
+                timers: (0..s.u8() % 3)
+                    .map(|_| {
+                        let start = u32::from(s.u8());
+                        LoreTimer {
+                            book: u64::from(s.u8()),
+                            entry: u32::from(s.u8() % 4),
+                            kind: if s.bool() { TimerKind::Sticky } else { TimerKind::Cooldown },
+                            start,
+                            end: start.saturating_add(u32::from(s.u8())),
+                            protected: s.bool(),
+                        }
+                    })
+                    .collect(),
+            },
             46 => Event::InitiationHeld {
                 entity: self.entity(s),
                 until: self.time(s),
@@ -769,6 +810,48 @@ impl Gen<'_> {
                     }
                 }
             }
+            60 => Event::RequirementAdded {
+                requirement: Requirement {
+                    id: ["fare", "pending", ""][usize::from(s.u8() % 3)].to_owned(),
+                    name: self.text(s),
+                    subject: s.bool().then(|| self.entity(s)),
+                    condition: match s.u8() % 4 {
+                        0 => "self.fare_paid".to_owned(),
+                        1 => "time.hour > 12".to_owned(),
+                        2 => "false".to_owned(),
+                        _ => self.text(s),
+                    },
+                    guards: (0..s.u8() % 4)
+                        .map(|_| match s.u8() % 6 {
+                            0 => Guard::Leave {
+                                container: self.container(s),
+                            },
+                            1 => Guard::StartEvent {
+                                event: s.bool().then(|| ScopedEventId(s.u64() % 64)),
+                            },
+                            2 => Guard::CompleteEvent { event: None },
+                            3 => Guard::TimeSkip,
+                            4 => Guard::SceneClose,
+                            _ => Guard::Action {
+                                name: self.text(s),
+                            },
+                        })
+                        .collect(),
+                    text: self.text(s),
+                },
+            },
+            61 => Event::RequirementRemoved {
+                id: ["fare", "pending", ""][usize::from(s.u8() % 3)].to_owned(),
+            },
+            62 => Event::RequirementAnnounced {
+                id: ["fare", "pending"][usize::from(s.u8() % 2)].to_owned(),
+                line: s.bool().then(|| SystemLine {
+                    id: self.fresh(s),
+                    text: self.text(s),
+                    audience: s.bool().then(|| self.entities(s)),
+                    at: self.time(s),
+                }),
+            },
             _ => Event::WorldFileApplied {
                 file: self.text(s),
                 text: if s.bool() {

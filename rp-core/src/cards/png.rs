@@ -1,5 +1,6 @@
-//! The text chunks of a PNG file: read (with every chunk's length and CRC checked) and
-//! written (the image's own chunks copied byte for byte, the card's `tEXt` chunks replaced).
+//! The text chunks of a PNG file: read (with every chunk's length and CRC checked), written
+//! (the image's own chunks copied byte for byte, the card's `tEXt` chunks replaced), and taken
+//! out (a card's image kept without its card, docs/cards.md "Assets and images").
 //!
 //! Hand-written rather than through an image crate: a card only needs the chunk layout (eight
 //! signature bytes, then length, type, data, CRC-32 per chunk), and a decoder would decode and
@@ -135,6 +136,39 @@ pub fn with_text_chunks(png: &[u8], texts: &[(&str, &str)]) -> Result<Vec<u8>, P
         }
     }
     Ok(out)
+}
+
+/// Checks `png` chunk by chunk (signature, lengths, CRC-32s, `IEND`), as a card's image must
+/// pass before it is kept.
+pub fn check(png: &[u8]) -> Result<(), PngError> {
+    chunks(png).map(|_| ())
+}
+
+/// `png` without its `tEXt` chunks named in `keywords` (a card's image, its card taken out);
+/// every other chunk copied as it was.
+pub fn without_text_chunks(png: &[u8], keywords: &[&str]) -> Result<Vec<u8>, PngError> {
+    let chunks = chunks(png)?;
+    let mut out = Vec::with_capacity(png.len());
+    out.extend_from_slice(&SIGNATURE);
+    for c in &chunks {
+        let named = &c.kind == b"tEXt"
+            && keywords
+                .iter()
+                .any(|k| c.data.starts_with(k.as_bytes()) && c.data.get(k.len()) == Some(&0));
+        if !named {
+            out.extend_from_slice(c.raw);
+        }
+    }
+    Ok(out)
+}
+
+/// The data of each chunk of type `kind`, in order (`b"IDAT"`: the image's pixels).
+pub fn chunk_data<'a>(png: &'a [u8], kind: &[u8; 4]) -> Result<Vec<&'a [u8]>, PngError> {
+    Ok(chunks(png)?
+        .into_iter()
+        .filter(|c| &c.kind == kind)
+        .map(|c| c.data)
+        .collect())
 }
 
 fn write_chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {

@@ -4,7 +4,7 @@
 use super::catalog::{BranchRecord, Catalog, ForkPoint};
 use super::{Engine, load_world_costed};
 use crate::error::{Error, Result};
-use crate::log::codec;
+use crate::log::{Event, World, codec};
 use crate::model::{ContainerId, EntityId, GroupId, MemoryId, Seq};
 use crate::store::{BranchId, Commit};
 use std::collections::{BTreeMap, BTreeSet};
@@ -138,6 +138,76 @@ impl Engine {
         catalog.current = new;
         self.move_to(catalog, new, to_seq)?;
         Ok(Some(tail_name))
+    }
+
+    /// Replaces the current branch's events after `to_seq` with `events`, in one commit: the
+    /// branch is rewound to `to_seq` (the events it had after it kept as a new branch named
+    /// after it, returned, as [`Engine::rewind`] does) and `events` appended. The caller has
+    /// the worlds already (an edit's plan replayed them): `base`, the world after `to_seq`, and
+    /// `after`, the world after `events` on it; nothing is replayed or checked again. A crash
+    /// leaves the branch as it was or as it becomes, never between.
+    pub(crate) fn replace_tail(
+        &mut self,
+        to_seq: Seq,
+        base: &World,
+        events: &[Event],
+        after: World,
+    ) -> Result<(Option<String>, Seq)> {
+        self.resync_if_stale()?;
+        self.check_seq(to_seq)?;
+        let new_head = to_seq + events.len() as Seq;
+        if base.seq() != to_seq || after.seq() != new_head {
+            return Err(Error::invalid(
+                "world",
+                format!(
+                    "worlds at seqs {} and {} do not bracket {} events after seq {to_seq}",
+                    base.seq(),
+                    after.seq(),
+                    events.len()
+                ),
+            ));
+        }
+        if to_seq == self.head() && events.is_empty() {
+            return Ok((None, to_seq));
+        }
+        let mut catalog = self.catalog.clone();
+        let old = catalog.current;
+        let name = self.current_branch().to_owned();
+        let tail_name = (to_seq < self.head()).then(|| {
+            let tail = catalog.unique_name(&name);
+            catalog.get_mut(old).expect("current exists").name = Some(tail.clone());
+            tail
+        });
+        let branch = if tail_name.is_some() {
+            let new = self.add_branch(&mut catalog, name, old, to_seq);
+            catalog.current = new;
+            new
+        } else {
+            old
+        };
+        let mut cost = super::load_cost(self.store.as_ref(), &catalog, branch, to_seq)?;
+        let commit = Commit {
+            events: events
+                .iter()
+                .zip(to_seq + 1..)
+                .map(|(e, s)| (branch, s, codec::encode(e)))
+                .collect(),
+            meta: Some(codec::encode(&catalog)),
+            durable: true,
+            ..Commit::default()
+        };
+        cost.tail_bytes += commit
+            .events
+            .iter()
+            .map(|(_, _, b)| b.len() as u64)
+            .sum::<u64>();
+        self.write(commit)?;
+        self.catalog = catalog;
+        self.heads.insert(branch, new_head);
+        self.world = after;
+        self.drop_memory_index();
+        self.cost = cost;
+        Ok((tail_name, new_head))
     }
 
     /// Creates a branch named `name` that shares the current branch's history up to `at_seq`.

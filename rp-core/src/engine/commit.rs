@@ -96,11 +96,12 @@ impl Engine {
     /// be validated again. If the world changed since `epoch`, they are validated as usual.
     pub(crate) fn append_applied<R>(
         &mut self,
-        events: Vec<Event>,
-        applied: Option<(World, u64)>,
+        mut events: Vec<Event>,
+        mut applied: Option<(World, u64)>,
         work: impl FnOnce(&mut Engine) -> R,
     ) -> Result<(Seq, R)> {
         self.resync_if_stale()?;
+        self.add_announcements(&mut events, applied.as_mut())?;
         let durable = self.options.durability == super::Durability::Immediate;
         let applied = applied
             .filter(|(_, epoch)| *epoch == self.epoch)

@@ -132,7 +132,16 @@ pub(super) struct History {
     asked: bool,
     /// The versions of what belief answers read (`belief_index`).
     beliefs: BeliefIndex,
+    /// Worlds of the recent past, each with the stored branch whose history it is a prefix of:
+    /// the world right before each of the last commits, and the last worlds asked for. A world
+    /// a few events back (a swipe's, an edit's) replays from the nearest of them instead of a
+    /// checkpoint far behind. Kept always: they share nearly all their parts with the live
+    /// world.
+    recent: std::collections::VecDeque<(BranchId, World)>,
 }
+
+/// How many recent worlds [`History`] keeps.
+const RECENT: usize = 4;
 
 impl History {
     pub fn new() -> History {
@@ -143,6 +152,7 @@ impl History {
             checkpoints: BTreeMap::new(),
             asked: false,
             beliefs: BeliefIndex::default(),
+            recent: Default::default(),
         }
     }
 
@@ -151,6 +161,7 @@ impl History {
     pub fn clear(&mut self) {
         self.checkpoints.clear();
         self.beliefs.clear();
+        self.recent.clear();
     }
 
     /// Drops the checkpoints of `branch` after `keep` (its events there are purged).
@@ -158,6 +169,7 @@ impl History {
         self.checkpoints
             .retain(|(b, s), _| *b != branch || *s <= keep);
         self.beliefs.forget(branch, keep);
+        self.recent.retain(|(b, w)| *b != branch || w.seq() <= keep);
     }
 
     /// The latest checkpoint at or before `seq` along `segments` (a branch's history).
@@ -172,6 +184,25 @@ impl History {
                 .next_back()
                 .map(|(_, w)| w)
         })
+    }
+
+    /// Keeps `world`, a prefix of stored branch `branch`'s history, among the recent worlds.
+    fn remember(&mut self, branch: BranchId, world: &World) {
+        self.recent
+            .retain(|(b, w)| *b != branch || w.seq() != world.seq());
+        if self.recent.len() == RECENT {
+            self.recent.pop_front();
+        }
+        self.recent.push_back((branch, world.clone()));
+    }
+
+    /// The recent world of `branch` nearest at or before `seq`.
+    fn recent_at(&self, branch: BranchId, seq: Seq) -> Option<&World> {
+        self.recent
+            .iter()
+            .filter(|(b, w)| *b == branch && w.seq() <= seq)
+            .map(|(_, w)| w)
+            .max_by_key(|w| w.seq())
     }
 
     /// Whether a checkpoint lies within half the spacing of `seq` in `branch`'s stretch.
@@ -219,6 +250,7 @@ impl History {
     /// one by one to a copy of `live`, when the index is in use (the past was asked about) and
     /// has recorded the stretch up to `live`, so the next question needs no replay.
     pub fn record_commit(&mut self, branch: BranchId, base: Seq, live: &World, events: &[Event]) {
+        self.remember(branch, live);
         let first = live.seq() + 1;
         let stretch = Segment {
             branch,
@@ -280,6 +312,7 @@ impl Engine {
             checkpoints: BTreeMap::new(),
             asked: self.history.asked,
             beliefs: BeliefIndex::default(),
+            recent: std::mem::take(&mut self.history.recent),
         };
         Ok(())
     }
@@ -598,6 +631,12 @@ impl Engine {
         }
         let segments = self.catalog.segments(branch, seq)?;
         let mut world = self.history.nearest(&segments, seq).cloned();
+        // A recent world, when it is on the way and nearer.
+        if let Some(before) = self.history.recent_at(branch, seq)
+            && world.as_ref().is_none_or(|w| w.seq() < before.seq())
+        {
+            world = Some(before.clone());
+        }
         let from = world.as_ref().map_or(0, World::seq);
         if seq - from > self.history.every {
             // Far from any checkpoint: the nearest persisted snapshot may be nearer.
@@ -612,6 +651,7 @@ impl Engine {
         self.replay_onto(&mut world, branch, &segments, first, seq, &mut |_, _| {
             Ok(true)
         })?;
+        self.history.remember(branch, &world);
         Ok(world)
     }
 

@@ -2,18 +2,21 @@
 //! world, commits them to the store in one transaction, and only then updates the world, so
 //! a failed write leaves the in-memory world as it was.
 
+mod backup;
 mod beliefs;
 mod branches;
 mod catalog;
 mod commit;
 mod history;
 mod memories;
+mod requirements;
 mod rules;
 mod schedule;
 mod writer;
 
 pub use branches::{BranchInfo, RewindPreview};
 pub use history::{BeliefsAt, HistoryOptions, HistoryStats, MemoriesAt};
+pub use requirements::RequirementView;
 pub use rules::RuleView;
 
 use crate::error::{Error, Result};
@@ -282,7 +285,8 @@ impl Engine {
     /// applies them. Returns the new head. If any event is invalid or the write fails, nothing
     /// changes (in memory or on disk) and the error says why. With
     /// [`Durability::Immediate`] the events are on stable storage when this returns.
-    pub fn append(&mut self, events: Vec<Event>) -> Result<Seq> {
+    pub fn append(&mut self, mut events: Vec<Event>) -> Result<Seq> {
+        self.add_announcements(&mut events, None)?;
         self.commit_events(&events, self.options.durability == Durability::Immediate)
     }
 
@@ -514,6 +518,37 @@ fn load_world_costed(
         })
     })?;
     Ok((world, cost))
+}
+
+/// What loading `branch` as of `head` costs ([`load_world_costed`]'s measure), read from the
+/// store's bytes without decoding them: for a world the caller already has.
+fn load_cost(
+    store: &dyn Store,
+    catalog: &Catalog,
+    branch: BranchId,
+    head: Seq,
+) -> Result<LoadCost> {
+    let mut cost = LoadCost::default();
+    let mut from = 1;
+    for seg in catalog.segments(branch, head)?.iter().rev() {
+        if let Some((seq, bytes)) =
+            store.latest_snapshot(seg.branch, seg.first, seg.last.min(head))?
+        {
+            cost.snapshot_bytes = bytes.len() as u64;
+            from = seq + 1;
+            break;
+        }
+    }
+    for seg in catalog.segments(branch, head)? {
+        let (lo, hi) = (seg.first.max(from), seg.last.min(head));
+        if lo <= hi {
+            store.read_events(seg.branch, lo, hi, &mut |_, bytes| {
+                cost.tail_bytes += bytes.len() as u64;
+                Ok(())
+            })?;
+        }
+    }
+    Ok(cost)
 }
 
 /// The world of the latest usable snapshot of `branch` at or before `head`, with its size in

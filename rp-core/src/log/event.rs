@@ -4,9 +4,10 @@
 use crate::model::{
     Activity, BeliefObservation, Classification, ContainerId, ContainerProperties, DriveConfig,
     Edge, EntityId, EntityState, EventStatus, FactSheet, Feedback, Group, GroupId, Initiation,
-    Memory, MemoryId, MemorySummary, Millis, Personality, Promotion, QueryId, Rule, RuleId, Scene,
-    SceneId, ScopedEvent, ScopedEventId, Skip, Slot, StageChange, Stimulus, SystemLine,
-    ThoughtEffect, Thread, ThreadId, ThreadStatus, Utterance, WeightChange,
+    LoreTimer, Memory, MemoryId, MemorySummary, Millis, Personality, Promotion, QueryId, Rule,
+    RuleId, Scene, SceneId, ScopedEvent, ScopedEventId, Skip, Slot, StageChange, Stimulus,
+    SystemLine, ThoughtEffect, Thread, ThreadId, ThreadStatus, Utterance, UtteranceId,
+    WeightChange,
 };
 use serde::{Deserialize, Serialize};
 
@@ -582,6 +583,25 @@ pub enum Event {
         /// Its JSON, as given.
         json: String,
     },
+    /// The alternatives of a line (docs/edits.md, "Swipes"): every text the model gave for it,
+    /// and which one is the line. Prompts and memories hold only the line (the chosen one).
+    AlternativesSet {
+        /// The line.
+        line: UtteranceId,
+        /// Every alternative, in the order they were generated.
+        texts: Vec<String>,
+        /// Which is the line.
+        chosen: u32,
+    },
+    /// A character's lorebook timers after a turn's prompt (docs/cards.md, "Timed effects"):
+    /// the sticky and cooldown effects it holds, replacing those it held.
+    LoreTimersSet {
+        /// Whose timers.
+        entity: EntityId,
+        /// Every timer it now holds.
+        #[serde(default)]
+        timers: Vec<LoreTimer>,
+    },
     /// A character card (docs/cards.md) was attached to an entity: its JSON as given, kept
     /// for export; the entity's facts were made from it by the event before.
     CardAttached {
@@ -589,6 +609,20 @@ pub enum Event {
         entity: EntityId,
         /// The card's JSON, as given.
         card: String,
+    },
+    /// A file of an entity's card (docs/cards.md, "Assets"): a CHARX's file at its path in the
+    /// archive, or the card's image. Replaces the file at that path; [`Event::CardAttached`]
+    /// clears them. An event of its own rather than a field of `CardAttached`: the host sets an
+    /// image on an entity made without a card, and one record per file keeps each record within
+    /// the asset's bounds.
+    CardAsset {
+        /// The entity.
+        entity: EntityId,
+        /// Its path in the card's archive (`assets/icon/image/main.png`).
+        path: String,
+        /// Its bytes (MessagePack `bin` in the log, base64 in JSON).
+        #[serde(with = "crate::model::card::bytes")]
+        bytes: Vec<u8>,
     },
     /// Stimuli a character processed went past arithmetic and rules to the fast model
     /// (docs/drives.md, "Layers"): one whose arithmetic was not confident, or a pattern of one
@@ -635,6 +669,26 @@ pub enum Event {
         /// Why the answer was rejected after its retry (nothing of it applied).
         #[serde(default)]
         rejected: Option<String>,
+    },
+    /// A requirement added (docs/requirements.md): a condition that guards transitions.
+    RequirementAdded {
+        /// The requirement (a fresh id; its condition compiles, its names exist).
+        requirement: crate::model::Requirement,
+    },
+    /// A requirement removed.
+    RequirementRemoved {
+        /// Which requirement.
+        id: String,
+    },
+    /// A requirement's being pending announced (`line`: the system line injected, once each
+    /// time it becomes pending), or its being met again noted (`line` `None`: the next time it
+    /// becomes pending is announced again). Checked against the world when applied.
+    RequirementAnnounced {
+        /// Which requirement.
+        id: String,
+        /// The system line announcing it.
+        #[serde(default)]
+        line: Option<SystemLine>,
     },
 }
 
@@ -697,9 +751,15 @@ impl Event {
             Event::RuleFired { .. } => "rule_fired",
             Event::FeedbackLearned { .. } => "feedback_learned",
             Event::CardAttached { .. } => "card_attached",
+            Event::CardAsset { .. } => "card_asset",
             Event::LorebookAdded { .. } => "lorebook_added",
+            Event::LoreTimersSet { .. } => "lore_timers_set",
+            Event::AlternativesSet { .. } => "alternatives_set",
             Event::StimulusClassified { .. } => "stimulus_classified",
             Event::ThoughtFormed { .. } => "thought_formed",
+            Event::RequirementAdded { .. } => "requirement_added",
+            Event::RequirementRemoved { .. } => "requirement_removed",
+            Event::RequirementAnnounced { .. } => "requirement_announced",
         }
     }
 
@@ -793,14 +853,30 @@ impl Event {
             Event::FeedbackLearned {
                 entity, feedback, ..
             } => t.entities.extend([*entity, feedback.from]),
-            Event::StimulusClassified { entity, .. } | Event::CardAttached { entity, .. } => {
-                t.entities.push(*entity)
-            }
+            Event::StimulusClassified { entity, .. }
+            | Event::CardAttached { entity, .. }
+            | Event::CardAsset { entity, .. } => t.entities.push(*entity),
             Event::LorebookAdded { owner, .. } => t.entities.extend(owner.iter().copied()),
+            Event::LoreTimersSet { entity, .. } => t.entities.push(*entity),
+            Event::AlternativesSet { .. } => {}
             Event::ThoughtFormed { entity, memory, .. } => {
                 t.entities.push(*entity);
                 t.memories.extend(memory.iter().map(|m| m.id));
             }
+            Event::RequirementAdded { requirement } => {
+                t.entities.extend(requirement.subject);
+                t.containers
+                    .extend(requirement.guards.iter().filter_map(|g| match g {
+                        crate::model::Guard::Leave { container } => Some(*container),
+                        _ => None,
+                    }));
+            }
+            Event::RequirementRemoved { .. } => {}
+            Event::RequirementAnnounced { line, .. } => t.entities.extend(
+                line.iter()
+                    .flat_map(|l| l.audience.iter().flatten())
+                    .copied(),
+            ),
         }
         t
     }

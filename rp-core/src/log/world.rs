@@ -97,12 +97,26 @@ pub struct World {
     /// The lorebooks (docs/cards.md), by id: whose (`None`: every character's), and the book.
     #[serde(default)]
     pub(super) lorebooks: imbl::OrdMap<u64, (Option<EntityId>, Lorebook)>,
+    /// The alternatives of lines that have more than one (docs/edits.md, "Swipes"): every
+    /// text, and which is the line.
+    #[serde(default)]
+    pub(super) alternatives: imbl::OrdMap<UtteranceId, (Vec<String>, u32)>,
+    /// Each character's lorebook timers (docs/cards.md, "Timed effects").
+    #[serde(default)]
+    pub(super) lore_timers: imbl::OrdMap<EntityId, Vec<LoreTimer>>,
     /// The character card each entity was made from (docs/cards.md), as given.
     #[serde(default)]
     pub(super) cards: imbl::OrdMap<EntityId, String>,
+    /// The files of each entity's card (docs/cards.md, "Assets"), by path: a CHARX's assets,
+    /// the card's image. A snapshot written before assets were kept has none.
+    #[serde(default)]
+    pub(super) card_assets: imbl::OrdMap<EntityId, card::CardFiles>,
     /// The rules each character holds (docs/rules.md), by owner and id.
     #[serde(default, with = "super::rules::rule_map")]
     pub(super) rules: imbl::OrdMap<(EntityId, RuleId), Rule>,
+    /// The requirements (docs/requirements.md), by id.
+    #[serde(default)]
+    pub(super) requirements: imbl::OrdMap<String, HeldRequirement>,
     #[serde(skip)]
     pub(super) index: Index,
     #[serde(skip)]
@@ -176,6 +190,20 @@ impl World {
         self.lorebooks
             .iter()
             .map(|(id, (owner, b))| (*id, *owner, b))
+    }
+
+    /// The alternatives of `line` (docs/edits.md, "Swipes"): every text the model gave for it
+    /// and which one is the line; `None` for a line that has only itself.
+    pub fn alternatives(&self, line: UtteranceId) -> Option<(&[String], usize)> {
+        self.alternatives
+            .get(&line)
+            .map(|(texts, chosen)| (texts.as_slice(), *chosen as usize))
+    }
+
+    /// `entity`'s lorebook timers: the sticky and cooldown effects it holds (docs/cards.md,
+    /// "Timed effects").
+    pub fn lore_timers(&self, entity: EntityId) -> &[LoreTimer] {
+        self.lore_timers.get(&entity).map_or(&[], Vec::as_slice)
     }
 
     /// The character card `entity` was made from, as given (docs/cards.md).

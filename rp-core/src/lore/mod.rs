@@ -9,6 +9,7 @@
 mod activation;
 pub mod book;
 mod definitions;
+pub mod timers;
 
 pub(crate) use activation::cut;
 pub use activation::{Activated, LoreEntry, LoreIndex, SUMMARY_CHARS};

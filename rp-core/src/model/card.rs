@@ -3,11 +3,58 @@
 //! card's JSON is kept as it was given, so an export of the same version gives back every
 //! field and extension byte for byte; conversions between versions keep every field too.
 
+pub mod bytes;
+
 use crate::error::{Error, Result};
 use serde_json::{Map, Value, json};
 
 /// The largest card JSON read, in bytes.
 pub const MAX_CARD_BYTES: usize = 16 << 20;
+
+/// The most files a card (a CHARX, and the files kept with a card) may hold.
+pub const MAX_ENTRIES: usize = 10_000;
+/// The largest file of a CHARX, other than `card.json`, in bytes.
+pub const MAX_ASSET_BYTES: usize = 16 << 20;
+/// The most bytes a card's files may come to, inflated.
+pub const MAX_ASSETS_BYTES: usize = 64 << 20;
+/// The longest path of a file in a card.
+pub const MAX_PATH_BYTES: usize = 1024;
+
+/// The files kept with a card (docs/cards.md, "Assets and images"), by path, and how many bytes
+/// they come to (kept so a new file is checked against the bound without summing them all).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CardFiles {
+    /// Each file's bytes, by path.
+    pub files: imbl::OrdMap<String, bytes::Bytes>,
+    /// Their sizes, added up.
+    pub total: u64,
+}
+
+/// Why `path` cannot name a file of a card (docs/cards.md, "Assets and images"): empty, too
+/// long, absolute, climbing (`..`), a drive (`:`), control characters, a folder (ending in
+/// `/`), or `card.json` itself.
+pub fn check_asset_path(path: &str) -> std::result::Result<(), String> {
+    let climbs = path.starts_with('/')
+        || path.starts_with('\\')
+        || path.split(['/', '\\']).any(|part| part == "..")
+        || path.contains(':');
+    if climbs {
+        return Err(format!("the path {path:?} climbs out of the archive"));
+    }
+    if path.is_empty() || path.ends_with('/') || path.ends_with('\\') {
+        return Err(format!("the path {path:?} names no file"));
+    }
+    if path.len() > MAX_PATH_BYTES {
+        return Err(format!("a path is longer than {MAX_PATH_BYTES} bytes"));
+    }
+    if path.chars().any(char::is_control) {
+        return Err(format!("the path {path:?} has control characters"));
+    }
+    if path == "card.json" {
+        return Err("card.json is the card itself, not one of its files".into());
+    }
+    Ok(())
+}
 
 /// The text fields every version has.
 pub const TEXT_FIELDS: [&str; 6] = [

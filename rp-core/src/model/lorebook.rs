@@ -87,6 +87,41 @@ pub struct BookEntry {
     pub cooldown: u32,
     /// Messages the chat must have before it can activate.
     pub delay: u32,
+    /// Held back until recursion (SillyTavern's `delayUntilRecursion`: `true` is level 1, a
+    /// number its level): it activates only in a pass of recursion at that level or later;
+    /// 0: not held back.
+    #[serde(default)]
+    pub delay_until_recursion: u32,
+}
+
+/// Which timed effect holds an entry (SillyTavern's `timedWorldInfo`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimerKind {
+    /// Active whatever is said.
+    Sticky,
+    /// Not active whatever is said.
+    Cooldown,
+}
+
+/// A lorebook entry's timed effect for one character, counted in the messages that character
+/// heard: from `start` (the chat's length when it was set) to `end` (exclusive).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoreTimer {
+    /// The book.
+    pub book: u64,
+    /// The entry (its index in the book).
+    pub entry: u32,
+    /// Sticky or cooldown.
+    pub kind: TimerKind,
+    /// The chat's length when it was set.
+    pub start: u32,
+    /// The chat's length at which it ends.
+    pub end: u32,
+    /// Kept even when the chat has not grown past `start` (a cooldown a sticky's end began);
+    /// an unprotected timer set at the chat's current length is dropped when the prompt is
+    /// built again at that length (SillyTavern: a regenerated reply starts afresh).
+    pub protected: bool,
 }
 
 /// A lorebook: its settings and entries, and its JSON as given.
@@ -251,6 +286,17 @@ fn entry(index: usize, o: &Map<String, Value>) -> Result<BookEntry> {
         sticky: count(either(&["sticky"]), &["sticky"])?,
         cooldown: count(either(&["cooldown"]), &["cooldown"])?,
         delay: count(either(&["delay"]), &["delay"])?,
+        delay_until_recursion: match get(
+            either(&["delayUntilRecursion", "delay_until_recursion"]),
+            &["delayUntilRecursion", "delay_until_recursion"],
+        ) {
+            None | Some(Value::Bool(false)) => 0,
+            Some(Value::Bool(true)) => 1,
+            Some(v) => match v.as_f64() {
+                Some(n) if n.is_finite() => n.clamp(0.0, f64::from(u32::MAX)) as u32,
+                _ => return bad("`delayUntilRecursion` is not true, false or a level"),
+            },
+        },
     })
 }
 

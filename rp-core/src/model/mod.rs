@@ -19,6 +19,7 @@ mod ids;
 mod lorebook;
 mod memory;
 mod query;
+mod requirement;
 pub mod retention;
 mod rule;
 mod stimulus;
@@ -55,8 +56,8 @@ pub use ids::{
     ThreadId, UtteranceId,
 };
 pub use lorebook::{
-    BookEntry, Lorebook, MAX_BOOK_BYTES, MAX_BOOK_ENTRIES, MAX_ENTRY_KEYS, SelectiveLogic,
-    regex_key,
+    BookEntry, LoreTimer, Lorebook, MAX_BOOK_BYTES, MAX_BOOK_ENTRIES, MAX_ENTRY_KEYS,
+    SelectiveLogic, TimerKind, regex_key,
 };
 pub use memory::{
     DecayStage, FadeRule, MAX_EMBEDDING_DIMENSIONS, MAX_FEELING_BYTES, Memory, MemoryKind,
@@ -67,6 +68,10 @@ pub use query::{
     MAX_INFO_REQUESTS, MAX_INITIAL_ENTITIES, MAX_NOTE_CHARS, MAX_QUERY_CHARS, MAX_REQUESTS,
     MAX_RESULT_LIMIT, MAX_ROUNDS, MAX_SOURCES, QueryConfig, QueryRound, QueryStatus, RequestRun,
     WorldQuery, check_query_text,
+};
+pub use requirement::{
+    Guard, HeldRequirement, MAX_GUARDS, MAX_REQUIREMENT_NAME_CHARS, MAX_REQUIREMENT_TEXT_CHARS,
+    MAX_REQUIREMENTS, Requirement,
 };
 pub use rule::{
     DEFAULT_RULE_WEIGHT, Intent, Intention, MAX_INTENTIONS, MAX_RULE_TEXT_CHARS, MAX_RULES, Rule,

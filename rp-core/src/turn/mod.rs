@@ -22,6 +22,6 @@ pub use crate::machine::{
     ChatMessage, EmbedRequest, Generate, GenerateRequest, GenerateResult, NoSink, Purpose, Role,
     Sampling, Step, TokenSink, ToolCall, ToolDef, block_on,
 };
-pub(crate) use machine::hold_event;
+pub(crate) use machine::{clean_reply, hold_event, reply_prompt};
 pub use scripted::ScriptedGenerator;
 pub use tools::ToolRun;

@@ -110,10 +110,25 @@ impl Judge<'_> {
                 mood,
                 goals,
                 status,
+                facts,
             } => {
                 let who = self.present_one(who)?;
-                if mood.is_none() && goals.is_none() && status.is_none() {
-                    return Err("a state report needs mood, goals or status".into());
+                if mood.is_none() && goals.is_none() && status.is_none() && facts.is_none() {
+                    return Err("a state report needs mood, goals, status or facts".into());
+                }
+                let mut events = Vec::new();
+                if let Some(facts) = facts {
+                    let sheet = crate::update::facts::set_facts(&self.entity(who).facts, facts)?;
+                    events.push(Event::EntityEdited {
+                        id: who,
+                        name: None,
+                        aliases: None,
+                        facts: Some(sheet),
+                        host_controlled: None,
+                    });
+                    if mood.is_none() && goals.is_none() && status.is_none() {
+                        return Ok(events);
+                    }
                 }
                 let mut state = self.entity(who).state.clone();
                 if let Some(m) = mood {
@@ -131,7 +146,8 @@ impl Judge<'_> {
                         .map(|g| text("goal", g))
                         .collect::<Result<_, _>>()?;
                 }
-                Ok(vec![Event::EntityStateChanged { entity: who, state }])
+                events.push(Event::EntityStateChanged { entity: who, state });
+                Ok(events)
             }
             Report::Activity {
                 who,

@@ -9,6 +9,7 @@
 //! One pass covers every entity that heard a line of the turn, silent witnesses included. It
 //! runs once per turn, after the replies, so the first reply is never delayed by it.
 
+pub(crate) mod facts;
 mod judge;
 pub mod report;
 pub mod schema_check;
@@ -203,13 +204,19 @@ pub fn judge_answer(
                 let declared = actions.iter().find(|a| a.name == *name);
                 match declared.map(|a| judge.action(a, args)) {
                     Some(Ok((who, arguments))) => {
-                        verdict.actions.push(ActionCall {
-                            name: name.clone(),
-                            who,
-                            arguments,
-                            report: index,
-                        });
-                        Ok(Vec::new())
+                        // A pending requirement guarding the action refuses it before the
+                        // host is asked (docs/requirements.md).
+                        if let Err(e) = judge.world.check_action(name, Some(who)) {
+                            Err(e.to_string())
+                        } else {
+                            verdict.actions.push(ActionCall {
+                                name: name.clone(),
+                                who,
+                                arguments,
+                                report: index,
+                            });
+                            Ok(Vec::new())
+                        }
                     }
                     Some(Err(e)) => Err(e),
                     None => Err(format!("\"{name}\" is not a report type of this turn")),
@@ -274,7 +281,7 @@ pub(crate) fn request(
          - {\"type\": \"feeling\", \"who\", \"toward\", \"affinity\": \"warmer\"|\"colder\", \"trust\": \"more\"|\"less\"} (either or both)\n\
          - {\"type\": \"learned\", \"who\", \"about\", \"fact\"}: who learned a fact about someone\n\
          - {\"type\": \"relationship\", \"who\", \"toward\", \"summary\"}: how who now sums up the relationship\n\
-         - {\"type\": \"state\", \"who\", \"mood\", \"goals\": [...], \"status\"} (any of them; \"\" clears)\n\
+         - {\"type\": \"state\", \"who\", \"mood\", \"goals\": [...], \"status\", \"facts\": {\"key\": true|number|text}} (any of them; \"\" clears; facts set who's key: value facts, which is how a pending decision gets settled)\n\
          - {\"type\": \"activity\", \"who\", \"move_to\": place, \"slot\", \"posture\", \"action\", \"stop_action\": true, \"pick_up\": item, \"put_down\": item} (any of them)\n\
          - {\"type\": \"thread_opened\", \"text\", \"participants\": [...]}: a tension the story must come back to\n\
          - {\"type\": \"thread_resolved\", \"thread\": number} or {\"type\": \"thread_dropped\", \"thread\": number}\n\
@@ -287,6 +294,19 @@ pub(crate) fn request(
          - {\"type\": \"rule\", \"who\", \"description\", \"on\": {\"in_hours\": h} or {\"day\": days from today, \"hour\": 0 to 23}, \"intent\": {\"initiate\": person, \"about\": text} or {\"note\": text}}: something who means to do later (\"remember to ask Wren about the letter tomorrow evening\")\n\
          \"who\" is always one of the people present.\n",
     );
+    // Pending decisions of those present (docs/requirements.md): a state report's facts
+    // settle them.
+    for r in world.pending_requirements() {
+        if let Some(subject) = r.subject.filter(|s| present.contains(*s)) {
+            s.push_str(&format!(
+                "Pending decision for {}: {} ({}; settled when `{}` holds, self being {0}'s facts)\n",
+                name(subject),
+                r.name,
+                r.text,
+                r.condition
+            ));
+        }
+    }
     if !options.actions.is_empty() {
         s.push_str(
             "\nActions (the game carries them out; report one only when the lines show it):\n",
@@ -497,11 +517,13 @@ pub fn schema(world: &World, present: &WitnessSet, lines: usize, actions: &[Acti
             "state",
             &["who"],
             &json!({"who": who, "mood": short, "status": short,
-            "goals": {"type": "array", "maxItems": 8, "items": text}}),
+            "goals": {"type": "array", "maxItems": 8, "items": text},
+            "facts": {"type": "object"}}),
             &[
                 ("mood", Value::Null),
                 ("goals", Value::Null),
                 ("status", Value::Null),
+                ("facts", Value::Null),
             ],
         ),
         at_least_one(

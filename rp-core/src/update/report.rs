@@ -4,6 +4,7 @@
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use std::collections::BTreeMap;
 
 /// The largest answer read (bytes); a longer one is refused unread.
 pub const MAX_ANSWER_BYTES: usize = 256 * 1024;
@@ -73,6 +74,10 @@ pub enum Report {
         /// The new status.
         #[serde(default)]
         status: Option<String>,
+        /// `key: value` facts of `who` set (`self.key` in conditions; docs/requirements.md):
+        /// a boolean, a number or a short text each.
+        #[serde(default)]
+        facts: Option<BTreeMap<String, serde_json::Value>>,
     },
     /// `who` moved, changed posture, started or stopped an action, picked up or put down an
     /// item.

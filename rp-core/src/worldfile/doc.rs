@@ -21,9 +21,16 @@ pub struct WorldDoc {
     /// `[[edges]]`.
     #[serde(default)]
     pub edges: Vec<EdgeDoc>,
+    /// `[[cards]]`: characters from card files (docs/cards.md, "In a world file").
+    #[serde(default)]
+    pub cards: Vec<CardDoc>,
     /// `[drives]`: the world's drive settings, laid over the built-in defaults (docs/drives.md).
     #[serde(default)]
     pub drives: Option<Spanned<DriveConfig>>,
+    /// `[[requirements]]`: decision points and validators (docs/requirements.md), each a
+    /// table in a requirement's JSON form.
+    #[serde(default)]
+    pub requirements: Vec<Spanned<toml::Value>>,
 }
 
 /// `[world]`.
@@ -134,6 +141,22 @@ pub struct EntityDoc {
     /// Its rules (docs/rules.md), each a table in a rule's JSON form. Not for a player.
     #[serde(default)]
     pub rules: Vec<Spanned<toml::Value>>,
+}
+
+/// `[[cards]]`: a character from a card file (docs/cards.md, "In a world file").
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CardDoc {
+    /// The card's file (JSON, PNG or CHARX), relative to the world file's directory.
+    pub file: Spanned<String>,
+    /// Stable key of its entity.
+    pub id: Spanned<String>,
+    /// Starting container (key).
+    #[serde(default)]
+    pub container: Option<Spanned<String>>,
+    /// Starting slot in it.
+    #[serde(default)]
+    pub slot: Option<String>,
 }
 
 /// `[[edges]]`.

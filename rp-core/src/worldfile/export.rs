@@ -160,7 +160,12 @@ pub fn export(world: &World) -> String {
             let _ = writeln!(out, "facts = {}", block(&c.facts));
         }
     }
+    // The characters of the last file's `[[cards]]` go back as `[[cards]]` entries.
+    let cards = super::cards::card_entries(world);
     for e in world.entities() {
+        if e.key.as_ref().is_some_and(|k| cards.contains_key(k)) {
+            continue;
+        }
         let _ = writeln!(
             out,
             "\n[[entities]]\nid = {}\nname = {}",
@@ -236,6 +241,23 @@ pub fn export(world: &World) -> String {
             let _ = writeln!(out, "facts = {}", block(&e.facts));
         }
     }
+    for e in world.entities() {
+        let Some(file) = e.key.as_ref().and_then(|k| cards.get(k)) else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "\n[[cards]]\nfile = {}\nid = {}",
+            quote(file),
+            keys.entity(e.id)
+        );
+        if let Some(p) = &e.activity.position {
+            let _ = writeln!(out, "container = {}", keys.container(p.container));
+            if let Some(s) = &p.slot {
+                let _ = writeln!(out, "slot = {}", quote(s));
+            }
+        }
+    }
     for x in world.edges() {
         let _ = writeln!(
             out,
@@ -256,5 +278,7 @@ pub fn export(world: &World) -> String {
             );
         }
     }
+    let (entity, container) = (|id| keys.entity(id), |id| keys.container(id));
+    super::requirements::export(world, &mut out, entity, container);
     out
 }

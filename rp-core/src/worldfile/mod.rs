@@ -48,7 +48,20 @@
 //! from = "wren"
 //! to = "tavern-keeper"
 //! affinity = 0.2
+//!
+//! [[cards]]                           # a character from a card file (docs/cards.md)
+//! file = "cards/aria.png"             # relative to this file's directory
+//! id = "aria"
+//! container = "booth"
+//! slot = "bench"
 //! ```
+//!
+//! Cards (docs/cards.md, "In a world file"): each `[[cards]]` entry imports a card file (JSON,
+//! PNG or CHARX) as a character keyed `id`, placed like a new `[[entities]]` entry. Its `file` is
+//! read relative to the directory of the name the world file goes by (its path when loaded from
+//! one; for text, the name given with it, a bare name meaning the current directory). A patch
+//! leaves an entry's character alone unless its `file` changed (then the new card replaces the
+//! old); export writes the entries back. A bad path or card is an error at the entry's `file`.
 //!
 //! Drives (docs/drives.md): the top-level `[drives]` table holds the world's drive settings
 //! (any field of [`DriveConfig`](crate::model::DriveConfig): `threshold`,
@@ -75,11 +88,13 @@
 //! the world (an entity's items are dropped first, entities in a removed container move to
 //! its parent).
 
+mod cards;
 mod doc;
 mod export;
 mod plan;
+mod requirements;
 
-pub use doc::{ContainerDoc, EdgeDoc, EntityDoc, SlotDoc, WorldDoc, WorldSection};
+pub use doc::{CardDoc, ContainerDoc, EdgeDoc, EntityDoc, SlotDoc, WorldDoc, WorldSection};
 pub use export::export;
 pub use plan::plan;
 

@@ -18,20 +18,20 @@ fn pick<T: PartialEq>(base: Option<T>, new: T, current: T) -> T {
     }
 }
 
-struct Planner<'a> {
-    file: &'a str,
-    text: &'a str,
-    world: World,
-    events: Vec<Event>,
+pub(super) struct Planner<'a> {
+    pub(super) file: &'a str,
+    pub(super) text: &'a str,
+    pub(super) world: World,
+    pub(super) events: Vec<Event>,
 }
 
 impl Planner<'_> {
-    fn err(&self, span: Range<usize>, field: &str, message: impl Into<String>) -> Error {
+    pub(super) fn err(&self, span: Range<usize>, field: &str, message: impl Into<String>) -> Error {
         doc::error(self.file, self.text, span, field, message)
     }
 
     /// Applies `event` to the scratch world, blaming `span` if it does not apply.
-    fn push(&mut self, event: Event, span: Range<usize>, field: &str) -> Result<()> {
+    pub(super) fn push(&mut self, event: Event, span: Range<usize>, field: &str) -> Result<()> {
         self.push_with_facts(event, span, field, None, "")
     }
 
@@ -84,7 +84,7 @@ impl Planner<'_> {
             })
     }
 
-    fn container_id(&self, key: &Spanned<String>, field: &str) -> Result<ContainerId> {
+    pub(super) fn container_id(&self, key: &Spanned<String>, field: &str) -> Result<ContainerId> {
         self.world
             .container_by_key(key.get_ref())
             .map(|c| c.id)
@@ -146,6 +146,15 @@ fn check_references(p: &Planner<'_>, doc: &WorldDoc) -> Result<()> {
             ));
         }
     }
+    for c in &doc.cards {
+        if !entities.insert(c.id.get_ref().as_str()) {
+            return Err(p.err(
+                c.id.span(),
+                "cards.id",
+                format!("the id {:?} is used twice", c.id.get_ref()),
+            ));
+        }
+    }
     let check = |key: &Spanned<String>, set: &BTreeSet<&str>, field: &str, what: &str| {
         if set.contains(key.get_ref().as_str()) {
             Ok(())
@@ -180,6 +189,13 @@ fn check_references(p: &Planner<'_>, doc: &WorldDoc) -> Result<()> {
                     format!("{:?} is held but not in the inventory", h.get_ref()),
                 ));
             }
+        }
+    }
+    for c in &doc.cards {
+        if let Some(k) = &c.container {
+            check(k, &containers, "cards.container", "container")?;
+        } else if c.slot.is_some() {
+            return Err(p.err(c.id.span(), "cards.slot", "a slot needs a container"));
         }
     }
     let mut edges = BTreeSet::new();
@@ -329,9 +345,12 @@ pub fn plan(world: &World, file: &str, text: &str, doc: &WorldDoc) -> Result<Vec
     // The world's drive settings before the characters', which are laid over them.
     plan_world_drives(&mut p, doc, base.as_ref())?;
     let created = plan_entities(&mut p, doc, base.as_ref())?;
+    let new_cards = super::cards::plan_cards(&mut p, doc, base.as_ref())?;
     place_new_entities(&mut p, doc, &created)?;
+    super::cards::place_new_cards(&mut p, doc, &new_cards)?;
     plan_minds(&mut p, doc, base.as_ref())?;
     plan_edges(&mut p, doc, base.as_ref())?;
+    super::requirements::plan_requirements(&mut p, doc, base.as_ref())?;
     p.push(
         Event::WorldFileApplied {
             file: file.to_owned(),
@@ -856,6 +875,15 @@ fn remove_dropped(p: &mut Planner<'_>, base: &WorldDoc, doc: &WorldDoc) -> Resul
             continue;
         }
         if let Some(id) = p.world.entity_by_key(e.id.get_ref()).map(|x| x.id) {
+            drop_entity(p, id)?;
+        }
+    }
+    let keep: BTreeSet<&str> = doc.cards.iter().map(|c| c.id.get_ref().as_str()).collect();
+    for c in &base.cards {
+        if keep.contains(c.id.get_ref().as_str()) {
+            continue;
+        }
+        if let Some(id) = p.world.entity_by_key(c.id.get_ref()).map(|x| x.id) {
             drop_entity(p, id)?;
         }
     }

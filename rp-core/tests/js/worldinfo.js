@@ -58,37 +58,56 @@ function activates(entry, text) {
     return true;
 }
 
+// The scan loop of checkWorldInfo: an initial pass over the chat, then passes of recursion
+// (world_info_max_recursion_steps = 11: the first pass and ten more), each scanning what is
+// not yet active against the chat window and the recursion buffer. Timed effects as the scan
+// sees them: `delay` (chat length), and the sticky and cooldown sets the case gives (sticky
+// bypasses cooldown, delayUntilRecursion and excludeRecursion, and activates without keys).
+// delayUntilRecursion: levels (true is 1); the scan starts at the lowest, and when it would
+// stop with levels left and text in the recursion buffer, it goes on at the next.
 function run(c) {
     const win = (d) => c.messages.slice(Math.max(0, c.messages.length - d)).reverse().join('\n');
+    const sticky = new Set(c.sticky || []);
+    const cooldown = new Set(c.cooldown || []);
+    const level = (e) => (e.delayUntilRecursion === true ? 1 : Number(e.delayUntilRecursion || 0));
+    const levels = [...new Set(c.entries.filter((e) => level(e) > 0).map(level))].sort((a, b) => a - b);
+    let currentLevel = levels.shift() ?? 0;
+    const recurse = [];
     const hits = [];
     const on = new Set();
-    c.entries.forEach((e, i) => {
-        if (e.disabled) return;
-        if (e.constant || activates(e, win(e.depth ?? c.depth))) {
-            hits.push([i, false]);
+    let recursion = false;
+    for (let count = 0; count < 11; count++) {
+        const now = [];
+        c.entries.forEach((e, i) => {
+            if (on.has(i) || e.disabled) return;
+            const isSticky = sticky.has(i);
+            if (e.delay && c.messages.length < e.delay) return;
+            if (cooldown.has(i) && !isSticky) return;
+            if (!recursion && level(e) && !isSticky) return;
+            if (recursion && level(e) > currentLevel && !isSticky) return;
+            if (recursion && c.recursive && e.excludeRecursion && !isSticky) return;
+            if (e.constant || isSticky) {
+                now.push(i);
+                return;
+            }
+            let text = win(e.depth ?? c.depth);
+            if (recurse.length) text += '\n' + recurse.join('\n');
+            if (activates(e, text)) now.push(i);
+        });
+        for (const i of now) {
+            hits.push([i, recursion]);
             on.add(i);
         }
-    });
-    if (c.recursive) {
-        let fed = 0;
-        const added = [];
-        for (let level = 0; level < 10; level++) {
-            const more = hits.slice(fed).map(([i]) => c.entries[i])
-                .filter((e) => !e.preventRecursion).map((e) => e.content);
-            fed = hits.length;
-            if (more.length === 0) break;
-            added.push(...more);
-            const rec = added.join('\n');
-            const before = hits.length;
-            c.entries.forEach((e, i) => {
-                if (e.disabled || e.constant || e.excludeRecursion || on.has(i)) return;
-                if (activates(e, win(e.depth ?? c.depth) + '\n' + rec)) {
-                    hits.push([i, true]);
-                    on.add(i);
-                }
-            });
-            if (hits.length === before) break;
+        const feeding = now.filter((i) => !c.entries[i].preventRecursion);
+        let next = c.recursive && feeding.length > 0;
+        if (!next && levels.length && recurse.length) {
+            next = true;
+            currentLevel = levels.shift();
         }
+        if (!next) break;
+        recursion = true;
+        const text = feeding.map((i) => c.entries[i].content).join('\n');
+        if (text) recurse.push(text);
     }
     return hits;
 }

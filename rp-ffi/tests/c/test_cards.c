@@ -14,10 +14,13 @@
  * Reports each failed check on stderr and closes with "N passed, N failed"; exits 0 only when
  * every check passed.
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rp.h"
 #include "check.h"
@@ -173,6 +176,139 @@ static void test_a_lorebook_is_added_or_refused(void) {
     rp_engine_free(t.engine);
 }
 
+/* A PNG card's image is kept as a file of its card, listed, fetched, carried out in a CHARX
+ * and in again; the host sets an image (an invalid one is refused, changing nothing). */
+static void test_a_cards_files_and_image(void) {
+    struct tavern t;
+    char *json = NULL;
+    uint8_t *bytes = NULL, *file = NULL, *charx = NULL;
+    size_t len = 0, file_len = 0, charx_len = 0;
+    uint64_t tobias = 0, again = 0, before = 0;
+    rp_engine *other = NULL, *third = NULL;
+    const char *main_png = "assets/icon/image/main.png";
+
+    CHECK(open_tavern(&t));
+    if (t.engine == NULL) {
+        return;
+    }
+    /* No card, no files. */
+    CHECK(rp_engine_card_assets(t.engine, t.tobias, &json) == RP_RESULT_OK);
+    CHECK(json != NULL && strcmp(json, "[]") == 0);
+    rp_string_free(json);
+    /* Tobias out as a PNG and into another engine: the PNG's image is kept, its card out. */
+    CHECK(rp_engine_export_card(t.engine, t.tobias, "png", 3, &bytes, &len) == RP_RESULT_OK);
+    CHECK(rp_engine_in_memory("other", 5, 0, &other) == RP_RESULT_OK);
+    CHECK(import(other, bytes, len, &json) == RP_RESULT_OK);
+    rp_string_free(json);
+    CHECK(rp_engine_entity_id(other, "Tobias Reed", 11, &tobias) == RP_RESULT_OK);
+    CHECK(rp_engine_card_assets(other, tobias, &json) == RP_RESULT_OK);
+    CHECK(contains(json, "[{\"path\":\"assets/icon/image/main.png\",\"size\":"));
+    rp_string_free(json);
+    CHECK(rp_engine_card_asset(other, tobias, main_png, strlen(main_png), &file, &file_len) ==
+          RP_RESULT_OK);
+    CHECK(file_len > 8 && file_len < len && memcmp(file, "\x89PNG", 4) == 0);
+    CHECK(!has(file, file_len, "chara") && !has(file, file_len, "ccv3"));
+    CHECK(rp_engine_card_asset(other, tobias, "nope.png", 8, &file, &file_len) ==
+          RP_RESULT_NOT_FOUND);
+    /* Out as a CHARX, in again: the same file. */
+    CHECK(rp_engine_export_card(other, tobias, "charx", 5, &charx, &charx_len) == RP_RESULT_OK);
+    CHECK(rp_engine_in_memory("third", 5, 0, &third) == RP_RESULT_OK);
+    CHECK(import(third, charx, charx_len, &json) == RP_RESULT_OK);
+    rp_string_free(json);
+    CHECK(rp_engine_entity_id(third, "Tobias Reed", 11, &again) == RP_RESULT_OK);
+    {
+        uint8_t *back = NULL;
+        size_t back_len = 0;
+        CHECK(rp_engine_card_asset(third, again, main_png, strlen(main_png), &back, &back_len) ==
+              RP_RESULT_OK);
+        CHECK(back_len == file_len && memcmp(back, file, file_len) == 0);
+        rp_bytes_free(back, back_len);
+    }
+    rp_bytes_free(charx, charx_len);
+
+    /* The host's image, on an entity of no card; a broken one refused. */
+    CHECK(rp_engine_set_card_image(t.engine, t.wren, file, file_len, 2000) == RP_RESULT_OK);
+    CHECK(rp_engine_card_assets(t.engine, t.wren, &json) == RP_RESULT_OK);
+    CHECK(contains(json, main_png));
+    rp_string_free(json);
+    before = head(t.engine);
+    file[file_len - 6] ^= 0x01;
+    CHECK(rp_engine_set_card_image(t.engine, t.wren, file, file_len, 2000) == RP_RESULT_INVALID);
+    CHECK(contains(rp_last_error(), "CRC"));
+    CHECK(rp_engine_set_card_image(t.engine, t.wren, (const uint8_t *)"GIF89a", 6, 2000) ==
+          RP_RESULT_INVALID);
+    CHECK(rp_engine_set_card_image(t.engine, 999999, bytes, len, 2000) == RP_RESULT_NOT_FOUND);
+    CHECK(rp_engine_set_card_image(t.engine, t.wren, NULL, 4, 2000) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_engine_card_assets(t.engine, 999999, &json) == RP_RESULT_NOT_FOUND);
+    CHECK(rp_engine_card_assets(t.engine, t.wren, NULL) == RP_RESULT_NULL_ARGUMENT);
+    CHECK(rp_engine_card_asset(t.engine, t.wren, NULL, 3, &file, &file_len) ==
+          RP_RESULT_NULL_ARGUMENT);
+    CHECK(head(t.engine) == before);
+    rp_bytes_free(file, file_len);
+    rp_bytes_free(bytes, len);
+    rp_engine_free(third);
+    rp_engine_free(other);
+    rp_engine_free(t.engine);
+}
+
+/* Writes `len` bytes to `path`; 1 on success. */
+static int write_file(const char *path, const void *bytes, size_t len) {
+    FILE *f = fopen(path, "wb");
+    int ok = f != NULL && fwrite(bytes, 1, len, f) == len;
+    if (f != NULL && fclose(f) != 0) {
+        ok = 0;
+    }
+    return ok;
+}
+
+/* A world file's [[cards]]: the card read beside the world file, its character placed;
+ * a missing card is an error at its line, nothing applied. */
+static void test_a_world_files_cards(void) {
+    const char *tmp = getenv("TMPDIR");
+    char dir[4096], card[4200], world[4200];
+    const char *text = "[world]\nname = \"Inn\"\n"
+                       "[[containers]]\nid = \"booth\"\nname = \"the booth\"\n"
+                       "[[cards]]\nfile = \"aria.json\"\nid = \"aria\"\ncontainer = \"booth\"\n";
+    const char *missing = "[world]\nname = \"Inn\"\n"
+                          "[[cards]]\nfile = \"nobody.json\"\nid = \"nobody\"\n";
+    rp_engine *engine = NULL;
+    size_t events = 0;
+    uint64_t aria = 0, before = 0;
+    char *json = NULL;
+
+    if (tmp == NULL || tmp[0] == '\0') {
+        tmp = "/tmp";
+    }
+    snprintf(dir, sizeof dir, "%s/rp-test-cards-XXXXXX", tmp);
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(card, sizeof card, "%s/aria.json", dir);
+    snprintf(world, sizeof world, "%s/inn.toml", dir);
+    CHECK(write_file(card, CARD, strlen(CARD)));
+    CHECK(write_file(world, text, strlen(text)));
+
+    CHECK(rp_engine_in_memory("test", 4, 0, &engine) == RP_RESULT_OK);
+    CHECK(rp_engine_load_world_file(engine, world, strlen(world), &events) == RP_RESULT_OK);
+    CHECK(rp_engine_entity_id(engine, "aria", 4, &aria) == RP_RESULT_OK);
+    CHECK(rp_engine_entity(engine, aria, &json) == RP_RESULT_OK);
+    CHECK(contains(json, "\"name\":\"Aria Vell\""));
+    CHECK(contains(json, "\"position\":{\"container\":"));
+    rp_string_free(json);
+    CHECK(rp_engine_export_world_file(engine, &json) == RP_RESULT_OK);
+    CHECK(contains(json, "[[cards]]\nfile = \"aria.json\"\nid = \"aria\"\n"));
+    rp_string_free(json);
+
+    /* Text under the world file's name reads cards beside it; a missing one is an error. */
+    before = head(engine);
+    CHECK(rp_engine_apply_world_file(engine, world, strlen(world), missing, strlen(missing),
+                                     &events) == RP_RESULT_WORLD_FILE);
+    CHECK(contains(rp_last_error(), ":4:8: cards.file: nobody.json: cannot read the card"));
+    CHECK(head(engine) == before);
+    rp_engine_free(engine);
+    remove(card);
+    remove(world);
+    rmdir(dir);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s PATH/TO/examples/tavern.toml\n", argv[0]);
@@ -182,5 +318,7 @@ int main(int argc, char **argv) {
     test_a_card_comes_in_and_goes_out_unchanged();
     test_bad_cards_are_refused_and_change_nothing();
     test_a_lorebook_is_added_or_refused();
+    test_a_cards_files_and_image();
+    test_a_world_files_cards();
     return checks_done("test_cards");
 }

@@ -110,6 +110,7 @@ from rp_engine._rp import (
     NotASave,
     NotFound,
     Recalled,
+    RequirementUnmet,
     RewindPreview,
     RpError,
     Scene,
@@ -169,5 +170,6 @@ __all__ = [
     "FactSyntaxError",
     "GenerationError",
     "InvalidReport",
+    "RequirementUnmet",
     "ActionRefused",
 ]

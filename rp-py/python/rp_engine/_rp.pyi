@@ -51,6 +51,7 @@ __all__ = [
     "FactSyntaxError",
     "GenerationError",
     "InvalidReport",
+    "RequirementUnmet",
     "ActionRefused",
 ]
 
@@ -733,6 +734,46 @@ class World:
         options: Optional[dict[str, Any]] = None,
     ) -> Turn:
         """Commits ``speaker``'s line and starts a turn; drive it with ``step``/``provide``."""
+    def preview_edit(
+        self,
+        line: int,
+        text: Optional[str] = None,
+        *,
+        with_replies: bool = False,
+        on_invalid: str = "cancel",
+    ) -> dict[str, Any]:
+        """What editing (``text``) or deleting (``None``) line ``line`` would do, changing
+        nothing: ``"kept"``, ``"edited"``, ``"dropped"``, ``"invalid"`` (docs/edits.md)."""
+    def edit_line(
+        self, line: int, text: str, *, with_replies: bool = False, on_invalid: str = "cancel"
+    ) -> dict[str, Any]:
+        """Edits a past line, keeping the rest of the story; the old history stays as a
+        branch. Raises Conflict (later events would no longer apply), NotFound, InvalidInput."""
+    def delete_line(
+        self, line: int, *, with_replies: bool = False, on_invalid: str = "cancel"
+    ) -> dict[str, Any]:
+        """Deletes a past line, keeping the rest of the story; as ``edit_line``."""
+    def regenerate(
+        self,
+        generate: _Generate,
+        *,
+        line: Optional[int] = None,
+        options: Optional[Mapping[str, Any]] = None,
+    ) -> int:
+        """Asks for the last reply again and records the answer as an alternative; returns
+        its index."""
+    def alternatives(self, line: int) -> Optional[dict[str, Any]]:
+        """``{"texts": [...], "chosen": n}`` of ``line``, or None."""
+    def choose(
+        self,
+        line: int,
+        n: int,
+        generate: _Generate,
+        *,
+        options: Optional[Mapping[str, Any]] = None,
+    ) -> dict[str, Any]:
+        """Makes alternative ``n`` of the last reply the line and asks for its turn's
+        state-update pass again; returns that pass's outcome."""
     def run_turn(
         self,
         speaker: int,
@@ -1229,6 +1270,26 @@ class World:
         ``"intent"``, ``"weight"``, ``"since"``, ``"uses"``, ``"last_used"``,
         ``"checked"``, ``"created_at"`` and ``"source"``. Raises NotFound (entity).
         """
+    def add_requirement(
+        self, requirement: Union[dict[str, Any], str]
+    ) -> dict[str, Any]:
+        """Adds a requirement (docs/requirements.md); returns it as the world keeps it.
+
+        ``requirement`` (a dict, or its JSON text): ``"id"``, ``"name"``, ``"subject"``
+        (optional entity), ``"condition"`` (an ``$if`` expression; pending while false),
+        ``"guards"`` (``{"leave": container}``, ``{"start_event": event or True}``,
+        ``{"complete_event": event or True}``, ``{"time_skip": True}``,
+        ``{"scene_close": True}``, ``{"action": name}``) and ``"text"``. Raises InvalidInput,
+        Conflict (the id is taken), NotFound, FactSyntaxError; the world is then unchanged.
+        """
+    def remove_requirement(self, id: str) -> None:
+        """Removes a requirement (a rewind brings it back). Raises NotFound."""
+    def requirements(self) -> list[dict[str, Any]]:
+        """Every requirement, by id: ``{"requirement": {...}, "pending": bool,
+        "announced": bool}``; changes nothing."""
+    def check_action(self, name: str, subject: Optional[_Named] = None) -> None:
+        """Raises RequirementUnmet while a requirement guarding action ``name`` (of
+        ``subject``) is pending; changes nothing. Raises NotFound (subject)."""
     def import_card(
         self, source: Union[bytes, str, "os.PathLike[str]"], *, now: int
     ) -> int:
@@ -1254,6 +1315,14 @@ class World:
         """
     def lorebooks(self) -> list[dict[str, Any]]:
         """Every lorebook: ``{"id", "owner", "name", "entries"}`` (owner None: everyone's)."""
+    def lore_timers(self, entity: _Named) -> list[dict[str, Any]]:
+        """The sticky and cooldown effects ``entity``'s lorebook entries hold, in messages it
+        heard: ``{"book", "entry", "kind", "start", "end", "protected"}`` each (docs/cards.md,
+        "Timed effects"). Raises NotFound (entity)."""
+    def expand_macros(self, text: str, *, speaker: _Named, user: _Named) -> str:
+        """``text`` with the card macros expanded as ``speaker``'s prompt expands them now
+        (``{{char}}``, ``{{user}}``, ``{{random}}``, ``{{pick}}``, ``{{roll}}``, ``{{// }}``).
+        Raises NotFound (speaker or user)."""
     def export_lorebook(
         self,
         lorebook: int,
@@ -1266,6 +1335,15 @@ class World:
         """
     def card(self, entity: _Named) -> Optional[dict[str, Any]]:
         """The card ``entity`` was made from, as given, or None. Raises NotFound (entity)."""
+    def card_assets(self, entity: _Named) -> dict[str, bytes]:
+        """The files of ``entity``'s card by path (a CHARX's assets, a PNG card's image, the
+        image ``set_card_image`` set); empty for none. Raises NotFound (entity)."""
+    def set_card_image(
+        self, entity: _Named, source: Union[bytes, str, "os.PathLike[str]"], *, now: int
+    ) -> None:
+        """Sets ``entity``'s image to the PNG ``source`` (bytes or a path) at ``now``: a PNG
+        export carries the card on it. Raises InvalidInput (not a valid PNG, ``now`` before
+        the clock), NotFound (entity), OSError (an unreadable path)."""
     def export_card(
         self,
         entity: _Named,
@@ -1296,6 +1374,17 @@ class World:
         """Renames a branch."""
     def delete_branch(self, name: str) -> None:
         """Deletes a branch (not the current one)."""
+    def backup(self, path: _Path) -> None:
+        """Writes a backup of the whole save (every branch) to a new save file at ``path``.
+
+        Never replaces a file. Raises Conflict (``path`` exists), InvalidInput (it names no
+        file), StorageError (it cannot be written); on error nothing changes, no file is left.
+        """
+    def export_branch(self, name: str, path: _Path) -> None:
+        """Writes branch ``name``'s history to a new save file at ``path``, as its only branch.
+
+        Raises NotFound (no such branch), and what ``backup`` raises.
+        """
     def flush(self) -> None:
         """Makes every earlier commit durable."""
     def _repr_html_(self) -> str: ...
@@ -1365,6 +1454,14 @@ class InvalidReport(InvalidInput):
 
 class GenerationError(RpError):
     """The host's generator failed during a turn; the turn is abandoned, its input kept."""
+
+class RequirementUnmet(RpError):
+    """A transition guarded by a pending requirement (docs/requirements.md); nothing changed."""
+
+    requirement: str
+    name: str
+    text: str
+    transition: str
 
 class ActionRefused(Exception):
     """Raised by an ``on_action`` callable to refuse a host action (the reason is recorded)."""

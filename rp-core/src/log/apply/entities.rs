@@ -121,6 +121,8 @@ impl World {
         self.remove_mind(id);
         self.remove_beliefs(id);
         self.cards.remove(&id);
+        self.lore_timers.remove(&id);
+        self.card_assets.remove(&id);
         let owned: Vec<u64> = (self.lorebooks.iter())
             .filter(|(_, (owner, _))| *owner == Some(id))
             .map(|(b, _)| *b)

@@ -7,8 +7,10 @@
 //! runs, judged reports) and `queries`; the world itself, its clock and its world file here.
 //! Scoped events are in `apply_story`.
 
+mod alternatives;
 mod beliefs;
 mod books;
+mod card_assets;
 mod containers;
 mod dialogue;
 mod edges;
@@ -17,6 +19,7 @@ mod generations;
 mod memories;
 mod minds;
 mod queries;
+mod requirements;
 mod rules;
 mod thoughts;
 
@@ -155,6 +158,7 @@ impl World {
                 ),
             ));
         }
+        self.check_guards(event)?;
         Ok(())
     }
 
@@ -370,11 +374,24 @@ impl World {
                 ..
             } => self.fire_rule(*entity, *rule, *at, *held, cause)?,
             Event::LorebookAdded { id, owner, json } => self.add_lorebook(*id, *owner, json)?,
+            Event::LoreTimersSet { entity, timers } => self.set_lore_timers(*entity, timers)?,
+            Event::AlternativesSet {
+                line,
+                texts,
+                chosen,
+            } => self.set_alternatives(*line, texts, *chosen)?,
             Event::CardAttached { entity, card } => {
                 self.get_entity(*entity)?;
                 Card::from_json(card)?;
                 self.cards.insert(*entity, card.clone());
+                // A new card brings its own files (the `CardAsset` events after it).
+                self.card_assets.remove(entity);
             }
+            Event::CardAsset {
+                entity,
+                path,
+                bytes,
+            } => self.add_card_asset(*entity, path, bytes)?,
             Event::StimulusClassified {
                 entity,
                 at,
@@ -418,6 +435,11 @@ impl World {
                 reason,
                 at,
             } => self.learn_feedback(*entity, feedback, changes, reason, *at)?,
+            Event::RequirementAdded { requirement } => self.add_requirement(requirement)?,
+            Event::RequirementRemoved { id } => self.remove_requirement(id)?,
+            Event::RequirementAnnounced { id, line } => {
+                self.announce_requirement(id, line.as_ref())?
+            }
             Event::WorldFileApplied { file, text } => {
                 if text.len() > MAX_WORLD_FILE_BYTES {
                     return Err(Error::invalid("event", "the world file is too large"));

@@ -79,6 +79,27 @@ impl Engine {
     }
 }
 
+/// `speaker`'s reply prompt in `world` (a world of the engine's branch, now or as it was),
+/// for the last line it heard there, with `options`; recalls from the engine what `world`
+/// holds. For a reply asked for again (docs/edits.md, "Swipes").
+pub(crate) fn reply_prompt(
+    engine: &mut Engine,
+    world: &World,
+    speaker: EntityId,
+    now: Millis,
+    options: &PromptOptions,
+) -> Result<Prompt> {
+    let query = prompt::witnessed(world, speaker)
+        .last()
+        .map(|u| u.text.clone())
+        .unwrap_or_default();
+    let counter = CharsPerToken(options.chars_per_token);
+    let (prompt, _) = build_prompt(
+        engine, world, speaker, &query, None, now, options, &counter, None, None,
+    )?;
+    Ok(prompt)
+}
+
 /// Builds `speaker`'s prompt in `world`, recalling from the engine. Returns the prompt and the
 /// recalled memories.
 #[allow(clippy::too_many_arguments)]
@@ -406,7 +427,7 @@ impl TurnMachine {
 
 impl TurnMachine {
     /// A machine for a turn on `engine` as it is now, nothing decided or asked yet.
-    fn fresh(
+    pub(super) fn fresh(
         engine: &Engine,
         input: TurnInput,
         options: TurnOptions,

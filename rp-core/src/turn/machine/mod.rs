@@ -30,6 +30,7 @@
 //! # Ok::<(), rp_core::Error>(())
 //! ```
 
+mod again;
 mod begin;
 mod finish;
 mod options;
@@ -37,9 +38,10 @@ mod outcome;
 mod step;
 mod update_pass;
 
+pub(crate) use begin::reply_prompt;
 pub use options::{TurnInput, TurnOptions};
 pub use outcome::{Reply, TurnDecision, TurnOutcome, Wake};
-pub(crate) use step::hold_event;
+pub(crate) use step::{clean_reply, hold_event};
 
 use self::update_pass::Judged;
 use crate::engine::Engine;

@@ -106,6 +106,15 @@ impl TurnMachine {
                 self.shown_system.push(line.id);
             }
         }
+        // The lorebook timers this prompt changed (docs/cards.md, "Timed effects").
+        if let Some(timers) = prompt.lore_timers.clone() {
+            let event = Event::LoreTimersSet {
+                entity: speaker,
+                timers,
+            };
+            self.scratch.apply(&event)?;
+            self.pending.push(event);
+        }
         self.prompts.push(prompt);
         self.phase = Phase::Generating(request);
         Ok(())
@@ -426,7 +435,7 @@ pub(crate) fn hold_event(world: &crate::log::World, entity: EntityId, now: Milli
 }
 
 /// A reply as it will be recorded: trimmed, without a leading `Name:` the model echoed.
-fn clean_reply(text: &str, name: &str) -> String {
+pub(crate) fn clean_reply(text: &str, name: &str) -> String {
     let mut t = text.trim();
     if !name.is_empty()
         && let Some(rest) = t.strip_prefix(name)

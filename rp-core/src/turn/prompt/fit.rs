@@ -44,7 +44,12 @@ pub(super) fn fit(
                 .map(|s| heading[s])
                 .sum::<usize>()
     };
-    let line = |p: &PromptPiece| p.section == Section::Dialogue && p.why != SYSTEM_LINE;
+    let line = |p: &PromptPiece| super::is_line(p);
+    // Lorebook entries placed among the lines go with the lore.
+    let lore = |p: &PromptPiece| {
+        p.section == Section::Lore
+            || (p.section == Section::Dialogue && !line(p) && p.why != SYSTEM_LINE)
+    };
     let newest_line = pieces.iter().rposition(line);
     let mut order: Vec<usize> = Vec::new();
     // 1. Recalled memories, lowest score first.
@@ -59,17 +64,19 @@ pub(super) fn fit(
     });
     order.extend(recalled);
     // 2. Lore, least recently mentioned (they are most recent first) first.
-    order.extend(
-        (0..pieces.len())
-            .rev()
-            .filter(|&i| pieces[i].section == Section::Lore),
-    );
+    order.extend((0..pieces.len()).rev().filter(|&i| lore(&pieces[i])));
     // 3. Dialogue, oldest first, never the newest line.
     order.extend((0..pieces.len()).filter(|&i| line(&pieces[i]) && Some(i) != newest_line));
     // 4. Events, 5. threads: last first; 6. scene summaries, oldest (first shown) first;
     // 7. pinned memories, last first.
     for s in [Section::Events, Section::Threads] {
-        order.extend((0..pieces.len()).rev().filter(|&i| pieces[i].section == s));
+        // A pending requirement's warning is never dropped (docs/requirements.md).
+        let decision = |p: &PromptPiece| p.why == crate::log::DECISION_REQUIRED;
+        order.extend(
+            (0..pieces.len())
+                .rev()
+                .filter(|&i| pieces[i].section == s && !decision(&pieces[i])),
+        );
     }
     let memory = |p: &PromptPiece| p.section == Section::Memories && p.score.is_none();
     order.extend(
@@ -105,6 +112,7 @@ pub(super) fn fit(
             trimmed: Vec::new(),
             tokens: full_tokens,
             budget_tokens: options.budget_tokens,
+            lore_timers: None,
         });
     }
     let slack = estimate(&none).saturating_sub(full_tokens);
@@ -135,6 +143,7 @@ pub(super) fn fit(
         trimmed,
         tokens,
         budget_tokens: options.budget_tokens,
+        lore_timers: None,
     })
 }
 

@@ -278,6 +278,10 @@ pub struct Prompt {
     pub tokens: usize,
     /// The budget.
     pub budget_tokens: usize,
+    /// The speaker's lorebook timers after this prompt, when it changed them (docs/cards.md,
+    /// "Timed effects"): what the turn that uses the prompt records.
+    #[serde(skip)]
+    pub lore_timers: Option<Vec<crate::model::LoreTimer>>,
 }
 
 impl Prompt {
@@ -709,6 +713,12 @@ pub(crate) fn build(
         });
     }
 
+    // Pending requirements of those present (docs/requirements.md): first, never trimmed.
+    for r in world.pending_requirements_for(speaker) {
+        let text = crate::log::announcement_text(r);
+        pieces.push(plain(Section::Threads, text, crate::log::DECISION_REQUIRED));
+    }
+
     // Open threads the speaker is part of.
     for th in world.threads() {
         if th.status == ThreadStatus::Open
@@ -805,12 +815,20 @@ pub(crate) fn build(
     // Lorebooks (docs/cards.md): the world's and the speaker's own, activated by what it heard
     // with SillyTavern's rules; highest insertion order first while the budget lasts.
     let books = world.lorebooks_of(speaker);
+    let mut lore_timers = None;
     if !books.is_empty() {
         let said: Vec<&str> = heard.iter().map(|u| u.text.as_str()).collect();
+        let chat_len = u32::try_from(said.len()).unwrap_or(u32::MAX);
+        let held = world.lore_timers(speaker);
+        let (timed, kept) = crate::lore::timers::check(held, &books, chat_len);
         // Probabilities and groups draw from the world's seed and position: the same world
         // builds the same prompt.
         let seed = world.meta().map_or(0, |m| m.settings.seed) ^ world.seq().rotate_left(29);
-        let mut hits = crate::lore::book::activate_with(&books, &said, said.len(), seed);
+        let how = crate::lore::book::Scan {
+            seed: Some(seed),
+            timed: Some(&timed),
+        };
+        let mut hits = crate::lore::book::scan(&books, &said, how);
         let entry = |h: &crate::lore::book::BookHit| {
             let (_, book) = books
                 .iter()
@@ -820,6 +838,8 @@ pub(crate) fn build(
         };
         hits.sort_by_key(|h| std::cmp::Reverse(entry(h).0.order));
         let mut spent: std::collections::BTreeMap<u64, usize> = Default::default();
+        let mut used = Vec::new();
+        let mut at_depth: Vec<(usize, i64, PromptPiece)> = Vec::new();
         for h in &hits {
             let (e, book) = entry(h);
             let text = e.content.trim().to_owned();
@@ -830,12 +850,17 @@ pub(crate) fn build(
             let budget = book
                 .token_budget
                 .map_or(options.lore_budget_tokens, |b| b as usize);
-            let used = spent.entry(h.book).or_default();
-            if *used + tokens > budget {
+            let spent = spent.entry(h.book).or_default();
+            if *spent + tokens > budget {
                 continue;
             }
-            *used += tokens;
+            *spent += tokens;
+            used.push(h);
             let why = match &h.key {
+                None if h.sticky => format!(
+                    "sticky: active since it activated (lorebook {:?})",
+                    book.name
+                ),
                 None => format!("a constant entry of lorebook {:?}", book.name),
                 Some(k) if h.recursion => {
                     format!("\"{k}\" in lore already active (lorebook {:?})", book.name)
@@ -845,22 +870,37 @@ pub(crate) fn build(
                     book.name
                 ),
             };
-            // Before or after the character's description: with who the speaker is; every
-            // other position in the lore section (docs/cards.md, "Lorebooks").
-            let section = if matches!(e.position, 0 | 1) {
-                Section::Identity
-            } else {
-                Section::Lore
+            // Before or after the character's description: with who the speaker is; at a
+            // depth: among the lines of the dialogue; every other position in the lore
+            // section (docs/cards.md, "Lorebooks").
+            let (section, text) = match e.position {
+                0 | 1 => (Section::Identity, text),
+                4 => (Section::Dialogue, format!("[{text}]")),
+                _ => (Section::Lore, text),
             };
-            pieces.push(PromptPiece {
+            let piece = PromptPiece {
                 section,
-                tokens,
+                tokens: counter.count(&text),
                 text,
                 why,
                 memory: None,
                 entity: None,
                 score: None,
-            });
+            };
+            if e.position == 4 {
+                at_depth.push((
+                    usize::try_from(e.depth.max(0)).unwrap_or(usize::MAX),
+                    e.order,
+                    piece,
+                ));
+            } else {
+                pieces.push(piece);
+            }
+        }
+        place_at_depth(&mut pieces, at_depth);
+        let timers = crate::lore::timers::after_scan(kept, &used, &books, chat_len);
+        if timers != held {
+            lore_timers = Some(timers);
         }
     }
 
@@ -901,7 +941,7 @@ pub(crate) fn build(
         turn: world.seq(),
     };
     for (i, p) in pieces.iter_mut().enumerate() {
-        if matches!(p.section, Section::Dialogue | Section::Memories) {
+        if p.section == Section::Memories || is_line(p) || p.why == SYSTEM_LINE {
             continue;
         }
         let text = macros.expand(&p.text, i as u64);
@@ -911,7 +951,40 @@ pub(crate) fn build(
         }
     }
 
-    fit(me.name.as_str(), speaker, pieces, options, counter)
+    let mut prompt = fit(me.name.as_str(), speaker, pieces, options, counter)?;
+    prompt.lore_timers = lore_timers;
+    Ok(prompt)
+}
+
+/// Places lorebook entries written for a depth among the dialogue's lines (SillyTavern's
+/// position 4): depth 0 after the newest line, depth n before the n-th newest, a depth past
+/// the oldest line before it; entries at one depth by insertion order, lowest first.
+fn place_at_depth(pieces: &mut Vec<PromptPiece>, mut at_depth: Vec<(usize, i64, PromptPiece)>) {
+    if at_depth.is_empty() {
+        return;
+    }
+    let lines: Vec<usize> = (0..pieces.len()).filter(|&i| is_line(&pieces[i])).collect();
+    let place = |depth: usize| match (lines.first(), lines.last()) {
+        (None, _) | (_, None) => pieces.len(),
+        (Some(_), Some(newest)) if depth == 0 => newest + 1,
+        (Some(oldest), _) if depth >= lines.len() => *oldest,
+        _ => lines[lines.len() - depth],
+    };
+    let mut placed: Vec<(usize, i64, PromptPiece)> = at_depth
+        .drain(..)
+        .map(|(depth, order, piece)| (place(depth), order, piece))
+        .collect();
+    // From the last place back, so earlier places keep their index; at one place, lowest
+    // order first.
+    placed.sort_by_key(|(at, order, _)| (std::cmp::Reverse(*at), std::cmp::Reverse(*order)));
+    for (at, _, piece) in placed {
+        pieces.insert(at, piece);
+    }
+}
+
+/// Whether `p` is a line the speaker heard (not a system line, not lore placed at a depth).
+pub(crate) fn is_line(p: &PromptPiece) -> bool {
+    p.section == Section::Dialogue && p.entity.is_some()
 }
 
 /// `text` with its first letter in upper case ("the carriage" → "The carriage").
