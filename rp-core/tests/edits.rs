@@ -3,28 +3,12 @@
 //! the new branch from scratch equals the live world, no memory holds the text of a deleted
 //! line or an unchosen alternative, and the old branch is intact.
 
+mod support;
+
 use proptest::prelude::*;
 use rp_core::edit::{EditOptions, OnInvalid};
 use rp_core::turn::{ScriptedGenerator, TurnInput, TurnOptions, TurnOutcome};
 use rp_core::*;
-
-/// Wren (the player) and Tobias in the booth.
-const INN: &str = r#"
-[world]
-name = "Inn"
-[[containers]]
-id = "booth"
-name = "the booth"
-[[entities]]
-id = "wren"
-name = "Wren"
-player = true
-container = "booth"
-[[entities]]
-id = "tobias"
-name = "Tobias"
-container = "booth"
-"#;
 
 struct Inn {
     e: Engine,
@@ -33,10 +17,7 @@ struct Inn {
 }
 
 fn inn() -> Inn {
-    let mut e = Engine::in_memory("Inn", 1_000).unwrap();
-    e.apply_world_file("inn.toml", INN).unwrap();
-    let wren = e.world().resolve_entity("wren").unwrap();
-    let tobias = e.world().resolve_entity("tobias").unwrap();
+    let (e, wren, tobias) = support::tavern::booth();
     Inn { e, wren, tobias }
 }
 
@@ -64,11 +45,7 @@ impl Inn {
     }
 
     fn replayed(&self) -> Vec<u8> {
-        let mut world = World::new();
-        for (_, ev) in self.e.events(1, self.e.head()).unwrap() {
-            world.apply(&ev).unwrap();
-        }
-        world.to_bytes()
+        support::tavern::replay(&self.e).to_bytes()
     }
 
     fn prompt(&mut self) -> String {
@@ -486,4 +463,86 @@ fn choosing_an_alternative_asks_for_its_turns_state_update_again() {
     );
     assert!(affinity(&inn.e) > cold, "judged on the line that stands");
     assert_eq!(inn.replayed(), inn.e.world().to_bytes());
+}
+
+#[test]
+fn alternatives_and_edits_survive_reopening_the_save() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("inn.rp");
+    let (line, edited) = {
+        let mut e = Engine::create(&path, "Inn", 1_000).unwrap();
+        e.apply_world_file("inn.toml", support::tavern::BOOTH)
+            .unwrap();
+        let mut inn = Inn {
+            wren: e.world().resolve_entity("wren").unwrap(),
+            tobias: e.world().resolve_entity("tobias").unwrap(),
+            e,
+        };
+        let first = inn.say("Evening.", "Evening.");
+        let turn = inn.say("Seen the canary?", "No canary here.");
+        let line = turn.replies[0].utterance;
+        inn.e
+            .swipe_blocking(
+                None,
+                &TurnOptions::default(),
+                &ScriptedGenerator::new("Ask Mira."),
+            )
+            .unwrap();
+        inn.e
+            .edit_line(
+                first.input.unwrap(),
+                "Good evening.",
+                &EditOptions::default(),
+            )
+            .unwrap();
+        (line, inn.e.world().to_bytes())
+    };
+    let e = Engine::open(&path).unwrap();
+    assert_eq!(e.world().to_bytes(), edited);
+    let (texts, chosen) = e.world().alternatives(line).unwrap();
+    assert_eq!((texts.len(), chosen), (2, 0));
+    assert!(e.branches().iter().any(|b| b.name.starts_with("main~")));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+    /// Whatever is swiped and chosen, no prompt and no memory ever holds an alternative that is
+    /// not the line, and replay equals the live world.
+    #[test]
+    fn unchosen_alternatives_never_leak(
+        swipes in 1usize..4,
+        choice in 0usize..4,
+        more_turns in 0usize..2,
+    ) {
+        let mut inn = inn();
+        let turn = inn.say("Seen the canary?", "reply zero");
+        let line = turn.replies[0].utterance;
+        for k in 0..swipes {
+            let text = format!("alternative {} unique{k}", k + 1);
+            inn.e
+                .swipe_blocking(None, &TurnOptions::default(), &ScriptedGenerator::new(text))
+                .unwrap();
+        }
+        let n = choice % (swipes + 1);
+        inn.e
+            .choose_blocking(line, n, TurnOptions::default(), &ScriptedGenerator::default(), &mut machine::NoSink)
+            .unwrap();
+        for t in 0..more_turns {
+            inn.say(&format!("more {t}"), &format!("more reply {t}"));
+        }
+        let (texts, chosen) = inn.e.world().alternatives(line).unwrap();
+        let texts = texts.to_vec();
+        prop_assert_eq!(chosen, n);
+        let prompt = inn.prompt();
+        let memories = inn.memories().join("\n");
+        for (i, t) in texts.iter().enumerate() {
+            if i != n {
+                prop_assert!(!prompt.contains(t.as_str()), "{} in {}", t, prompt);
+                prop_assert!(!memories.contains(t.as_str()), "{} in {}", t, memories);
+            }
+        }
+        prop_assert!(memories.contains(texts[n].as_str()));
+        prop_assert_eq!(inn.replayed(), inn.e.world().to_bytes());
+    }
 }

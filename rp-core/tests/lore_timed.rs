@@ -3,32 +3,13 @@
 //! they activate, cooldown entries stay out, the timers are recorded by the turn that used the
 //! prompt (so replay, rewind and inspection agree); entries at a depth sit among the lines.
 
+mod support;
+
 use rp_core::turn::{ScriptedGenerator, TurnInput, TurnOptions};
 use rp_core::*;
 
-/// Wren (the player) and Tobias in the booth.
-const INN: &str = r#"
-[world]
-name = "Inn"
-[[containers]]
-id = "booth"
-name = "the booth"
-[[entities]]
-id = "wren"
-name = "Wren"
-player = true
-container = "booth"
-[[entities]]
-id = "tobias"
-name = "Tobias"
-container = "booth"
-"#;
-
 fn inn(book: &str) -> (Engine, EntityId, EntityId) {
-    let mut e = Engine::in_memory("Inn", 1_000).unwrap();
-    e.apply_world_file("inn.toml", INN).unwrap();
-    let wren = e.world().resolve_entity("wren").unwrap();
-    let tobias = e.world().resolve_entity("tobias").unwrap();
+    let (mut e, wren, tobias) = support::tavern::booth();
     e.import_lorebook(book.as_bytes(), None, 2_000).unwrap();
     (e, wren, tobias)
 }
@@ -58,14 +39,6 @@ fn say(e: &mut Engine, wren: EntityId, tobias: EntityId, line: &str) -> String {
         .join("\n")
 }
 
-fn replay(engine: &Engine) -> World {
-    let mut world = World::new();
-    for (_, e) in engine.events(1, engine.head()).unwrap() {
-        world.apply(&e).unwrap();
-    }
-    world
-}
-
 #[test]
 fn a_sticky_entry_stays_for_the_messages_it_is_sticky() {
     // Sticky for 4 messages: Tobias hears Wren's line and his own reply each turn, so the
@@ -93,7 +66,7 @@ fn a_sticky_entry_stays_for_the_messages_it_is_sticky() {
     let third = say(&mut e, wren, tobias, "What about bread?");
     assert!(!third.contains("The bell is cracked."), "over: {third}");
     assert!(e.world().lore_timers(tobias).is_empty());
-    assert_eq!(replay(&e).to_bytes(), e.world().to_bytes());
+    assert_eq!(support::tavern::replay(&e).to_bytes(), e.world().to_bytes());
 }
 
 #[test]
@@ -110,7 +83,7 @@ fn a_cooldown_keeps_an_entry_out_and_a_rewind_brings_its_timers_back() {
     assert!(!say(&mut e, wren, tobias, "The bell again!").contains("cracked"));
     // Four on: it may activate again.
     assert!(say(&mut e, wren, tobias, "That bell.").contains("cracked"));
-    assert_eq!(replay(&e).to_bytes(), e.world().to_bytes());
+    assert_eq!(support::tavern::replay(&e).to_bytes(), e.world().to_bytes());
     e.rewind(after_first).unwrap();
     assert_eq!(e.world().lore_timers(tobias), timers.as_slice());
 }

@@ -278,6 +278,13 @@ impl Session {
                 hearers.join(", ")
             }
         );
+        // Decision points the world declares (docs/requirements.md), while one waits.
+        for r in self.engine.requirements().iter().filter(|r| r.pending) {
+            println!(
+                "  Decision pending: {}: {}",
+                r.requirement.name, r.requirement.text
+            );
+        }
         let on_stage = |id| w.entity(id).is_some_and(|e| e.activity.position.is_some());
         println!("  Relationships of those present (directed):");
         for e in w.edges().filter(|e| on_stage(e.from) && on_stage(e.to)) {

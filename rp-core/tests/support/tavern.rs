@@ -106,3 +106,31 @@ pub fn replay(engine: &Engine) -> World {
     }
     world
 }
+
+/// A world file of Wren (the player) and Tobias in a booth: the world the card, lorebook and
+/// edit tests play turns in.
+pub const BOOTH: &str = r#"
+[world]
+name = "Inn"
+[[containers]]
+id = "booth"
+name = "the booth"
+[[entities]]
+id = "wren"
+name = "Wren"
+player = true
+container = "booth"
+[[entities]]
+id = "tobias"
+name = "Tobias"
+container = "booth"
+"#;
+
+/// An engine of [`BOOTH`] at 1 s, with Wren's and Tobias's ids.
+pub fn booth() -> (Engine, EntityId, EntityId) {
+    let mut e = Engine::in_memory("Inn", 1_000).unwrap();
+    e.apply_world_file("inn.toml", BOOTH).unwrap();
+    let wren = e.world().resolve_entity("wren").unwrap();
+    let tobias = e.world().resolve_entity("tobias").unwrap();
+    (e, wren, tobias)
+}
