@@ -239,6 +239,34 @@ typedef int (*rp_generate_fn)(void *user_data,
                               const char **out_result_json,
                               size_t *out_result_len);
 
+// The progress callback of `rp_engine_open_with_progress` and
+// `rp_engine_set_progress`: how far a phase of long work has come.
+//
+// Called with:
+//
+// - `user_data`: the pointer given with the callback, untouched;
+// - `phase`: the phase's name, NUL-terminated UTF-8 owned by rp and valid
+//   only during the call: `"open.snapshot"` (finding and decoding the
+//   latest snapshot: one item), `"open.replay"` (replaying the events after
+//   it), `"history.replay"` (rebuilding a past world for
+//   `rp_engine_memories_at`, `rp_engine_beliefs_at` or a query's
+//   `"as_of"`: events) or `"index.build"` (building the memory index on the
+//   first recall after opening, a rewind or a branch switch: memories).
+//   Later versions add phases: show a name you do not know as it is;
+// - `done`, `total`: items done of the phase's total, `done <= total`.
+//
+// Each phase is reported when it starts (`done` 0), at most about every
+// hundredth of its total while it runs, and when it ends (`done ==
+// total`, also for an empty phase, `total` 0). A phase that fails ends
+// without its last report (the call returns the error).
+//
+// Called on the thread of the rp call doing the work, before that call
+// returns. It must be quick, must return normally (no `longjmp` or C++
+// exception across rp), and must not call rp with the engine doing the
+// work (such a call is refused with `RP_RESULT_CONFLICT`); calls with other
+// engines are allowed.
+typedef void (*rp_progress_fn)(void *user_data, const char *phase, uint64_t done, uint64_t total);
+
 // The token callback of `rp_engine_run_turn`: receives the pieces of text a
 // generate callback streams with `rp_token_sink_emit`, in order.
 //
@@ -2185,6 +2213,23 @@ enum rp_result rp_engine_beliefs_at(struct rp_engine *engine,
                                     size_t as_of_json_len,
                                     char **out_json);
 
+// Writes where the memory index of `engine` came from to `*out_json` (a string the caller
+// releases with `rp_string_free`): `null` before the first recall (and after a rewind or a
+// branch switch until the next); `{"loaded": {"caught_up": 12}}` when it was read from beside
+// the save (`SAVE.index`) and caught up with that many events; `{"built": {"reason": "..."}}`
+// when it was built there because the one there could not be used (missing, damaged, of
+// another history); `"memory"` for a save that is not a file.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`,
+// `RP_RESULT_CONFLICT` (called from a callback running on this engine). Changes nothing.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_memory_index_origin(const struct rp_engine *engine, char **out_json);
+
 // Begins closing the open scene `scene_id` at `now` (host clock, ms; not
 // before the world's clock nor the scene's opening), whether or not it is
 // due, and writes the new job to `*out_job`. Nothing changes until
@@ -3035,6 +3080,61 @@ enum rp_result rp_engine_always_loaded(struct rp_engine *engine,
                                        uint64_t speaker_id,
                                        size_t recent_scenes,
                                        char **out_json);
+
+// Opens an existing save file on its current branch, as `rp_engine_open`
+// does, reporting its progress to `progress`: the phase `"open.snapshot"`
+// (the latest snapshot found and decoded), then `"open.replay"` (the events
+// after it; see `rp_progress_fn`).
+//
+// `path` is `path_len` bytes of UTF-8 (borrowed for the call). `progress`
+// may be `NULL` (then this is `rp_engine_open`); `user_data` is handed to
+// it untouched and may be anything, `NULL` included. The callback is used
+// only during this call: the engine does not keep it (its `user_data` need
+// not outlive the call). For the long phases of later calls, give the
+// engine a callback with `rp_engine_set_progress`.
+//
+// On success writes the engine to `*out_engine`; release it with
+// `rp_engine_free`.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_UTF8`, or the code of the core error, as
+// `rp_engine_open` does (`RP_RESULT_STORAGE`, `RP_RESULT_NOT_A_SAVE`,
+// `RP_RESULT_CORRUPT`, `RP_RESULT_UNSUPPORTED_VERSION`; `rp_last_error()`
+// names the file and what is wrong).
+//
+// Thread: any. The callback runs on the calling thread, before this call
+// returns. Does file I/O: it may take a while on a long history.
+//
+// # Safety
+//
+// `path` points to `path_len` readable bytes; `out_engine` is writable;
+// `progress`, unless `NULL`, is a function of the `rp_progress_fn` type.
+enum rp_result rp_engine_open_with_progress(const char *path,
+                                            size_t path_len,
+                                            rp_progress_fn progress,
+                                            void *user_data,
+                                            struct rp_engine **out_engine);
+
+// Gives `engine` a progress callback for the long phases of later calls
+// (see `rp_progress_fn`: `"history.replay"`, `"index.build"`), replacing
+// the one it had; `progress` `NULL` removes it.
+//
+// `user_data` is handed to the callback untouched: it must stay usable
+// until the callback is replaced or removed, or the engine is freed.
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_INVALID_HANDLE`, or
+// `RP_RESULT_CONFLICT` from a callback of the same engine.
+//
+// Thread: any. The callback runs on the thread of the call doing the work
+// (whichever thread that is), during that call.
+//
+// # Safety
+//
+// `progress`, unless `NULL`, is a function of the `rp_progress_fn` type,
+// callable with `user_data` from any thread that calls rp with `engine`.
+enum rp_result rp_engine_set_progress(struct rp_engine *engine,
+                                      rp_progress_fn progress,
+                                      void *user_data);
 
 // Adds a requirement and writes it, as the world keeps it (names
 // resolved to ids), as JSON to `*out_json` (a string the caller releases

@@ -42,6 +42,7 @@ pub use engine::{
     BeliefsAt, BranchInfo, Durability, Engine, EngineOptions, HistoryOptions, HistoryStats,
     MemoriesAt, PublishedHead, RewindPreview, RuleView,
 };
+pub use engine::{Progress, ProgressFn};
 pub use error::{Error, ErrorKind, Result};
 pub use log::{
     AspectView, BeliefView, Event, FeltView, Message, Named, Speech, World, WorldSettings,

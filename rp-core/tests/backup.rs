@@ -51,10 +51,13 @@ fn branches_and_worlds(engine: &mut Engine) -> Branches {
 }
 
 /// The names in `dir`, sorted.
+/// The files in `dir`, without the memory indexes kept beside saves (`SAVE.index`: derived
+/// data, docs/memory.md), which a turn's recall makes.
 fn listing(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".index"))
         .collect();
     names.sort();
     names

@@ -442,6 +442,7 @@ fn story(path: &Path) -> Engine {
             dialogue_window: 16,
             seed: 0x5eed_cafe,
         },
+        progress: None,
     };
     let mut engine = Engine::create_with(path, "Compat Inn", 0, options).expect("create");
     let g = ScriptedGenerator::new("{name} nods. ({n})");

@@ -449,14 +449,23 @@ proptest! {
     /// what a speaker recalls is exactly its own memories sharing a word with the query (with
     /// room for all of them), never another's, and none of a memory it does not hold even when
     /// queried with that memory's exact text. After a rewind, the memories of the abandoned
-    /// tail are gone, and switching to that branch brings them back.
+    /// tail are gone, and switching to that branch brings them back. In a save file, the index
+    /// kept beside it (docs/memory.md, "The index beside the save") and read back after reopening
+    /// finds the same.
     #[test]
     fn retrieval_is_witness_safe(
         memories in prop::collection::vec((0usize..4, text()), 1..40),
         queries in prop::collection::vec((0usize..4, text()), 1..8),
         cut in 0usize..40,
+        on_file in any::<bool>(),
     ) {
-        let mut engine = Engine::in_memory("w", 0).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.rp");
+        let mut engine = if on_file {
+            Engine::create(&path, "w", 0).unwrap()
+        } else {
+            Engine::in_memory("w", 0).unwrap()
+        };
         let people: Vec<EntityId> =
             ["A", "B", "C", "D"].iter().map(|n| entity(&mut engine, n)).collect();
         let mut made = Vec::new();
@@ -522,6 +531,12 @@ proptest! {
             check(&mut engine, &made[..cut])?;
             // Switching to the abandoned branch brings them all back.
             engine.switch_branch(&tail).unwrap();
+            check(&mut engine, &made)?;
+        }
+        if on_file {
+            // Reopened, the index beside the save is read back and caught up.
+            drop(engine);
+            let mut engine = Engine::open(&path).unwrap();
             check(&mut engine, &made)?;
         }
     }

@@ -37,7 +37,7 @@ fn engines() -> &'static Handles<Engine> {
 }
 
 /// The handle of a newly registered engine.
-fn new_handle(engine: Engine) -> *mut rp_engine {
+pub(crate) fn new_handle(engine: Engine) -> *mut rp_engine {
     std::ptr::without_provenance_mut(engines().insert(engine))
 }
 

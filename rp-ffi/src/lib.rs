@@ -34,6 +34,8 @@
 //!   run on the calling thread before the call returns, return
 //!   an `int` holding an `RP_RESULT_*` code, and may not call rp with the
 //!   engine that runs them (such a call is refused, never a deadlock).
+//!   The progress callback (`rp_progress_fn`) follows the same rules, except
+//!   that it returns nothing.
 //! - Unless a function says otherwise, it may be called from any thread.
 
 #![warn(missing_docs)]
@@ -53,10 +55,12 @@ mod error;
 mod graph;
 mod handle;
 mod history;
+mod index;
 mod job;
 mod lore;
 mod memory;
 mod panic;
+mod progress;
 mod requirements;
 mod rules;
 mod run_turn;
@@ -125,6 +129,7 @@ pub use engine::{
 pub use error::{rp_last_error, rp_result};
 pub use graph::{rp_engine_graph, rp_engine_query, rp_engine_recent_queries};
 pub use history::{rp_engine_beliefs_at, rp_engine_memories_at};
+pub use index::rp_engine_memory_index_origin;
 pub use job::{
     rp_engine_begin_close_current_scene, rp_engine_begin_query, rp_engine_begin_scene_close,
     rp_engine_begin_time_skip, rp_engine_run_job, rp_job, rp_job_fail, rp_job_finish, rp_job_free,
@@ -135,6 +140,7 @@ pub use memory::{
     rp_engine_add_memory, rp_engine_always_loaded, rp_engine_mark_recalled, rp_engine_memories_of,
     rp_engine_memory, rp_engine_recall, rp_engine_remove_memory, rp_engine_search_entities,
 };
+pub use progress::{rp_engine_open_with_progress, rp_engine_set_progress, rp_progress_fn};
 pub use requirements::{
     rp_engine_add_requirement, rp_engine_check_action, rp_engine_remove_requirement,
     rp_engine_requirements,

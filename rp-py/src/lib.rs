@@ -58,6 +58,7 @@ mod edits;
 mod errors;
 mod graph;
 mod history;
+mod index;
 mod job;
 mod json;
 mod lines;

@@ -25,12 +25,16 @@ struct Prepared {
 type Before = (World, LoadCost, std::collections::BTreeMap<BranchId, Seq>);
 
 /// What an engine's store is while its commit runs on another thread: anything that reaches
-/// for it meanwhile gets an error, never a half-written file.
-struct Busy(String);
+/// for it meanwhile gets an error, never a half-written file. It still names the store and
+/// where the store keeps what is derived from it.
+struct Busy(String, Option<std::path::PathBuf>);
 
 impl Store for Busy {
     fn name(&self) -> &str {
         &self.0
+    }
+    fn sidecar(&self) -> Option<std::path::PathBuf> {
+        self.1.clone()
     }
     fn meta(&self) -> Result<Option<Vec<u8>>> {
         Err(busy(&self.0))
@@ -66,6 +70,7 @@ fn busy(name: &str) -> Error {
 
 impl Engine {
     pub(super) fn commit_events(&mut self, events: &[Event], durable: bool) -> Result<Seq> {
+        let _span = tracing::info_span!("commit", events = events.len()).entered();
         self.resync_if_stale()?;
         let Some(prepared) = self.prepare(events, durable, None)? else {
             return Ok(self.head());
@@ -100,6 +105,7 @@ impl Engine {
         mut applied: Option<(World, u64)>,
         work: impl FnOnce(&mut Engine) -> R,
     ) -> Result<(Seq, R)> {
+        let _span = tracing::info_span!("commit", events = events.len()).entered();
         self.resync_if_stale()?;
         self.add_announcements(&mut events, applied.as_mut())?;
         let durable = self.options.durability == super::Durability::Immediate;
@@ -126,7 +132,8 @@ impl Engine {
         } = prepared;
         let before = (self.world.clone(), self.cost, self.heads.clone());
         let name = self.store.name().to_owned();
-        let store = std::mem::replace(&mut self.store, Box::new(Busy(name.clone())));
+        let sidecar = self.store.sidecar();
+        let store = std::mem::replace(&mut self.store, Box::new(Busy(name.clone(), sidecar)));
         let job = Box::new(Job {
             store,
             commit,

@@ -675,6 +675,12 @@ impl Engine {
         history.asked = true;
         let file = self.store.name();
         let mut stopped = false;
+        let _span = tracing::info_span!("history.replay", first, last).entered();
+        let meter = super::progress::Meter::start(
+            self.options.progress.as_ref(),
+            super::Progress::HISTORY_REPLAY,
+            last - first + 1,
+        );
         let read = visit_range(
             self.store.as_ref(),
             &self.catalog,
@@ -688,6 +694,7 @@ impl Engine {
                     return Err(Error::conflict("the replay stopped here"));
                 }
                 let kind = event.kind();
+                meter.tick();
                 let held = stretch(segments, seq);
                 // What the index needs to find this event's changes, if it records it.
                 let before = held
@@ -720,6 +727,9 @@ impl Engine {
                 Ok(())
             },
         );
+        if read.is_ok() || stopped {
+            meter.finish();
+        }
         match read {
             Err(_) if stopped => Ok(world),
             Err(e) => Err(e),

@@ -4,7 +4,7 @@
 use super::Engine;
 use crate::error::Result;
 use crate::log::Event;
-use crate::memory::{self, EntityIndex, MemoryIndex, NewMemory, RecallOptions, Recalled};
+use crate::memory::{self, EntityIndex, NewMemory, RecallOptions, Recalled};
 use crate::model::{EntityId, Memory, MemoryId, Millis, Seq, WitnessSet};
 
 impl Engine {
@@ -60,8 +60,10 @@ impl Engine {
     /// `speaker`'s own memories can come back, on the current branch as it is now. Reading
     /// only: record what a turn used with [`Engine::mark_recalled`].
     ///
-    /// The memory index lives in memory: built from the world on the first recall (and
-    /// after a rewind or a branch switch), then kept in step with every event appended.
+    /// The memory index is loaded on the first recall from beside the save (a save in a file:
+    /// `SAVE.index`) and caught up with the log, or built from the world when there is none to
+    /// use (and after a rewind or a branch switch); then it is kept in step with every event
+    /// appended (docs/memory.md, "The index beside the save").
     pub fn recall(
         &mut self,
         speaker: EntityId,
@@ -82,10 +84,9 @@ impl Engine {
         skip: &dyn Fn(&Memory) -> bool,
     ) -> Result<Vec<Recalled>> {
         options.check()?;
-        let index = match &mut self.memory_index {
-            Some(index) => index,
-            None => self.memory_index.insert(MemoryIndex::build(&self.world)?),
-        };
+        let _span = tracing::info_span!("recall", speaker = speaker.0).entered();
+        self.memory_index_ready()?;
+        let index = self.memory_index.as_mut().expect("made ready");
         memory::recall_skipping(&self.world, index, speaker, query, now, options, skip)
     }
 
@@ -124,37 +125,12 @@ impl Engine {
     /// rebuilt from the world when next needed) if that fails or cannot be done from the
     /// events alone (removing an entity removes its memories without events of their own).
     pub(super) fn index_events(&mut self, events: &[Event]) {
-        if let Some(index) = &mut self.memory_index {
-            let mut ok = true;
-            for e in events {
-                match e {
-                    Event::MemoryAdded { memory } => ok &= index.add(memory).is_ok(),
-                    Event::MemoryRemoved { id } => index.remove(*id),
-                    // A residue or a forgotten memory is out of recall. (A summary stays in
-                    // the index under its words: recall finds a faded memory by what it was
-                    // about, and the prompt shows what is left of it.)
-                    Event::DecayPassed { changes, .. } => {
-                        for c in changes {
-                            index.remove(c.id);
-                        }
-                    }
-                    Event::Reflected { insights, .. } => {
-                        for m in insights {
-                            ok &= index.add(m).is_ok();
-                        }
-                    }
-                    // The lines' memories of a closed scene are compressed (see
-                    // `Memory::scene`): out of recall.
-                    Event::SceneClosed { id, .. } => {
-                        for m in self.world.scene_memories(*id) {
-                            if !m.recallable() {
-                                index.remove(m.id);
-                            }
-                        }
-                    }
-                    Event::EntityRemoved { .. } => ok = false,
-                    _ => {}
-                }
+        if self.memory_index.is_some() {
+            let payload = events.last().map(|last| self.index_payload_after(last));
+            let index = self.memory_index.as_mut().expect("checked");
+            let mut ok = super::memory_files::index_memory_events(index, &self.world, events);
+            if let Some(p) = payload {
+                index.set_payload(p);
             }
             // Commits once enough has gathered, so the in-memory delta stays small even
             // when nothing recalls for a while.
@@ -207,6 +183,13 @@ impl Engine {
                 self.entity_index = None;
             }
         }
+    }
+
+    /// Where the memory index came from (`None` before the first recall, or after a rewind or
+    /// a branch switch until the next): loaded from beside the save and caught up, built there
+    /// (with why the one there could not be used), or built in memory.
+    pub fn memory_index_origin(&self) -> Option<crate::memory::IndexOrigin> {
+        self.memory_index.as_ref().map(|i| i.origin().clone())
     }
 
     /// Forgets the indexes: the world was replaced (rewind, branch switch, resync).

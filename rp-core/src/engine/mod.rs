@@ -9,6 +9,8 @@ mod catalog;
 mod commit;
 mod history;
 mod memories;
+mod memory_files;
+mod progress;
 mod requirements;
 mod rules;
 mod schedule;
@@ -16,6 +18,7 @@ mod writer;
 
 pub use branches::{BranchInfo, RewindPreview};
 pub use history::{BeliefsAt, HistoryOptions, HistoryStats, MemoriesAt};
+pub use progress::{Progress, ProgressFn};
 pub use requirements::RequirementView;
 pub use rules::RuleView;
 
@@ -40,8 +43,10 @@ pub enum Durability {
     Eventual,
 }
 
-/// How an engine writes.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// How an engine writes, and whom it tells how long work goes.
+///
+/// `Debug`, `PartialEq` and `Eq` are written out in `progress.rs` (a callback has none).
+#[derive(Clone)]
 pub struct EngineOptions {
     /// When commits reach stable storage.
     pub durability: Durability,
@@ -50,6 +55,10 @@ pub struct EngineOptions {
     pub snapshot_every: u64,
     /// Settings for a world being created.
     pub settings: WorldSettings,
+    /// Hears the progress of long work (docs/progress.md): opening (given to
+    /// [`Engine::open_with`]) and the phases of later calls; [`Engine::set_progress`] changes
+    /// it. `None`: nobody.
+    pub progress: Option<ProgressFn>,
 }
 
 impl Default for EngineOptions {
@@ -58,6 +67,7 @@ impl Default for EngineOptions {
             durability: Durability::Immediate,
             snapshot_every: 1000,
             settings: WorldSettings::default(),
+            progress: None,
         }
     }
 }
@@ -153,7 +163,8 @@ impl Engine {
         Engine::open_with(path, EngineOptions::default())
     }
 
-    /// [`Engine::open`] with options.
+    /// [`Engine::open`] with options; [`EngineOptions::progress`] hears the open
+    /// (docs/progress.md).
     pub fn open_with(path: impl AsRef<Path>, options: EngineOptions) -> Result<Engine> {
         Engine::from_store(Box::new(RedbStore::open(path)?), options)
     }
@@ -224,11 +235,15 @@ impl Engine {
     }
 
     /// Opens the world held by `store` on its current branch.
+    /// Reports `open.snapshot` and `open.replay` to [`EngineOptions::progress`].
     pub fn from_store(mut store: Box<dyn Store>, options: EngineOptions) -> Result<Engine> {
+        let _span = tracing::info_span!("open", store = store.name()).entered();
         let catalog = load_catalog(store.as_ref())?;
         let heads = load_heads(store.as_ref(), &catalog)?;
         let head = heads[&catalog.current];
-        let (world, cost) = load_world_costed(store.as_ref(), &catalog, catalog.current, head)?;
+        let progress = options.progress.as_ref();
+        let (world, cost) =
+            load_world_reporting(store.as_ref(), &catalog, catalog.current, head, progress)?;
         store.prepare_writes()?;
         Ok(Engine {
             store,
@@ -500,7 +515,20 @@ fn load_world_costed(
     branch: BranchId,
     head: Seq,
 ) -> Result<(World, LoadCost)> {
+    load_world_reporting(store, catalog, branch, head, None)
+}
+
+/// [`load_world_costed`], reporting the phases `open.snapshot` (one item: the latest
+/// snapshot found and decoded, or none found) and `open.replay` (the events after it).
+fn load_world_reporting(
+    store: &dyn Store,
+    catalog: &Catalog,
+    branch: BranchId,
+    head: Seq,
+    progress: Option<&ProgressFn>,
+) -> Result<(World, LoadCost)> {
     let mut cost = LoadCost::default();
+    let meter = progress::Meter::start(progress, Progress::OPEN_SNAPSHOT, 1);
     let mut world = match latest_snapshot_world(store, catalog, branch, head, 0)? {
         Some((snap, bytes)) => {
             cost.snapshot_bytes = bytes;
@@ -508,15 +536,21 @@ fn load_world_costed(
         }
         None => World::new(),
     };
+    meter.finish();
     let from = world.seq() + 1;
+    let _span = tracing::info_span!("replay", from, to = head).entered();
+    let tail = (head + 1).saturating_sub(from);
+    let meter = progress::Meter::start(progress, Progress::OPEN_REPLAY, tail);
     cost.tail_bytes = visit_range(store, catalog, branch, from, head, &mut |seq, event| {
         let kind = event.kind();
+        meter.tick();
         world.apply_owned(event).map_err(|e| Error::Corrupt {
             file: store.name().to_owned(),
             location: format!("seq {seq}"),
             message: format!("the stored {kind} event does not apply: {e}"),
         })
     })?;
+    meter.finish();
     Ok((world, cost))
 }
 
@@ -561,6 +595,7 @@ fn latest_snapshot_world(
     head: Seq,
     after: Seq,
 ) -> Result<Option<(World, u64)>> {
+    let _span = tracing::info_span!("snapshot.load").entered();
     for seg in catalog.segments(branch, head)?.iter().rev() {
         if let Some((seq, bytes)) = store.latest_snapshot(seg.branch, seg.first, seg.last)? {
             if seq <= after {

@@ -73,13 +73,19 @@ pub(super) fn query_words(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String
 
 /// An empty in-memory index: the schema, the memory id and the owner-scoped words.
 fn empty_index() -> (Index, Field, Field) {
+    let (schema, id, text) = schema();
+    (Index::create_in_ram(schema), id, text)
+}
+
+/// The index's schema: the memory id and the owner-scoped words.
+fn schema() -> (Schema, Field, Field) {
     let mut schema = Schema::builder();
     let id = schema.add_u64_field("id", INDEXED | FAST | STORED);
     let words = TextFieldIndexing::default()
         .set_tokenizer("whitespace")
         .set_index_option(IndexRecordOption::WithFreqs);
     let text = schema.add_text_field("words", TextOptions::default().set_indexing_options(words));
-    (Index::create_in_ram(schema.build()), id, text)
+    (schema.build(), id, text)
 }
 
 /// Words as tantivy's default analyzer splits them: on what is not a letter or digit,
@@ -206,6 +212,29 @@ pub struct MemoryIndex {
     /// Each owner's memories that have a vector (semantic recall scans them exactly).
     embedded: std::collections::HashMap<EntityId, Vec<MemoryId>>,
     docs: u64,
+    /// What the next commit records of the history it covers (an index kept in a directory:
+    /// [`MemoryIndex::build_in`]).
+    payload: Option<String>,
+    /// Where it came from.
+    origin: IndexOrigin,
+}
+
+/// Where a memory index came from (docs/memory.md, "The index beside the save").
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IndexOrigin {
+    /// Built from the world, in memory (the save is not a file).
+    Memory,
+    /// Loaded from beside the save and caught up with this many events of the log.
+    Loaded {
+        /// Events read to catch up.
+        caught_up: u64,
+    },
+    /// Built beside the save, because the one there could not be used.
+    Built {
+        /// Why (missing, damaged, of another history or format).
+        reason: String,
+    },
 }
 
 impl std::fmt::Debug for MemoryIndex {
@@ -238,6 +267,8 @@ impl MemoryIndex {
             removed: Default::default(),
             embedded: Default::default(),
             docs,
+            payload: None,
+            origin: IndexOrigin::Memory,
         })
     }
 
@@ -252,6 +283,97 @@ impl MemoryIndex {
     /// 20,000 memories per owner took twice as long.
     pub fn build(world: &World) -> Result<MemoryIndex> {
         let (index, id, text) = empty_index();
+        MemoryIndex::build_over(index, id, text, world, None, &|_, _| {})
+    }
+
+    /// [`MemoryIndex::build`], calling `progress(done, total)` with the memories handed to
+    /// the indexing threads so far: `(0, total)` first, then after each batch.
+    pub fn build_reporting(world: &World, progress: &dyn Fn(u64, u64)) -> Result<MemoryIndex> {
+        let (index, id, text) = empty_index();
+        MemoryIndex::build_over(index, id, text, world, None, progress)
+    }
+
+    /// [`MemoryIndex::build`] into directory `dir` (emptied first, created if missing), its
+    /// commit recording `payload` (what history it covers): an index that outlives the
+    /// engine, read back by [`MemoryIndex::open_in`].
+    /// `progress` is called as by [`MemoryIndex::build_reporting`].
+    pub fn build_in(
+        world: &World,
+        dir: &std::path::Path,
+        payload: &str,
+        progress: &dyn Fn(u64, u64),
+    ) -> Result<MemoryIndex> {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).map_err(index_error)?;
+        }
+        std::fs::create_dir_all(dir).map_err(index_error)?;
+        let (schema, id, text) = schema();
+        let index = Index::create_in_dir(dir, schema).map_err(index_error)?;
+        MemoryIndex::build_over(index, id, text, world, Some(payload), progress)
+    }
+
+    /// The index kept in `dir` ([`MemoryIndex::build_in`]), with what history its last commit
+    /// covers (its payload). Every file is checked against its checksum first; a missing,
+    /// damaged or foreign index is an error (the caller builds a new one). `world` gives the
+    /// memories with vectors, which the index does not hold.
+    pub fn open_in(dir: &std::path::Path, world: &World) -> Result<(MemoryIndex, String)> {
+        // tantivy reads what it wrote; a damaged file must not bring the engine down.
+        let opened = std::panic::catch_unwind(|| -> Result<(Index, String)> {
+            let index = Index::open_in_dir(dir).map_err(index_error)?;
+            let damaged = index.validate_checksum().map_err(index_error)?;
+            if !damaged.is_empty() {
+                return Err(index_error(format!("{} damaged file(s)", damaged.len())));
+            }
+            let payload = index
+                .load_metas()
+                .map_err(index_error)?
+                .payload
+                .unwrap_or_default();
+            Ok((index, payload))
+        })
+        .map_err(|_| index_error("the index could not be read"))??;
+        let (index, payload) = opened;
+        let (expected, _, _) = schema();
+        if index.schema() != expected {
+            return Err(index_error("the index has another schema"));
+        }
+        let (_, id, text) = schema();
+        let mut opened = MemoryIndex::over(index, id, text, 0)?;
+        opened.reload()?;
+        opened.docs = opened.reader.searcher().num_docs();
+        for m in world.all_memories() {
+            if m.recallable() && m.embedding.is_some() {
+                opened.embedded.entry(m.owner).or_default().push(m.id);
+            }
+        }
+        opened.payload = Some(payload.clone());
+        Ok((opened, payload))
+    }
+
+    /// What the next commit records of the history the index covers (an index kept in a
+    /// directory; ignored in memory).
+    pub fn set_payload(&mut self, payload: String) {
+        self.payload = Some(payload);
+    }
+
+    /// Where it came from.
+    pub fn origin(&self) -> &IndexOrigin {
+        &self.origin
+    }
+
+    /// Says where it came from.
+    pub fn set_origin(&mut self, origin: IndexOrigin) {
+        self.origin = origin;
+    }
+
+    fn build_over(
+        index: Index,
+        id: Field,
+        text: Field,
+        world: &World,
+        payload: Option<&str>,
+        progress: &dyn Fn(u64, u64),
+    ) -> Result<MemoryIndex> {
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .clamp(1, BUILD_THREADS);
@@ -267,6 +389,8 @@ impl MemoryIndex {
         let mut all: Vec<&Memory> = world.all_memories().filter(|m| m.recallable()).collect();
         // Stable: by id within an owner.
         all.sort_by_key(|m| m.owner);
+        let total = all.len() as u64;
+        progress(0, total);
         for owner in all.chunk_by(|a, b| a.owner == b.owner) {
             // An owner with more memories than a batch holds spans a few segments.
             for batch in owner.chunks(BUILD_BATCH) {
@@ -280,12 +404,18 @@ impl MemoryIndex {
                 }
                 docs += ops.len() as u64;
                 bulk.run(ops).map_err(index_error)?;
+                progress(docs, total);
             }
         }
-        bulk.commit().map_err(index_error)?;
+        let mut prepared = bulk.prepare_commit().map_err(index_error)?;
+        if let Some(p) = payload {
+            prepared.set_payload(p);
+        }
+        prepared.commit().map_err(index_error)?;
         bulk.wait_merging_threads().map_err(index_error)?;
         let mut built = MemoryIndex::over(index, id, text, docs)?;
         built.embedded = embedded;
+        built.payload = payload.map(str::to_owned);
         built.reload()?;
         Ok(built)
     }
@@ -367,7 +497,11 @@ impl MemoryIndex {
     /// Writes every change into the index's segments now.
     pub fn commit(&mut self) -> Result<()> {
         self.send_queued()?;
-        self.writer.commit().map_err(index_error)?;
+        let mut prepared = self.writer.prepare_commit().map_err(index_error)?;
+        if let Some(p) = &self.payload {
+            prepared.set_payload(p);
+        }
+        prepared.commit().map_err(index_error)?;
         self.reload()?;
         self.pending.clear();
         self.removed.clear();

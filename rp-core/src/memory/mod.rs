@@ -14,7 +14,7 @@ mod recall;
 mod semantic;
 
 pub use entities::EntityIndex;
-pub use index::{COMMIT_EVERY, MAX_QUERY_TERMS, MemoryIndex};
+pub use index::{COMMIT_EVERY, IndexOrigin, MAX_QUERY_TERMS, MemoryIndex};
 pub(crate) use recall::recall_skipping;
 pub use recall::{RecallOptions, RecallWeights, Recalled, recall};
 pub use semantic::{MAX_EMBEDDING_DIMENSIONS, check_embedding, cosine};

@@ -58,6 +58,12 @@ pub trait Store: Send {
     /// The highest seq stored for `branch`, if any.
     fn last_seq(&self, branch: BranchId) -> Result<Option<Seq>>;
 
+    /// Where data derived from the log is kept beside it (the memory index), for a store in a
+    /// file: the save's path with `.index` added. `None`: kept in memory only.
+    fn sidecar(&self) -> Option<std::path::PathBuf> {
+        None
+    }
+
     /// The seqs at which `branch` has snapshots, ascending.
     fn snapshot_seqs(&self, branch: BranchId) -> Result<Vec<Seq>>;
 

@@ -690,6 +690,13 @@ impl Store for RedbStore {
         &self.name
     }
 
+    fn sidecar(&self) -> Option<PathBuf> {
+        match &self.source {
+            Source::Path(_) => Some(PathBuf::from(format!("{}.index", self.name))),
+            Source::Backend(_) => None,
+        }
+    }
+
     fn meta(&self) -> Result<Option<Vec<u8>>> {
         let err = |e: &dyn fmt::Display| storage(&self.name, e);
         self.read(|txn| {

@@ -71,6 +71,8 @@ _Vectors = Sequence[Sequence[float]]
 _Embed = Callable[[list[str]], _Vectors]
 _AsyncEmbed = Callable[[list[str]], Union[_Vectors, Awaitable[_Vectors]]]
 _OnAction = Callable[[dict[str, Any]], object]
+# A progress callable: (phase, done, total) (docs/progress.md).
+_Progress = Callable[[str, int, int], object]
 # An entity or container as a call names it: an id, or a key or name.
 _Named = Union[int, str]
 # A slot as create_container takes it: a name, or a name and a capacity.
@@ -648,9 +650,22 @@ class World:
         """Creates a save file at ``path`` from the world file ``world_file``."""
     @classmethod
     def open(
-        cls, path: _Path, *, durability: str = "immediate", snapshot_every: int = 1000
+        cls,
+        path: _Path,
+        *,
+        durability: str = "immediate",
+        snapshot_every: int = 1000,
+        progress: Optional[_Progress] = None,
     ) -> "World":
-        """Opens the save file at ``path`` on its current branch (Ctrl-C interrupts it)."""
+        """Opens the save file at ``path`` on its current branch (Ctrl-C interrupts it).
+
+        ``progress(phase, done, total)`` hears ``"open.snapshot"`` then
+        ``"open.replay"``, on this thread; an exception it raises abandons the
+        open. The World keeps it for later phases (``set_progress``).
+        """
+    def set_progress(self, progress: Optional[_Progress]) -> None:
+        """Sets (None: removes) the callable hearing ``"history.replay"`` and
+        ``"index.build"``; an exception it raises is raised when the call returns."""
     @classmethod
     def load(cls, world_file: _Path, now: int = 0) -> "World":
         """A new world in memory (no save file) from the world file ``world_file``."""
@@ -762,6 +777,9 @@ class World:
     ) -> int:
         """Asks for the last reply again and records the answer as an alternative; returns
         its index."""
+    def memory_index_origin(self) -> Any:
+        """Where the memory index came from: None, "memory", {"loaded": {"caught_up": n}} or
+        {"built": {"reason": ...}} (docs/memory.md, "The index beside the save")."""
     def alternatives(self, line: int) -> Optional[dict[str, Any]]:
         """``{"texts": [...], "chosen": n}`` of ``line``, or None."""
     def choose(

@@ -39,6 +39,7 @@ mod drives;
 mod entities;
 mod graph;
 mod memories;
+mod progress;
 mod queries;
 mod scenes;
 mod story;
@@ -193,14 +194,18 @@ impl World {
         py: Python<'_>,
         body: impl FnOnce(&mut Engine) -> Result<T, rp_core::Error> + Send,
     ) -> PyResult<T> {
-        py.detach(|| {
-            let mut engine = self.lock()?;
-            let engine = engine.as_mut().ok_or(Failure::Closed)?;
-            let result = body(engine);
-            self.publish(engine);
-            Ok(result?)
-        })
-        .map_err(|failure| to_py(py, failure))
+        // What the progress callable raises during the call is raised after it.
+        let scope = progress::Scope::enter();
+        let result = py
+            .detach(|| {
+                let mut engine = self.lock()?;
+                let engine = engine.as_mut().ok_or(Failure::Closed)?;
+                let result = body(engine);
+                self.publish(engine);
+                Ok(result?)
+            })
+            .map_err(|failure| to_py(py, failure));
+        scope.finish(result)
     }
 
     /// Runs `body` on the engine as [`World::with_engine`] does, for a body
@@ -298,20 +303,38 @@ impl World {
     /// already open). Opening changes nothing of the world the save holds,
     /// so an interrupted open loses nothing.
     ///
+    /// ``progress``, a callable, hears how the open goes (docs/progress.md):
+    /// ``progress(phase, done, total)`` for ``"open.snapshot"`` (the latest
+    /// snapshot found and decoded: one item), then ``"open.replay"`` (the
+    /// events after it), each at its start (``done`` 0), at most about every
+    /// hundredth of its total, and at its end (``done == total``). It is
+    /// called on this thread; an exception it raises abandons the open, as
+    /// Ctrl-C does, and is raised here. The World keeps it for the long
+    /// phases of later calls (see ``set_progress``). A tqdm bar is one line::
+    ///
+    ///     bar = tqdm(); world = World.open(path, progress=lambda phase, done, total: (bar.set_description(phase), bar.reset(total) if done == 0 else bar.update(done - bar.n)))
+    ///
     /// Raises ``NotFound`` (no such file), ``StorageError``, ``NotASave``,
     /// ``CorruptSave``, ``UnsupportedVersion``, ``InvalidInput``
-    /// (``durability``).
+    /// (``durability``), ``TypeError`` (``progress`` not callable).
     #[classmethod]
-    #[pyo3(signature = (path, *, durability = "immediate", snapshot_every = 1000))]
+    #[pyo3(signature = (path, *, durability = "immediate", snapshot_every = 1000, progress = None))]
     fn open(
         _cls: &Bound<'_, PyType>,
         py: Python<'_>,
         path: PathBuf,
         durability: &str,
         snapshot_every: u64,
-    ) -> PyResult<World> {
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Py<World>> {
         let options = engine_options(py, durability, snapshot_every)?;
-        open_interruptibly(py, move || Engine::open_with(path, options))
+        match progress {
+            Some(progress) => progress::open_reporting(py, path, options, progress),
+            None => Py::new(
+                py,
+                open_interruptibly(py, move || Engine::open_with(path, options))?,
+            ),
+        }
     }
 
     /// A new world in memory, with no save file, holding the world described

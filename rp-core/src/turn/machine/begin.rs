@@ -115,6 +115,7 @@ pub(super) fn build_prompt(
     facts: Option<Vec<String>>,
     initiative: Option<String>,
 ) -> Result<(Prompt, Vec<MemoryId>)> {
+    let _span = tracing::info_span!("prompt.build", speaker = speaker.0).entered();
     let mut memories = Vec::new();
     let mut recalled = Vec::new();
     // Pinned memories, then the speaker's summaries of its recent scenes (oldest first, in the
@@ -201,6 +202,7 @@ impl TurnMachine {
         options: TurnOptions,
         counter: Arc<dyn TokenCounter>,
     ) -> Result<TurnMachine> {
+        let _span = tracing::info_span!("turn.begin").entered();
         options.check()?;
         let world = engine.world();
         let speaker = world

@@ -30,6 +30,7 @@ impl TurnMachine {
     /// Commits the turn's decisions, replies, generations, memories and recalls in one
     /// transaction. Refused while generations are still needed.
     pub fn finish(mut self, engine: &mut Engine) -> Result<TurnOutcome> {
+        let _span = tracing::info_span!("turn.finish").entered();
         self.check_engine(engine)?;
         if let Phase::Failed(reason) = &self.phase {
             return Err(Error::Generation {

@@ -19,6 +19,7 @@ use crate::update;
 impl TurnMachine {
     /// What the turn needs next. Calling it again without providing returns the same request.
     pub fn step(&mut self, engine: &mut Engine) -> Result<Step> {
+        let _span = tracing::info_span!("turn.step").entered();
         self.check_engine(engine)?;
         loop {
             match &self.phase {

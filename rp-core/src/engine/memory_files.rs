@@ -1,0 +1,184 @@
+//! The memory index kept beside the save (docs/memory.md, "The index beside the save"): derived
+//! data in a directory named after the save (`SAVE.index`), its last commit recording what
+//! history it covers (the stored branch, the seq and a checksum of that seq's event). Recall
+//! loads it and catches it up from that seq; one that is missing, damaged, of another format or
+//! of another history is built again. It is never trusted past the log: deleting it loses
+//! nothing.
+
+use super::Engine;
+use super::progress::{Meter, Progress};
+use crate::error::Result;
+use crate::log::{Event, World, codec};
+use crate::memory::{IndexOrigin, MemoryIndex};
+use crate::model::Seq;
+use crate::store::BranchId;
+
+/// The format of the payload; another is built again.
+const PAYLOAD: &str = "rp-memory-index/1";
+
+/// What an index covering `branch` up to `seq` (whose event's encoding is `bytes`) records.
+fn payload(branch: BranchId, seq: Seq, bytes: &[u8]) -> String {
+    format!(
+        "{PAYLOAD} branch={branch} seq={seq} check={:08x}",
+        crc32fast::hash(bytes)
+    )
+}
+
+/// The branch, seq and check a payload records, if it is of this format.
+fn parse(payload: &str) -> Option<(BranchId, Seq, u32)> {
+    let mut parts = payload.split(' ');
+    if parts.next()? != PAYLOAD {
+        return None;
+    }
+    let mut field = |name: &str| parts.next()?.strip_prefix(name).map(str::to_owned);
+    let branch = field("branch=")?.parse().ok()?;
+    let seq = field("seq=")?.parse().ok()?;
+    let check = u32::from_str_radix(&field("check=")?, 16).ok()?;
+    Some((branch, seq, check))
+}
+
+/// Keeps `index` in step with `events`, just applied to `world`; false when that cannot be done
+/// from the events alone (build it again).
+pub(super) fn index_memory_events(
+    index: &mut MemoryIndex,
+    world: &World,
+    events: &[Event],
+) -> bool {
+    let mut ok = true;
+    for e in events {
+        match e {
+            Event::MemoryAdded { memory } => ok &= index.add(memory).is_ok(),
+            Event::MemoryRemoved { id } => index.remove(*id),
+            // A residue or a forgotten memory is out of recall. (A summary stays in the index
+            // under its words: recall finds a faded memory by what it was about, and the prompt
+            // shows what is left of it.)
+            Event::DecayPassed { changes, .. } => {
+                for c in changes {
+                    index.remove(c.id);
+                }
+            }
+            Event::Reflected { insights, .. } => {
+                for m in insights {
+                    ok &= index.add(m).is_ok();
+                }
+            }
+            // The lines' memories of a closed scene are compressed (see `Memory::scene`): out
+            // of recall.
+            Event::SceneClosed { id, .. } => {
+                for m in world.scene_memories(*id) {
+                    if !m.recallable() {
+                        index.remove(m.id);
+                    }
+                }
+            }
+            Event::EntityRemoved { .. } => ok = false,
+            _ => {}
+        }
+    }
+    ok
+}
+
+impl Engine {
+    /// The memory index of the current world: the one kept, else the one beside the save
+    /// loaded and caught up, else built (beside the save when the save is a file).
+    pub(super) fn memory_index_ready(&mut self) -> Result<&mut MemoryIndex> {
+        if self.memory_index.is_none() {
+            let index = match self.store.sidecar() {
+                None => self.build_memory_index()?,
+                Some(dir) => self.load_or_build(&dir)?,
+            };
+            self.memory_index = Some(index);
+        }
+        Ok(self.memory_index.as_mut().expect("set above"))
+    }
+
+    /// The index in `dir`, caught up, when it covers a point of the current branch's history;
+    /// else one built there (in memory when the directory cannot be written).
+    fn load_or_build(&mut self, dir: &std::path::Path) -> Result<MemoryIndex> {
+        let head = self.head();
+        let now = match self.event_bytes(self.catalog.current, head)? {
+            Some((branch, bytes)) => payload(branch, head, &bytes),
+            None => return self.build_memory_index(),
+        };
+        let reason = match MemoryIndex::open_in(dir, &self.world) {
+            Err(_) if !dir.exists() => "none was kept yet".to_owned(),
+            Ok((mut index, recorded)) => match self.covered(&recorded)? {
+                Some(seq) => {
+                    let events: Vec<Event> = self
+                        .events(seq + 1, head)?
+                        .into_iter()
+                        .map(|(_, e)| e)
+                        .collect();
+                    let meter = Meter::start(
+                        self.options.progress.as_ref(),
+                        Progress::INDEX_CATCH_UP,
+                        events.len() as u64,
+                    );
+                    let mut ok = true;
+                    for (i, chunk) in events.chunks(1024).enumerate() {
+                        ok = ok && index_memory_events(&mut index, &self.world, chunk);
+                        meter.set((i * 1024 + chunk.len()) as u64);
+                    }
+                    meter.finish();
+                    if ok && index.refresh().is_ok() {
+                        index.set_payload(now);
+                        index.set_origin(IndexOrigin::Loaded {
+                            caught_up: events.len() as u64,
+                        });
+                        return Ok(index);
+                    }
+                    "it could not be caught up from the log".to_owned()
+                }
+                None => "it covers another history, or another format".to_owned(),
+            },
+            Err(e) => e.to_string(),
+        };
+        let mut index = match self.build_memory_index_in(dir, &now) {
+            Ok(index) => index,
+            // The directory cannot be written: the index lives in memory, as without a file.
+            Err(_) => self.build_memory_index()?,
+        };
+        index.set_origin(IndexOrigin::Built { reason });
+        Ok(index)
+    }
+
+    /// The seq up to which an index recording `payload` covers the current branch: its seq,
+    /// when the branch's history holds that seq in the stored branch it names and the event
+    /// there is the one it checked; `None` otherwise.
+    fn covered(&self, recorded: &str) -> Result<Option<Seq>> {
+        let Some((branch, seq, check)) = parse(recorded) else {
+            return Ok(None);
+        };
+        if seq == 0 || seq > self.head() {
+            return Ok(None);
+        }
+        Ok(match self.event_bytes(self.catalog.current, seq)? {
+            Some((b, bytes)) if b == branch && crc32fast::hash(&bytes) == check => Some(seq),
+            _ => None,
+        })
+    }
+
+    /// The stored branch holding `seq` of `branch`'s history, and the event's bytes there.
+    fn event_bytes(&self, branch: BranchId, seq: Seq) -> Result<Option<(BranchId, Vec<u8>)>> {
+        let Some(stretch) = self
+            .catalog
+            .segments(branch, seq)?
+            .into_iter()
+            .find(|s| s.first <= seq && seq <= s.last)
+        else {
+            return Ok(None);
+        };
+        let mut bytes = None;
+        self.store
+            .read_events(stretch.branch, seq, seq, &mut |_, b| {
+                bytes = Some(b.to_vec());
+                Ok(())
+            })?;
+        Ok(bytes.map(|b| (stretch.branch, b)))
+    }
+
+    /// What an index covering the head after `last` (the event just appended) records.
+    pub(super) fn index_payload_after(&self, last: &Event) -> String {
+        payload(self.catalog.current, self.head(), &codec::encode(last))
+    }
+}
