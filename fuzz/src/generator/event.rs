@@ -9,7 +9,7 @@ use rp_core::*;
 impl Gen<'_> {
     /// One event drawn from `s`.
     pub fn event(&mut self, s: &mut Src<'_>) -> Event {
-        let arm = s.u8() % 63;
+        let arm = s.u8() % 64;
         match arm {
             0 => Event::WorldCreated {
                 name: self.text(s),
@@ -810,6 +810,11 @@ impl Gen<'_> {
                     }
                 }
             }
+            63 => Event::AlternativesSet {
+                line: UtteranceId(self.raw_id(s, &[])),
+                texts: (0..s.u8() % 4).map(|_| self.text(s)).collect(),
+                chosen: u32::from(s.u8() % 4),
+            },
             60 => Event::RequirementAdded {
                 requirement: Requirement {
                     id: ["fare", "pending", ""][usize::from(s.u8() % 3)].to_owned(),
