@@ -144,54 +144,61 @@ impl EditPlan {
 /// on, and the line's index among them.
 struct Found {
     base: Seq,
-    tail: Vec<(Seq, Event)>,
+    tail: Stretch,
     at: usize,
 }
 
-/// Reads the current branch back from the head in chunks until the line `line` is found.
-fn find_line(engine: &Engine, line: UtteranceId) -> Result<Found> {
-    // Small reads first (a swipe's line is a few events back), larger as it goes back.
-    let mut chunk_len: Seq = 64;
-    let head = engine.head();
-    let mut events: Vec<(Seq, Event)> = Vec::new();
-    let mut last = head;
-    loop {
-        if last == 0 {
-            return Err(Error::not_found("line", line.0));
-        }
+/// Events of the current branch, by seq, oldest first.
+type Stretch = Vec<(Seq, Event)>;
+
+/// Reads the current branch back from the head, in chunks growing from `first_chunk` events,
+/// until an event `wanted` accepts turns up: the events from the start of the chunk it is in to
+/// the head, and the index of the latest such event among them; `None` when none is.
+pub(crate) fn read_back(
+    engine: &Engine,
+    first_chunk: Seq,
+    wanted: impl Fn(&Event) -> bool,
+) -> Result<Option<(Stretch, usize)>> {
+    let mut chunk_len = first_chunk.max(1);
+    let mut events: Stretch = Vec::new();
+    let mut last = engine.head();
+    while last > 0 {
         let first = last.saturating_sub(chunk_len - 1).max(1);
         chunk_len = (chunk_len * 2).min(4096);
         let mut chunk = engine.events(first, last)?;
-        let found = chunk
-            .iter()
-            .position(|(_, e)| line_of(e).is_some_and(|u| u.id == line));
+        let found = chunk.iter().rposition(|(_, e)| wanted(e));
         chunk.append(&mut events);
         events = chunk;
         if let Some(at) = found {
-            // The block may start in the chunk before: read a little more when it does.
-            let start = block_start(&events, at);
-            if start == 0 && first > 1 {
-                last = first - 1;
-                let before = engine.events(last.saturating_sub(63).max(1), last)?;
-                let n = before.len();
-                let mut all = before;
-                all.append(&mut events);
-                let at = at + n;
-                let start = block_start(&all, at);
-                return Ok(Found {
-                    base: all[start].0 - 1,
-                    tail: all.split_off(start),
-                    at: at - start,
-                });
-            }
-            return Ok(Found {
-                base: events[start].0 - 1,
-                tail: events.split_off(start),
-                at: at - start,
-            });
+            return Ok(Some((events, at)));
         }
         last = first - 1;
     }
+    Ok(None)
+}
+
+/// Finds line `line` on the current branch, with the events of its block on.
+fn find_line(engine: &Engine, line: UtteranceId) -> Result<Found> {
+    // Small reads first (a swipe's line is a few events back), larger as it goes back.
+    let Some((mut events, mut at)) =
+        read_back(engine, 64, |e| line_of(e).is_some_and(|u| u.id == line))?
+    else {
+        return Err(Error::not_found("line", line.0));
+    };
+    // The block may begin in the events before those read: read a few more when it might.
+    if block_start(&events, at) == 0 && events[0].0 > 1 {
+        let first = events[0].0;
+        let mut before = engine.events(first.saturating_sub(64).max(1), first - 1)?;
+        at += before.len();
+        before.append(&mut events);
+        events = before;
+    }
+    let start = block_start(&events, at);
+    Ok(Found {
+        base: events[start].0 - 1,
+        tail: events.split_off(start),
+        at: at - start,
+    })
 }
 
 impl Engine {

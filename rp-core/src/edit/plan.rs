@@ -184,7 +184,11 @@ pub(crate) fn plan(
     let mut before_line: Option<(usize, World)> = None;
     for (i, (seq, e)) in tail.iter().enumerate() {
         let seq = *seq;
-        if i > line && matches!(e, Event::UserTurn { .. }) {
+        // Only a regeneration goes back to a turn's start: only it keeps the world there.
+        if i > line
+            && options.on_invalid == OnInvalid::Regenerate
+            && matches!(e, Event::UserTurn { .. })
+        {
             last_turn = Some((i, events.len(), w.clone()));
         }
         if i == line {

@@ -4,12 +4,12 @@
 //! asked for again on it. Prompts and memories only ever hold the line.
 
 use super::plan::{Change, line_of};
-use super::{EditOptions, OnInvalid, find_line};
+use super::{EditOptions, OnInvalid, find_line, read_back};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::log::Event;
 use crate::machine::{Generate, GenerateRequest, GenerateResult, Purpose, TokenSink, block_on};
-use crate::model::{AsOf, HistoryPoint, Seq, Utterance, UtteranceId, WitnessSet};
+use crate::model::{AsOf, HistoryPoint, Utterance, UtteranceId, WitnessSet};
 use crate::turn::{TurnMachine, TurnOptions, TurnOutcome};
 use serde::{Deserialize, Serialize};
 
@@ -27,40 +27,24 @@ impl Engine {
     /// The last line of the current branch, which must be a character's (the last reply of
     /// the latest turn); `line`, when given, must be it.
     fn last_reply(&self, line: Option<UtteranceId>) -> Result<Utterance> {
-        let head = self.head();
-        let mut last = head;
-        let mut chunk_len: Seq = 32;
-        while last > 0 {
-            let first = last.saturating_sub(chunk_len - 1).max(1);
-            chunk_len = (chunk_len * 2).min(1024);
-            let events = self.events(first, last)?;
-            if let Some(u) = events.iter().rev().find_map(|(_, e)| line_of(e)) {
-                let Event::AssistantTurn { .. } = events
-                    .iter()
-                    .rev()
-                    .find(|(_, e)| line_of(e).is_some())
-                    .map(|(_, e)| e)
-                    .expect("found above")
-                else {
-                    return Err(Error::conflict(
-                        "the last line is the player's: only a character's reply can be asked for again",
-                    ));
-                };
-                if line.is_some_and(|l| l != u.id) {
-                    return Err(Error::conflict(format!(
-                        "line {} is not the last reply (line {} is); edit an older line with edit_line",
-                        line.map_or(0, |l| l.0),
-                        u.id.0
-                    )));
-                }
-                return Ok(u.clone());
-            }
-            last = first - 1;
+        let Some((events, at)) = read_back(self, 32, |e| line_of(e).is_some())? else {
+            return Err(Error::not_found(
+                "line",
+                line.map_or_else(|| "a reply".to_owned(), |l| l.0.to_string()),
+            ));
+        };
+        let Event::AssistantTurn { utterance } = &events[at].1 else {
+            return Err(Error::conflict(
+                "the last line is the player's: only a character's reply can be asked for again",
+            ));
+        };
+        if let Some(l) = line.filter(|l| *l != utterance.id) {
+            return Err(Error::conflict(format!(
+                "line {} is not the last reply (line {} is); edit an older line with edit_line",
+                l.0, utterance.id.0
+            )));
         }
-        Err(Error::not_found(
-            "line",
-            line.map_or_else(|| "a reply".to_owned(), |l| l.0.to_string()),
-        ))
+        Ok(utterance.clone())
     }
 
     /// The request that asks for the last reply of the latest turn again (`line`, when given,

@@ -333,11 +333,10 @@ impl MemoryIndex {
         })
         .map_err(|_| index_error("the index could not be read"))??;
         let (index, payload) = opened;
-        let (expected, _, _) = schema();
+        let (expected, id, text) = schema();
         if index.schema() != expected {
             return Err(index_error("the index has another schema"));
         }
-        let (_, id, text) = schema();
         let mut opened = MemoryIndex::over(index, id, text, 0)?;
         opened.reload()?;
         opened.docs = opened.reader.searcher().num_docs();
