@@ -4,10 +4,11 @@
 //! Every bench binary measures rp beside a peer in the same process, on the same encoded
 //! events, so the figures it prints are ratios from one run.
 //!
-//! By what they hold: `rng` (deterministic randomness, vocabularies), `synth` (the synthetic
+//! By what they hold: `cache` (the page cache and peak memory, for cold starts), `rng` (deterministic randomness, vocabularies), `synth` (the synthetic
 //! world and its turns), `saves` (save files and big logs), `sqlite` (the SQLite peer),
 //! `fsync_floor` (the disk's floor), `stats` (latency statistics, timing and reporting).
 
+mod cache;
 mod fsync_floor;
 mod rng;
 mod saves;
@@ -15,6 +16,7 @@ mod sqlite;
 mod stats;
 mod synth;
 
+pub use cache::{bytes_under, disk_bytes_under, evict, files_under, peak_rss_kib, resident};
 pub use fsync_floor::FsyncFloor;
 pub use rng::{Rng, Vocabulary, Zipf, word};
 pub use saves::{

@@ -5,7 +5,7 @@
 //! in key order, which is deterministic and readable as JSON.
 
 use imbl::OrdMap;
-use serde::de::{Deserialize, Deserializer, Error as _};
+use serde::de::{Deserialize, Deserializer, Error as _, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeSeq, Serializer};
 use std::sync::Arc;
 
@@ -106,16 +106,34 @@ impl<V: Keyed + Serialize> Serialize for Table<V> {
 
 impl<'de, V: Keyed + Deserialize<'de>> Deserialize<'de> for Table<V> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let records = Vec::<V>::deserialize(deserializer)?;
-        let mut table = Table::default();
-        for v in records {
-            let key = v.key();
-            if table.contains(&key) {
-                return Err(D::Error::custom(format!("duplicate record {key:?}")));
+        struct Records<V>(std::marker::PhantomData<V>);
+        impl<'de, V: Keyed + Deserialize<'de>> Visitor<'de> for Records<V> {
+            type Value = Table<V>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a sequence of records")
             }
-            table.insert(v);
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Table<V>, A::Error> {
+                // Each record goes into the table as it is decoded (a snapshot holds a million
+                // memories: no list of them all first). Records come in key order as a table
+                // writes them, so a key above the last one needs no look-up to be new.
+                let mut table = Table::default();
+                let mut last: Option<V::Key> = None;
+                while let Some(v) = seq.next_element::<V>()? {
+                    let key = v.key();
+                    if last.as_ref().is_some_and(|l| *l >= key) && table.contains(&key) {
+                        return Err(A::Error::custom(format!("duplicate record {key:?}")));
+                    }
+                    if last.as_ref().is_none_or(|l| *l < key) {
+                        last = Some(key);
+                    }
+                    table.insert(v);
+                }
+                Ok(table)
+            }
         }
-        Ok(table)
+        deserializer.deserialize_seq(Records(std::marker::PhantomData))
     }
 }
 
@@ -141,3 +159,35 @@ keyed!(ScopedEvent, ScopedEventId, |v| v.id);
 keyed!(Thread, ThreadId, |v| v.id);
 keyed!(Scene, SceneId, |v| v.id);
 keyed!(crate::model::WorldQuery, QueryId, |v| v.id);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Group, GroupId};
+
+    fn group(id: u64) -> serde_json::Value {
+        serde_json::to_value(Group {
+            id: GroupId(id),
+            members: Default::default(),
+            name: None,
+            summary: String::new(),
+            shared: Vec::new(),
+        })
+        .unwrap()
+    }
+
+    fn table(ids: &[u64]) -> Result<Table<Group>, serde_json::Error> {
+        serde_json::from_value(ids.iter().map(|id| group(*id)).collect())
+    }
+
+    #[test]
+    fn records_load_in_any_order_and_twice_is_refused() {
+        let ids = |t: &Table<Group>| t.iter().map(|g| g.id.0).collect::<Vec<_>>();
+        assert_eq!(ids(&table(&[1, 2, 5]).unwrap()), [1, 2, 5]);
+        assert_eq!(ids(&table(&[5, 1, 2]).unwrap()), [1, 2, 5]);
+        for twice in [&[1, 2, 2][..], &[2, 1, 2], &[3, 1, 2, 1]] {
+            let e = table(twice).unwrap_err().to_string();
+            assert!(e.contains("duplicate record"), "{e}");
+        }
+    }
+}
