@@ -250,8 +250,10 @@ typedef int (*rp_generate_fn)(void *user_data,
 //   latest snapshot: one item), `"open.replay"` (replaying the events after
 //   it), `"history.replay"` (rebuilding a past world for
 //   `rp_engine_memories_at`, `rp_engine_beliefs_at` or a query's
-//   `"as_of"`: events) or `"index.build"` (building the memory index on the
-//   first recall after opening, a rewind or a branch switch: memories).
+//   `"as_of"`: events), `"index.build"` (building the memory index on the
+//   first recall after opening, a rewind or a branch switch: memories) or
+//   `"compact"` (`rp_engine_compact`: three steps, pending commits made
+//   durable, superseded snapshots dropped, the file compacted).
 //   Later versions add phases: show a name you do not know as it is;
 // - `done`, `total`: items done of the phase's total, `done <= total`.
 //
@@ -933,6 +935,48 @@ enum rp_result rp_engine_lorebooks(const struct rp_engine *engine, char **out_js
 //
 // `bytes` is `NULL` or a pointer rp handed out with `len` bytes, not yet released.
 void rp_bytes_free(uint8_t *bytes, size_t len);
+
+// Compacts the engine's save: drops on every branch the snapshots no
+// branch opens from any more (all but the latest of each branch and, for
+// each branch forked from it, the latest at or before the fork point), in
+// one durable commit, then compacts the save file so that it shrinks to
+// what it holds. The world, the
+// branches, their heads and histories do not change; the save opens to
+// the same worlds as before, as fast.
+//
+// Writes what was done as JSON to `*out_json` (a string the caller
+// releases with `rp_string_free`):
+//
+// ```text
+// {"file_bytes_before": 16846848,     // the file's length before, after
+//  "file_bytes_after": 8392704,
+//  "allocated_bytes_before": 12656640, // the room it takes on disk
+//  "allocated_bytes_after": 7872512,   // (st_blocks * 512 on Unix)
+//  "snapshots_dropped": 3,
+//  "compacted": true}                  // whether the file changed
+// ```
+//
+// Sizes are 0 for an engine in memory (`rp_engine_in_memory`), which has
+// no file: it only drops its superseded snapshots. Compacting a compact
+// save is harmless. Reports the phase `"compact"` to the engine's progress
+// callback (`rp_engine_set_progress`).
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_STORAGE` when the file cannot be
+// written (a full disk, an I/O error); `RP_RESULT_CORRUPT` when damage is
+// found on the way; `RP_RESULT_CONFLICT` when called from a callback
+// running on this engine; `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE`. A compaction that fails leaves a save that
+// opens with the same worlds, and the engine usable; `*out_json` is not
+// written.
+//
+// Thread: any (see `rp_engine`). Does file I/O: it rewrites the file in
+// place, which takes a time proportional to its size, during which other
+// calls on the engine wait.
+//
+// # Safety
+//
+// `out_json` is writable.
+enum rp_result rp_engine_compact(struct rp_engine *engine, char **out_json);
 
 // Compiles `source` (`source_len` bytes of UTF-8, borrowed for the call)
 // and writes the new condition to `*out_condition`.
@@ -3116,8 +3160,8 @@ enum rp_result rp_engine_open_with_progress(const char *path,
                                             struct rp_engine **out_engine);
 
 // Gives `engine` a progress callback for the long phases of later calls
-// (see `rp_progress_fn`: `"history.replay"`, `"index.build"`), replacing
-// the one it had; `progress` `NULL` removes it.
+// (see `rp_progress_fn`: `"history.replay"`, `"index.build"`,
+// `"compact"`), replacing the one it had; `progress` `NULL` removes it.
 //
 // `user_data` is handed to the callback untouched: it must stay usable
 // until the callback is replaced or removed, or the engine is freed.

@@ -39,8 +39,8 @@ pub mod worldfile;
 
 pub use engine::RequirementView;
 pub use engine::{
-    BeliefsAt, BranchInfo, Durability, Engine, EngineOptions, HistoryOptions, HistoryStats,
-    MemoriesAt, PublishedHead, RewindPreview, RuleView,
+    BeliefsAt, BranchInfo, Compaction, Durability, Engine, EngineOptions, HistoryOptions,
+    HistoryStats, MemoriesAt, PublishedHead, RewindPreview, RuleView,
 };
 pub use engine::{Progress, ProgressFn};
 pub use error::{Error, ErrorKind, Result};

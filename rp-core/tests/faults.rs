@@ -7,7 +7,9 @@
 //! * failing `write`, `set_len` and `sync_data` (a full disk and EIO), transient and persistent:
 //!   `append` fails with a storage error and changes nothing, the engine carries on after a
 //!   transient fault without losing or duplicating a turn, and the bytes left behind by a
-//!   persistent one still open.
+//!   persistent one still open;
+//! * both while a save is compacted (`Engine::compact`): a failure is a storage error that
+//!   changes no world, and whatever power loss or a failing disk leaves opens with every turn.
 
 mod support;
 
@@ -844,4 +846,183 @@ $respond
             assert_eq!(lines, expected, "{ctx}");
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compaction.
+
+/// A save with room to give back: the 20-turn workload on `main`, and a branch that grew long
+/// (snapshots written and dropped) and was deleted, so its pages are free.
+fn compaction_image() -> Vec<u8> {
+    let disk = Disk::default();
+    let store = RedbStore::with_backend(NAME, disk.factory()).expect("store");
+    let mut engine =
+        Engine::new_in(Box::new(store), WORLD_NAME, 0, options(SNAPSHOT_EVERY)).expect("create");
+    for k in 0..TURNS {
+        engine.append(batch(k, engine.world())).expect("append");
+    }
+    engine.fork(engine.head(), "scratch").expect("fork");
+    engine.switch_branch("scratch").expect("switch");
+    for k in TURNS..TURNS + 60 {
+        engine.append(batch(k, engine.world())).expect("append");
+    }
+    engine.switch_branch("main").expect("switch");
+    engine.delete_branch("scratch").expect("delete");
+    drop(engine);
+    disk.bytes()
+}
+
+/// `Engine::compact` with a failing write, set_len or sync at points spread over its I/O
+/// (a full disk and EIO, once and persistently): it fails with a storage error naming the
+/// file, the engine keeps its world and carries on, and the bytes left behind open with the
+/// same world; once the disk heals, compaction succeeds.
+#[test]
+fn an_io_failure_while_compacting_fails_cleanly_and_the_save_opens_unchanged() {
+    let image = compaction_image();
+    let mut reference = Reference::new();
+
+    // What a compaction of the image does, and that it gives room back.
+    let disk = Disk::with_bytes(image.clone());
+    let mut engine = open_disk(&disk);
+    assert_eq!(reference.check(&engine, "before compacting"), TURNS);
+    disk.0.lock().unwrap().record = true;
+    let done = engine.compact().expect("compact");
+    assert!(done.compacted, "{done:?}");
+    assert!(disk.bytes().len() < image.len(), "the image shrinks");
+    let trace = disk.take_trace();
+    let count = |kind: OpKind| {
+        trace
+            .iter()
+            .filter(|o| match o {
+                Op::Write { .. } => kind == OpKind::Write,
+                Op::SetLen(_) => kind == OpKind::SetLen,
+                Op::Sync => kind == OpKind::Sync,
+            })
+            .count() as u32
+    };
+    drop(engine);
+
+    let mut outcomes = std::collections::BTreeMap::<String, usize>::new();
+    for kind in [OpKind::Write, OpKind::SetLen, OpKind::Sync] {
+        let n = count(kind);
+        // At most about a dozen points per kind, the first and the last included.
+        let mut skips: Vec<u32> = (0..12).map(|i| i * n / 12).collect();
+        skips.push(n.saturating_sub(1));
+        skips.dedup();
+        for skip in skips {
+            for (fails, error) in [(1, FaultError::Eio), (PERSISTENT, FaultError::Full)] {
+                let ctx =
+                    format!("compacting, {kind:?} #{skip} of {n} fails with {error:?} ({fails})");
+                let disk = Disk::with_bytes(image.clone());
+                let mut engine = open_disk(&disk);
+                let world = engine.world().to_bytes();
+                disk.arm(Some(Fault {
+                    kind,
+                    skip,
+                    fails,
+                    error,
+                }));
+                let result = engine.compact();
+                let outcome = match (&result, disk.hits()) {
+                    (Ok(_), 0) => "fault not reached".to_string(),
+                    (Ok(_), _) => "ok despite the fault".to_string(),
+                    (Err(e), hits) => {
+                        assert!(hits > 0, "{ctx}: failed with no fault injected: {e}");
+                        assert_eq!(e.kind(), ErrorKind::Storage, "{ctx}: {e}");
+                        support::assert_names_file(e, NAME, &ctx);
+                        format!("{:?}", e.kind())
+                    }
+                };
+                *outcomes.entry(format!("{kind:?}: {outcome}")).or_default() += 1;
+                assert!(
+                    engine.world().to_bytes() == world,
+                    "{ctx}: the world changed"
+                );
+                // What is on the disk now opens with the same world.
+                let reopened = open_image(disk.bytes())
+                    .unwrap_or_else(|e| panic!("{ctx}: the bytes left do not open: {e}"));
+                assert_eq!(reference.check(&reopened, &ctx), TURNS, "{ctx}");
+                drop(reopened);
+                // The disk heals: the engine compacts and plays on.
+                disk.arm(None);
+                engine
+                    .compact()
+                    .unwrap_or_else(|e| panic!("{ctx}: compacting after the fault: {e}"));
+                assert_eq!(reference.check(&engine, &ctx), TURNS, "{ctx}");
+                engine
+                    .append(batch(TURNS, engine.world()))
+                    .unwrap_or_else(|e| panic!("{ctx}: appending after the fault: {e}"));
+                drop(engine);
+                let reopened = open_image(disk.bytes())
+                    .unwrap_or_else(|e| panic!("{ctx}: the file does not reopen: {e}"));
+                assert_eq!(reference.check(&reopened, &ctx), TURNS + 1, "{ctx}");
+            }
+        }
+    }
+    eprintln!("compaction fault scenarios: {outcomes:#?}");
+    assert!(
+        outcomes.keys().any(|k| k.ends_with("Storage")),
+        "no fault made a compaction fail: {outcomes:#?}"
+    );
+}
+
+/// Power lost after any I/O operation of `Engine::compact` (the unsynced operations lost,
+/// all landed, torn or reordered): the image opens with every turn, and plays on.
+#[test]
+fn power_loss_while_compacting_keeps_every_turn() {
+    let seed = support::seed("power_loss_while_compacting_keeps_every_turn");
+    let mut rng = Rng::new(seed);
+    let image = compaction_image();
+    let disk = Disk::with_bytes(image.clone());
+    let mut engine = open_disk(&disk);
+    disk.0.lock().unwrap().record = true;
+    engine.compact().expect("compact");
+    drop(engine); // closing writes too
+    let trace = disk.take_trace();
+
+    let mut reference = Reference::new();
+    let mut live = image.clone();
+    let mut durable = image;
+    let mut unsynced: Vec<&Op> = Vec::new();
+    let mut outcomes = std::collections::BTreeMap::<String, usize>::new();
+    for k in 0..=trace.len() {
+        let random = [Loss::TornLast, Loss::InOrder, Loss::Reordered][rng.index(3)];
+        let losses: &[Loss] = if unsynced.is_empty() {
+            &[Loss::Clean]
+        } else {
+            &[Loss::Clean, Loss::AllLanded, random]
+        };
+        for &loss in losses {
+            let crashed = crash_image(&durable, &unsynced, loss, &mut rng);
+            let ctx = format!(
+                "seed {seed}: power lost after I/O operation {k} of {} of a compaction \
+                 ({loss:?}, {} unsynced operations)",
+                trace.len(),
+                unsynced.len()
+            );
+            let write_after = rng.chance(1, 4);
+            let outcome = check_crash_image(
+                crashed,
+                true,
+                (TURNS, TURNS),
+                &mut reference,
+                &ctx,
+                write_after,
+            );
+            *outcomes.entry(outcome).or_default() += 1;
+        }
+        if let Some(op) = trace.get(k) {
+            apply(&mut live, op);
+            if matches!(op, Op::Sync) {
+                durable.clone_from(&live);
+                unsynced.clear();
+            } else {
+                unsynced.push(op);
+            }
+        }
+    }
+    eprintln!(
+        "{} crash images of a compaction checked: {outcomes:#?}",
+        outcomes.values().sum::<usize>()
+    );
 }

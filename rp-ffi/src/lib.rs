@@ -47,6 +47,7 @@ mod backup;
 mod beliefs;
 mod branch;
 mod cards;
+mod compact;
 mod condition;
 mod drives;
 mod edits;
@@ -111,6 +112,7 @@ pub use cards::{
     rp_engine_export_lorebook, rp_engine_import_card, rp_engine_import_lorebook,
     rp_engine_lorebooks, rp_engine_set_card_image,
 };
+pub use compact::rp_engine_compact;
 pub use condition::{rp_condition, rp_condition_compile, rp_condition_free, rp_condition_test};
 pub use drives::{
     rp_engine_advance, rp_engine_begin_tick, rp_engine_configure_drives, rp_engine_drives,

@@ -22,8 +22,10 @@ use crate::error::{ffi_result, rp_result};
 ///   latest snapshot: one item), `"open.replay"` (replaying the events after
 ///   it), `"history.replay"` (rebuilding a past world for
 ///   `rp_engine_memories_at`, `rp_engine_beliefs_at` or a query's
-///   `"as_of"`: events) or `"index.build"` (building the memory index on the
-///   first recall after opening, a rewind or a branch switch: memories).
+///   `"as_of"`: events), `"index.build"` (building the memory index on the
+///   first recall after opening, a rewind or a branch switch: memories) or
+///   `"compact"` (`rp_engine_compact`: three steps, pending commits made
+///   durable, superseded snapshots dropped, the file compacted).
 ///   Later versions add phases: show a name you do not know as it is;
 /// - `done`, `total`: items done of the phase's total, `done <= total`.
 ///
@@ -146,8 +148,8 @@ pub unsafe extern "C" fn rp_engine_open_with_progress(
 }
 
 /// Gives `engine` a progress callback for the long phases of later calls
-/// (see `rp_progress_fn`: `"history.replay"`, `"index.build"`), replacing
-/// the one it had; `progress` `NULL` removes it.
+/// (see `rp_progress_fn`: `"history.replay"`, `"index.build"`,
+/// `"compact"`), replacing the one it had; `progress` `NULL` removes it.
 ///
 /// `user_data` is handed to the callback untouched: it must stay usable
 /// until the callback is replaced or removed, or the engine is freed.

@@ -27,6 +27,7 @@
 //!   the `as_of=` of world queries;
 //! - [`backup`]: `World.backup` and `World.export_branch`, copies of the
 //!   save in new save files;
+//! - [`compact`]: `World.compact`, the save's file shrunk to what it holds;
 //! - [`decision`]: `Decision`, the outcome of response control;
 //! - [`condition`]: `Condition`, one condition of the fact language on its own;
 //! - [`memory`]: `Recalled`, and the conversions of `World`'s memory methods;
@@ -51,6 +52,7 @@ mod backup;
 mod beliefs;
 mod bench;
 mod cards;
+mod compact;
 mod condition;
 mod decision;
 mod drives;

@@ -304,7 +304,7 @@ impl Engine {
     /// Snapshots of `branch` that a new one makes useless: all but the latest (kept in case
     /// the new one is ever unreadable) and, for each branch forked from this one, the latest
     /// at or before its fork point (what opening that branch starts from).
-    fn superseded_snapshots(&self, branch: BranchId) -> Result<Vec<(BranchId, Seq)>> {
+    pub(super) fn superseded_snapshots(&self, branch: BranchId) -> Result<Vec<(BranchId, Seq)>> {
         let seqs = self.store.snapshot_seqs(branch)?;
         let latest_at_or_before = |seq: Seq| seqs.iter().rev().find(|s| **s <= seq).copied();
         let mut keep: Vec<Seq> = seqs.last().copied().into_iter().collect();

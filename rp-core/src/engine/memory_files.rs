@@ -182,3 +182,145 @@ impl Engine {
         payload(self.catalog.current, self.head(), &codec::encode(last))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::memory::{COMMIT_EVERY, IndexOrigin, RecallOptions, faults};
+    use crate::model::{EntityId, EntityState, FactSheet, Memory, MemoryId, MemoryKind};
+    use crate::{Engine, Event, WitnessSet};
+    use std::path::Path;
+
+    const OWNERS: u64 = 3;
+
+    /// `n` memories over the owners, of 3–10 words drawn from a small vocabulary (so queries
+    /// match many, with scores that rarely tie).
+    fn memories(e: &Engine, n: usize) -> Vec<Event> {
+        let words: Vec<String> = (0..40).map(|w| format!("w{w}")).collect();
+        let first = e.world().next_id();
+        let mut seed = first;
+        let mut draw = |below: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % below
+        };
+        (0..n as u64)
+            .map(|i| {
+                let owner = EntityId(2 + i % OWNERS);
+                let len = 3 + draw(8);
+                let text = (0..len)
+                    .map(|_| words[draw(40) as usize].as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                Event::MemoryAdded {
+                    memory: Memory::new(
+                        MemoryId(first + i),
+                        owner,
+                        WitnessSet::from_iter([owner]),
+                        text,
+                        MemoryKind::Utterance,
+                        draw(1000) as f64 / 1000.0,
+                        1_000 + draw(3_000) as i64,
+                    ),
+                }
+            })
+            .collect()
+    }
+
+    /// A save of three owners and `n` memories, closed.
+    fn save(path: &Path, n: usize) {
+        let mut e = Engine::create(path, "Inn", 1_000).unwrap();
+        let owners = (2..2 + OWNERS)
+            .map(|id| Event::EntityCreated {
+                id: EntityId(id),
+                key: None,
+                name: format!("owner {id}"),
+                aliases: vec![],
+                facts: FactSheet::default(),
+                host_controlled: false,
+                state: EntityState::default(),
+            })
+            .collect();
+        e.append(owners).unwrap();
+        let batch = memories(&e, n);
+        e.append(batch).unwrap();
+    }
+
+    /// What each owner recalls for a few queries: ids and scores.
+    fn recalls(e: &mut Engine) -> Vec<Vec<(MemoryId, String)>> {
+        let mut out = Vec::new();
+        for owner in 2..2 + OWNERS {
+            for q in ["w1 w7", "w3 w12 w30", "w39"] {
+                let got = e
+                    .recall(EntityId(owner), q, 5_000, &RecallOptions::default())
+                    .unwrap();
+                out.push(
+                    got.into_iter()
+                        .map(|r| (r.id, format!("{:.4}", r.score)))
+                        .collect(),
+                );
+            }
+        }
+        out
+    }
+
+    /// The recalls of the save's world indexed from scratch, in memory.
+    fn fresh(path: &Path) -> Vec<Vec<(MemoryId, String)>> {
+        let e = Engine::open(path).unwrap();
+        let events = e.events(2, e.head()).unwrap();
+        drop(e);
+        let mut copy = Engine::in_memory("copy", 1_000).unwrap();
+        copy.append(events.into_iter().map(|(_, ev)| ev).collect())
+            .unwrap();
+        recalls(&mut copy)
+    }
+
+    /// Opens a copy of the save at `path` with the index crashing after `steps` writing steps,
+    /// recalls (the index is built beside the save), adds enough memories for the index to
+    /// commit, recalls again; then, as after a restart, opens it again. Returns the writing
+    /// steps taken and whether the crash came.
+    fn crash_run(dir: &Path, path: &Path, steps: u64) -> (u64, bool) {
+        let run = dir.join(format!("run-{steps}.rp"));
+        std::fs::copy(path, &run).unwrap();
+        let crash = faults::crash_after(steps);
+        let mut e = Engine::open(&run).unwrap();
+        assert_eq!(recalls(&mut e), fresh(path), "crash after {steps} steps");
+        let more = memories(&e, COMMIT_EVERY + 100);
+        e.append(more).unwrap();
+        let before = recalls(&mut e);
+        drop(e);
+        let (taken, came) = (crash.taken(), crash.came());
+        drop(crash);
+        // The restart: the save opens, and recalls what it recalled before and what a fresh
+        // build of its world recalls, whatever the crash left beside it.
+        let mut e = Engine::open(&run).unwrap();
+        assert_eq!(recalls(&mut e), before, "restart after {steps} steps");
+        assert!(matches!(
+            e.memory_index_origin(),
+            Some(IndexOrigin::Loaded { .. } | IndexOrigin::Built { .. })
+        ));
+        drop(e);
+        assert_eq!(fresh(&run), before);
+        std::fs::remove_file(&run).unwrap();
+        let _ = std::fs::remove_dir_all(dir.join(format!("run-{steps}.rp.index")));
+        (taken, came)
+    }
+
+    #[test]
+    fn a_crash_while_the_index_is_written_leaves_a_save_that_opens_and_recalls_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("inn.rp");
+        save(&path, 300);
+        // Every writing step the index takes, without a crash: the build, and the commit once
+        // enough new memories gathered.
+        let (total, came) = crash_run(dir.path(), &path, u64::MAX / 2);
+        assert!(!came && total > 10, "{total} writing steps");
+        // A crash at each of the first steps, then at steps spread over the rest.
+        let mut steps: Vec<u64> = (0..16).collect();
+        steps.extend((16..total).step_by((total as usize / 16).max(1)));
+        for s in steps {
+            let (_, came) = crash_run(dir.path(), &path, s);
+            assert!(came, "a crash after {s} of {total} steps");
+        }
+    }
+}

@@ -7,6 +7,7 @@ mod beliefs;
 mod branches;
 mod catalog;
 mod commit;
+mod compact;
 mod history;
 mod memories;
 mod memory_files;
@@ -17,6 +18,7 @@ mod schedule;
 mod writer;
 
 pub use branches::{BranchInfo, RewindPreview};
+pub use compact::Compaction;
 pub use history::{BeliefsAt, HistoryOptions, HistoryStats, MemoriesAt};
 pub use progress::{Progress, ProgressFn};
 pub use requirements::RequirementView;

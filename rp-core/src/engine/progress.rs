@@ -49,13 +49,18 @@ impl Progress {
     /// Catching up the memory index kept beside the save with the log, on the first recall
     /// after opening (items: events since its last commit; docs/memory.md).
     pub const INDEX_CATCH_UP: &'static str = "index.catch_up";
-    /// Every phase this version reports, in the order an open and a first recall report them.
-    pub const PHASES: [&'static str; 5] = [
+    /// Compacting a save ([`Engine::compact`]), in three steps (items): pending commits made
+    /// durable, superseded snapshots dropped, the file compacted.
+    pub const COMPACT: &'static str = "compact";
+    /// Every phase this version reports, in the order an open and a first recall report them
+    /// (then compaction, which only [`Engine::compact`] reports).
+    pub const PHASES: [&'static str; 6] = [
         Progress::OPEN_SNAPSHOT,
         Progress::OPEN_REPLAY,
         Progress::HISTORY_REPLAY,
         Progress::INDEX_CATCH_UP,
         Progress::INDEX_BUILD,
+        Progress::COMPACT,
     ];
 
     /// Whether the phase is over (`done == total`).

@@ -185,6 +185,17 @@ pub(super) fn ids_of(
 /// pasted page adds cost and no meaning.
 pub const MAX_QUERY_TERMS: usize = 64;
 
+/// The directory on disk an index kept beside a save lives in: tantivy's memory-mapped one,
+/// or, in tests, one that fails part-way as a crash would (`super::faults`).
+fn directory(dir: &std::path::Path) -> Result<Box<dyn tantivy::Directory>> {
+    #[cfg(test)]
+    if let Some(faulty) = super::faults::directory(dir) {
+        return Ok(faulty);
+    }
+    let mmap = tantivy::directory::MmapDirectory::open(dir).map_err(index_error)?;
+    Ok(Box::new(mmap))
+}
+
 fn index_error(e: impl std::fmt::Display) -> Error {
     Error::Storage {
         file: "the memory index".into(),
@@ -308,7 +319,8 @@ impl MemoryIndex {
         }
         std::fs::create_dir_all(dir).map_err(index_error)?;
         let (schema, id, text) = schema();
-        let index = Index::create_in_dir(dir, schema).map_err(index_error)?;
+        let index =
+            Index::create(directory(dir)?, schema, Default::default()).map_err(index_error)?;
         MemoryIndex::build_over(index, id, text, world, Some(payload), progress)
     }
 
@@ -319,7 +331,7 @@ impl MemoryIndex {
     pub fn open_in(dir: &std::path::Path, world: &World) -> Result<(MemoryIndex, String)> {
         // tantivy reads what it wrote; a damaged file must not bring the engine down.
         let opened = std::panic::catch_unwind(|| -> Result<(Index, String)> {
-            let index = Index::open_in_dir(dir).map_err(index_error)?;
+            let index = Index::open(directory(dir)?).map_err(index_error)?;
             let damaged = index.validate_checksum().map_err(index_error)?;
             if !damaged.is_empty() {
                 return Err(index_error(format!("{} damaged file(s)", damaged.len())));

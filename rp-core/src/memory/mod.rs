@@ -8,6 +8,8 @@
 //! from the events just applied, so deleting it loses nothing.
 
 mod entities;
+#[cfg(test)]
+pub(crate) mod faults;
 mod index;
 mod pending;
 mod recall;

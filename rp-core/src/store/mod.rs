@@ -64,6 +64,26 @@ pub trait Store: Send {
         None
     }
 
+    /// The file that holds the store, for a store in one: what [`Store::compact`] shrinks.
+    /// `None`: the store keeps its records elsewhere (in memory, in a storage backend).
+    fn file(&self) -> Option<std::path::PathBuf> {
+        None
+    }
+
+    /// Gives back the space the store holds without using it (the pages that dropped
+    /// snapshots and replaced records left free): afterwards the store holds the same records
+    /// in less room. Returns whether anything was moved or given back.
+    ///
+    /// Nothing may be reading the store meanwhile (`&mut self` sees to that within a process).
+    /// A compaction that fails leaves the records as they were: at worst the room is not
+    /// reclaimed.
+    ///
+    /// The default does nothing and returns `false`: a store in memory, such as
+    /// [`MemoryStore`], frees what it drops at once.
+    fn compact(&mut self) -> Result<bool> {
+        Ok(false)
+    }
+
     /// The seqs at which `branch` has snapshots, ascending.
     fn snapshot_seqs(&self, branch: BranchId) -> Result<Vec<Seq>>;
 

@@ -561,6 +561,25 @@ fn storage(name: &str, e: impl fmt::Display) -> Error {
     }
 }
 
+/// A failed compaction as the crate's error: something still reading the database (which
+/// nothing in the store leaves open) is a conflict, damage found on the way is corruption,
+/// anything else a storage failure.
+fn compaction_error(name: &str, e: redb::CompactionError) -> Error {
+    match e {
+        redb::CompactionError::TransactionInProgress
+        | redb::CompactionError::PersistentSavepointExists
+        | redb::CompactionError::EphemeralSavepointExists => Error::conflict(format!(
+            "{name} cannot be compacted while it is being read ({e})"
+        )),
+        redb::CompactionError::Storage(redb::StorageError::Corrupted(msg)) => Error::Corrupt {
+            file: name.to_owned(),
+            location: "the database structure".into(),
+            message: msg,
+        },
+        other => storage(name, format!("compacting the file: {other}")),
+    }
+}
+
 fn open_error(name: &str, e: redb::DatabaseError) -> Error {
     match e {
         // A file cut short: damaged, not an I/O failure.
@@ -807,6 +826,43 @@ impl Store for RedbStore {
             }
             Ok(last)
         })
+    }
+
+    fn file(&self) -> Option<PathBuf> {
+        match &self.source {
+            Source::Path(path) => Some(path.clone()),
+            Source::Backend(_) => None,
+        }
+    }
+
+    /// Compacts the file with redb's own compaction (`Database::compact`): the live pages
+    /// move towards its start, and the file is cut after the last of them. Opens the file
+    /// for writing first if it was opened read-only (as a commit does).
+    ///
+    /// redb compacts in a series of transactions, each atomic and each leaving the same
+    /// records: a compaction that fails (an I/O error, a full disk) leaves a file that opens
+    /// with the content it had. As after a failed commit, the database is then closed and
+    /// reopened at once or by the next call; there is nothing to take back.
+    fn compact(&mut self) -> Result<bool> {
+        let mut state = self.state();
+        self.writable(&mut state)?;
+        let result = match state.db.as_mut() {
+            Some(Handle::Writable(db)) => contain(&self.name, || {
+                db.compact().map_err(|e| compaction_error(&self.name, e))
+            }),
+            _ => unreachable!("writable opens for writing"),
+        };
+        if let Err(e) = &result
+            && e.kind() != crate::error::ErrorKind::Conflict
+        {
+            // redb refuses further work after an I/O error: start over from the file.
+            let _ = contain(&self.name, || {
+                drop(state.db.take()); // closing may write (allocator state)
+                Ok(())
+            });
+            let _ = self.ensure_open(&mut state);
+        }
+        result
     }
 
     fn snapshot_seqs(&self, branch: BranchId) -> Result<Vec<Seq>> {

@@ -11,7 +11,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from typing import Any, Optional, Union, final
+from typing import Any, Optional, TypedDict, Union, final
 
 from rp_engine._notebook import Graph
 from rp_engine._turn import TurnStream
@@ -58,6 +58,16 @@ __all__ = [
 __version__: str
 
 _Path = Union[str, "os.PathLike[str]"]
+
+class _Compaction(TypedDict):
+    """What ``World.compact`` did (docs/history.md#compaction)."""
+
+    file_bytes_before: int
+    file_bytes_after: int
+    allocated_bytes_before: int
+    allocated_bytes_after: int
+    snapshots_dropped: int
+    compacted: bool
 
 # What a ``generate`` callable returns: the text, a result dict, or str chunks
 # (a generator that streams).
@@ -664,8 +674,9 @@ class World:
         open. The World keeps it for later phases (``set_progress``).
         """
     def set_progress(self, progress: Optional[_Progress]) -> None:
-        """Sets (None: removes) the callable hearing ``"history.replay"`` and
-        ``"index.build"``; an exception it raises is raised when the call returns."""
+        """Sets (None: removes) the callable hearing ``"history.replay"``,
+        ``"index.build"`` and ``"compact"``; an exception it raises is raised when the call
+        returns."""
     @classmethod
     def load(cls, world_file: _Path, now: int = 0) -> "World":
         """A new world in memory (no save file) from the world file ``world_file``."""
@@ -1403,6 +1414,11 @@ class World:
 
         Raises NotFound (no such branch), and what ``backup`` raises.
         """
+    def compact(self) -> _Compaction:
+        """Compacts the save: drops the snapshots no branch opens from any more, then shrinks
+        the file to what it holds; every branch keeps its world. Returns what was done (sizes
+        0 for a world in memory). Raises StorageError, CorruptSave, Conflict (from a callback
+        running on this world)."""
     def flush(self) -> None:
         """Makes every earlier commit durable."""
     def _repr_html_(self) -> str: ...
