@@ -349,7 +349,9 @@ proptest! {
         probe(&mut engine, &early);
         play(&mut engine, &mut cast, &then);
         probe(&mut engine, &late);
-        prop_assert_eq!(engine.history_stats().belief_versions > 0, index);
+        // Never used when off. (When on, a session whose questions all fall before the world
+        // or name no one there never needs it.)
+        prop_assert!(index || engine.history_stats().belief_versions == 0);
     }
 }
 

@@ -218,10 +218,11 @@ fn an_index_of_another_format_or_a_broken_meta_is_built_again() {
     damaged(|dir| {
         let meta = dir.join("meta.json");
         let text = std::fs::read_to_string(&meta).unwrap();
-        assert!(text.contains("rp-memory-index/1"), "{text}");
+        // The format before (it kept no owner of each memory).
+        assert!(text.contains("rp-memory-index/2"), "{text}");
         std::fs::write(
             &meta,
-            text.replace("rp-memory-index/1", "rp-memory-index/0"),
+            text.replace("rp-memory-index/2", "rp-memory-index/1"),
         )
         .unwrap();
     });
@@ -259,4 +260,74 @@ fn after_a_rewind_or_on_another_branch_the_index_is_of_that_history() {
     let there = recalls(&mut e);
     drop(e);
     assert_eq!(fresh(&path), there);
+}
+
+#[test]
+fn an_index_built_again_takes_in_each_speaker_on_its_first_recall() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = save(dir.path(), 6);
+    std::fs::remove_dir_all(sidecar(&path)).unwrap();
+    let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(String, u64, u64)>::new()));
+    let log = heard.clone();
+    let options = || {
+        let log = log.clone();
+        EngineOptions {
+            progress: Some(std::sync::Arc::new(move |p: &Progress| {
+                log.lock()
+                    .unwrap()
+                    .push((p.phase.to_owned(), p.done, p.total));
+            })),
+            ..EngineOptions::default()
+        }
+    };
+    let builds = || -> Vec<u64> {
+        let mut h = heard.lock().unwrap();
+        let totals = h
+            .iter()
+            .filter(|p| p.0 == "index.build" && p.1 == 0)
+            .map(|p| p.2)
+            .collect();
+        h.clear();
+        totals
+    };
+    let payload = || std::fs::read_to_string(sidecar(&path).join("meta.json")).unwrap();
+    let mut e = Engine::open_with(&path, options()).unwrap();
+    let (tobias, wren) = (
+        e.world().resolve_entity("tobias").unwrap(),
+        e.world().resolve_entity("wren").unwrap(),
+    );
+    let now = e.world().now();
+    e.recall(tobias, "lights", now, &RecallOptions::default())
+        .unwrap();
+    assert!(matches!(origin(&e), IndexOrigin::Built { .. }));
+    // Only Tobias's memories were taken in, and the index beside the save says so.
+    assert_eq!(builds(), [e.world().memory_count(tobias)]);
+    assert!(
+        payload().contains(&format!(" owners={}\"", tobias.0)),
+        "{}",
+        payload()
+    );
+    e.recall(tobias, "ferry", now, &RecallOptions::default())
+        .unwrap();
+    assert!(builds().is_empty(), "taken in once");
+    drop(e);
+    // Reopened: read back as it was, and Wren's taken in on Wren's first recall.
+    let mut e = Engine::open_with(&path, options()).unwrap();
+    e.recall(wren, "lights", now, &RecallOptions::default())
+        .unwrap();
+    assert!(
+        matches!(origin(&e), IndexOrigin::Loaded { .. }),
+        "{:?}",
+        origin(&e)
+    );
+    assert_eq!(builds(), [e.world().memory_count(wren)]);
+    let (low, high) = (tobias.0.min(wren.0), tobias.0.max(wren.0));
+    assert!(
+        payload().contains(&format!(" owners={low},{high}\"")),
+        "{}",
+        payload()
+    );
+    let got = recalls(&mut e);
+    drop(e);
+    assert_eq!(got, fresh(&path));
 }

@@ -61,9 +61,10 @@ impl Engine {
     /// only: record what a turn used with [`Engine::mark_recalled`].
     ///
     /// The memory index is loaded on the first recall from beside the save (a save in a file:
-    /// `SAVE.index`) and caught up with the log, or built from the world when there is none to
-    /// use (and after a rewind or a branch switch); then it is kept in step with every event
-    /// appended (docs/memory.md, "The index beside the save").
+    /// `SAVE.index`) and caught up with the log, or, when there is none to use (and after a
+    /// rewind or a branch switch), built again one speaker at a time: each speaker's memories
+    /// on its first recall. Then it is kept in step with every event appended (docs/memory.md,
+    /// "The index beside the save").
     pub fn recall(
         &mut self,
         speaker: EntityId,
@@ -86,6 +87,7 @@ impl Engine {
         options.check()?;
         let _span = tracing::info_span!("recall", speaker = speaker.0).entered();
         self.memory_index_ready()?;
+        self.cover_in_index(speaker)?;
         let index = self.memory_index.as_mut().expect("made ready");
         memory::recall_skipping(&self.world, index, speaker, query, now, options, skip)
     }

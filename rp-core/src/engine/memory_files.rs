@@ -1,20 +1,22 @@
 //! The memory index kept beside the save (docs/memory.md, "The index beside the save"): derived
 //! data in a directory named after the save (`SAVE.index`), its last commit recording what
-//! history it covers (the stored branch, the seq and a checksum of that seq's event). Recall
-//! loads it and catches it up from that seq; one that is missing, damaged, of another format or
-//! of another history is built again. It is never trusted past the log: deleting it loses
-//! nothing.
+//! history it covers (the stored branch, the seq and a checksum of that seq's event) and, when
+//! it does not hold every owner's memories, whose it holds. Recall loads it and catches it up
+//! from that seq; one that is missing, damaged, of another format or of another history is
+//! built again, lazily: each speaker's memories on its first recall. It is never trusted past
+//! the log: deleting it loses nothing.
 
 use super::Engine;
 use super::progress::{Meter, Progress};
 use crate::error::Result;
 use crate::log::{Event, World, codec};
-use crate::memory::{IndexOrigin, MemoryIndex};
-use crate::model::Seq;
+use crate::memory::{IndexOrigin, MemoryIndex, split_owners};
+use crate::model::{EntityId, Seq};
 use crate::store::BranchId;
+use std::collections::HashSet;
 
-/// The format of the payload; another is built again.
-const PAYLOAD: &str = "rp-memory-index/1";
+/// The format of the payload; another is built again. (Format 1 had no owner field.)
+const PAYLOAD: &str = "rp-memory-index/2";
 
 /// What an index covering `branch` up to `seq` (whose event's encoding is `bytes`) records.
 fn payload(branch: BranchId, seq: Seq, bytes: &[u8]) -> String {
@@ -24,8 +26,10 @@ fn payload(branch: BranchId, seq: Seq, bytes: &[u8]) -> String {
     )
 }
 
-/// The branch, seq and check a payload records, if it is of this format.
-fn parse(payload: &str) -> Option<(BranchId, Seq, u32)> {
+/// The branch, seq and check a payload records, and the owners whose memories the index holds
+/// (`None`: every owner's), if it is of this format.
+fn parse(payload: &str) -> Option<(BranchId, Seq, u32, Option<HashSet<EntityId>>)> {
+    let (payload, owners) = split_owners(payload).ok()?;
     let mut parts = payload.split(' ');
     if parts.next()? != PAYLOAD {
         return None;
@@ -34,7 +38,10 @@ fn parse(payload: &str) -> Option<(BranchId, Seq, u32)> {
     let branch = field("branch=")?.parse().ok()?;
     let seq = field("seq=")?.parse().ok()?;
     let check = u32::from_str_radix(&field("check=")?, 16).ok()?;
-    Some((branch, seq, check))
+    if parts.next().is_some() {
+        return None;
+    }
+    Some((branch, seq, check, owners))
 }
 
 /// Keeps `index` in step with `events`, just applied to `world`; false when that cannot be done
@@ -103,7 +110,8 @@ impl Engine {
         let reason = match MemoryIndex::open_in(dir, &self.world) {
             Err(_) if !dir.exists() => "none was kept yet".to_owned(),
             Ok((mut index, recorded)) => match self.covered(&recorded)? {
-                Some(seq) => {
+                Some((seq, owners)) => {
+                    index.set_covered(owners);
                     let events: Vec<Event> = self
                         .events(seq + 1, head)?
                         .into_iter()
@@ -120,8 +128,10 @@ impl Engine {
                         meter.set((i * 1024 + chunk.len()) as u64);
                     }
                     meter.finish();
+                    // Recorded before any commit: one made while catching up holds the events
+                    // up to the head.
+                    index.set_payload(now.clone());
                     if ok && index.refresh().is_ok() {
-                        index.set_payload(now);
                         index.set_origin(IndexOrigin::Loaded {
                             caught_up: events.len() as u64,
                         });
@@ -133,27 +143,56 @@ impl Engine {
             },
             Err(e) => e.to_string(),
         };
-        let mut index = match self.build_memory_index_in(dir, &now) {
+        // Built again one speaker at a time, as each is first recalled (`cover_in_index`).
+        let mut index = match MemoryIndex::lazy_in(dir, &now) {
             Ok(index) => index,
             // The directory cannot be written: the index lives in memory, as without a file.
-            Err(_) => self.build_memory_index()?,
+            Err(_) => MemoryIndex::lazy()?,
         };
         index.set_origin(IndexOrigin::Built { reason });
         Ok(index)
     }
 
+    /// Makes the memory index (ready) hold `owner`'s memories, reporting `index.build` when
+    /// it takes them in. Should the index beside the save fail to take them, it is built
+    /// again in memory.
+    pub(super) fn cover_in_index(&mut self, owner: EntityId) -> Result<()> {
+        let index = self.memory_index.as_mut().expect("made ready");
+        if index.covers(owner) {
+            return Ok(());
+        }
+        let _span = tracing::info_span!("index.build", owner = owner.0).entered();
+        let meter = Meter::start(
+            self.options.progress.as_ref(),
+            Progress::INDEX_BUILD,
+            self.world.memory_count(owner),
+        );
+        if let Err(e) = index.cover(&self.world, owner) {
+            let mut fresh = MemoryIndex::lazy()?;
+            fresh.set_origin(IndexOrigin::Built {
+                reason: format!("the index beside the save could not be written: {e}"),
+            });
+            fresh.cover(&self.world, owner)?;
+            self.memory_index = Some(fresh);
+        }
+        meter.finish();
+        Ok(())
+    }
+
     /// The seq up to which an index recording `payload` covers the current branch: its seq,
     /// when the branch's history holds that seq in the stored branch it names and the event
     /// there is the one it checked; `None` otherwise.
-    fn covered(&self, recorded: &str) -> Result<Option<Seq>> {
-        let Some((branch, seq, check)) = parse(recorded) else {
+    fn covered(&self, recorded: &str) -> Result<Option<(Seq, Option<HashSet<EntityId>>)>> {
+        let Some((branch, seq, check, owners)) = parse(recorded) else {
             return Ok(None);
         };
         if seq == 0 || seq > self.head() {
             return Ok(None);
         }
         Ok(match self.event_bytes(self.catalog.current, seq)? {
-            Some((b, bytes)) if b == branch && crc32fast::hash(&bytes) == check => Some(seq),
+            Some((b, bytes)) if b == branch && crc32fast::hash(&bytes) == check => {
+                Some((seq, owners))
+            }
             _ => None,
         })
     }

@@ -188,18 +188,6 @@ impl Engine {
         })
     }
 
-    /// The memory index of the current world, built in `dir` with `payload`
-    /// ([`MemoryIndex::build_in`]), reporting `index.build`.
-    pub(super) fn build_memory_index_in(
-        &self,
-        dir: &std::path::Path,
-        payload: &str,
-    ) -> Result<MemoryIndex> {
-        report_index_build(self.options.progress.as_ref(), |report| {
-            MemoryIndex::build_in(&self.world, dir, payload, report)
-        })
-    }
-
     /// Sets (or, with `None`, removes) the callback that hears the progress of long work
     /// from now on (docs/progress.md): the same as [`EngineOptions::progress`] given when
     /// opening.

@@ -6,14 +6,17 @@
 //! owner's memory cannot match at all (the witness filter is the vocabulary itself, not a
 //! clause or a post-filter), and each term's postings hold one owner's memories only, which
 //! keeps a query on a word every memory contains as cheap as one on a rare word. BM25's
-//! document frequencies and document count are the owner's (relevance within a point of
-//! view: a word in most of the owner's memories tells little, whatever others remember); the
-//! average length is the whole index's.
+//! statistics are the owner's: document count, document frequencies and average length
+//! (relevance within a point of view: a word in most of the owner's memories tells little,
+//! whatever others remember). So an owner's recall depends on its own memories only, and an
+//! index may hold some owners' memories and take in the others' when first needed
+//! ([`MemoryIndex::lazy_in`]) with the same answers.
 
 use super::pending::{PendingSet, Stats};
 use crate::error::{Error, Result};
 use crate::log::World;
 use crate::model::{EntityId, Memory, MemoryId};
+use std::collections::{HashMap, HashSet};
 use tantivy::collector::TopDocs;
 use tantivy::indexer::UserOperation;
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
@@ -72,20 +75,32 @@ pub(super) fn query_words(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String
 }
 
 /// An empty in-memory index: the schema, the memory id and the owner-scoped words.
-fn empty_index() -> (Index, Field, Field) {
-    let (schema, id, text) = schema();
-    (Index::create_in_ram(schema), id, text)
+fn empty_index() -> (Index, Fields) {
+    let (schema, fields) = schema();
+    (Index::create_in_ram(schema), fields)
 }
 
-/// The index's schema: the memory id and the owner-scoped words.
-fn schema() -> (Schema, Field, Field) {
+/// The fields of the schema.
+#[derive(Clone, Copy)]
+struct Fields {
+    id: Field,
+    owner: Field,
+    /// The owner-scoped words (`owner:word`).
+    text: Field,
+}
+
+/// The index's schema: the memory id, its owner and the owner-scoped words. (The owner is
+/// kept so that an index read back knows each memory's owner, which BM25's per-owner
+/// statistics need, even for a memory the world has dropped since.)
+fn schema() -> (Schema, Fields) {
     let mut schema = Schema::builder();
     let id = schema.add_u64_field("id", INDEXED | FAST | STORED);
+    let owner = schema.add_u64_field(OWNER, FAST);
     let words = TextFieldIndexing::default()
         .set_tokenizer("whitespace")
         .set_index_option(IndexRecordOption::WithFreqs);
     let text = schema.add_text_field("words", TextOptions::default().set_indexing_options(words));
-    (schema.build(), id, text)
+    (schema.build(), Fields { id, owner, text })
 }
 
 /// Words as tantivy's default analyzer splits them: on what is not a letter or digit,
@@ -132,11 +147,53 @@ fn word_counts(scoped: &str) -> Vec<(&str, u32)> {
     counts
 }
 
-/// The document of memory `id` with the owner-scoped words `scoped`.
-fn document(id_field: Field, text: Field, id: MemoryId, scoped: String) -> TantivyDocument {
+/// The fast field of each memory's owner.
+const OWNER: &str = "owner";
+
+/// A length in words as the index keeps it (tantivy stores one byte per length, exact for
+/// short texts and rounded down for long ones): what statistics are summed from, the same
+/// whether a memory was just added or read back.
+fn stored_length(words: u32) -> u32 {
+    use tantivy::fieldnorm::FieldNormReader;
+    FieldNormReader::id_to_fieldnorm(FieldNormReader::fieldnorm_to_id(words))
+}
+
+/// `payload` with the owners an index holds added, when it does not hold every owner's
+/// (` owners=3,17,20`, ascending).
+fn with_owners(payload: &str, owners: Option<&HashSet<EntityId>>) -> String {
+    let Some(owners) = owners else {
+        return payload.to_owned();
+    };
+    let mut ids: Vec<u64> = owners.iter().map(|o| o.0).collect();
+    ids.sort_unstable();
+    let list: Vec<String> = ids.iter().map(u64::to_string).collect();
+    format!("{payload} owners={}", list.join(","))
+}
+
+/// A payload made by [`with_owners`], split: the rest, and the owners it names (`None`: every
+/// owner's; `Err`: a list that does not read).
+pub(crate) fn split_owners(
+    payload: &str,
+) -> std::result::Result<(&str, Option<HashSet<EntityId>>), ()> {
+    match payload.split_once(" owners=") {
+        None => Ok((payload, None)),
+        Some((rest, "")) => Ok((rest, Some(HashSet::new()))),
+        Some((rest, list)) => {
+            let owners = list
+                .split(',')
+                .map(|n| n.parse().map(EntityId).map_err(|_| ()))
+                .collect::<std::result::Result<_, ()>>()?;
+            Ok((rest, Some(owners)))
+        }
+    }
+}
+
+/// The document of memory `m` with its owner-scoped words `scoped`.
+fn document(fields: Fields, m: &Memory, scoped: String) -> TantivyDocument {
     let mut doc = TantivyDocument::default();
-    doc.add_u64(id_field, id.0);
-    doc.add_text(text, scoped);
+    doc.add_u64(fields.id, m.id.0);
+    doc.add_u64(fields.owner, m.owner.0);
+    doc.add_text(fields.text, scoped);
     doc
 }
 
@@ -207,9 +264,7 @@ fn index_error(e: impl std::fmt::Display) -> Error {
 pub struct MemoryIndex {
     writer: IndexWriter,
     reader: IndexReader,
-    id: Field,
-    /// The owner-scoped words (`owner:word`).
-    text: Field,
+    fields: Fields,
     analyzer: TextAnalyzer,
     /// Memories added since the last commit (searched here until it).
     pending: PendingSet,
@@ -223,8 +278,17 @@ pub struct MemoryIndex {
     /// Each owner's memories that have a vector (semantic recall scans them exactly).
     embedded: std::collections::HashMap<EntityId, Vec<MemoryId>>,
     docs: u64,
+    /// Every indexed memory's owner and length in words (the length as the index keeps it),
+    /// and each owner's count of memories and of words: BM25's average length is the owner's.
+    lengths: HashMap<MemoryId, (EntityId, u32)>,
+    totals: HashMap<EntityId, (u64, u64)>,
+    /// The owners whose memories the index holds, when not every owner's: an index built
+    /// lazily ([`MemoryIndex::lazy_in`]) takes in each owner's memories whole, on the owner's
+    /// first recall ([`MemoryIndex::cover`]). `None`: every owner's.
+    covered: Option<HashSet<EntityId>>,
     /// What the next commit records of the history it covers (an index kept in a directory:
-    /// [`MemoryIndex::build_in`]).
+    /// [`MemoryIndex::lazy_in`]); the owners it holds are added when not all
+    /// ([`with_owners`]).
     payload: Option<String>,
     /// Where it came from.
     origin: IndexOrigin,
@@ -259,18 +323,17 @@ impl std::fmt::Debug for MemoryIndex {
 impl MemoryIndex {
     /// An empty index, in memory.
     pub fn new() -> Result<MemoryIndex> {
-        let (index, id, text) = empty_index();
-        MemoryIndex::over(index, id, text, 0)
+        let (index, fields) = empty_index();
+        MemoryIndex::over(index, fields, 0)
     }
 
     /// The index of `index`, with the small single-threaded writer used between builds.
-    fn over(index: Index, id: Field, text: Field, docs: u64) -> Result<MemoryIndex> {
+    fn over(index: Index, fields: Fields, docs: u64) -> Result<MemoryIndex> {
         let (writer, reader) = writer_and_reader(&index, WRITER_BUDGET).map_err(index_error)?;
         Ok(MemoryIndex {
             writer,
             reader,
-            id,
-            text,
+            fields,
             analyzer: analyzer(&index)?,
             pending: PendingSet::default(),
             queued: Vec::new(),
@@ -278,9 +341,115 @@ impl MemoryIndex {
             removed: Default::default(),
             embedded: Default::default(),
             docs,
+            lengths: HashMap::new(),
+            totals: HashMap::new(),
+            covered: None,
             payload: None,
             origin: IndexOrigin::Memory,
         })
+    }
+
+    /// Counts memory `id` of `owner`, of `words` words, in the owner's statistics.
+    fn count(&mut self, id: MemoryId, owner: EntityId, words: u32) {
+        let words = stored_length(words);
+        if let Some((_, old)) = self.lengths.insert(id, (owner, words)) {
+            self.uncount_words(owner, old);
+        }
+        let t = self.totals.entry(owner).or_default();
+        t.0 += 1;
+        t.1 += u64::from(words);
+    }
+
+    /// Takes memory `id` out of its owner's statistics; false if the index does not hold it.
+    fn uncount(&mut self, id: MemoryId) -> bool {
+        match self.lengths.remove(&id) {
+            Some((owner, words)) => {
+                self.uncount_words(owner, words);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn uncount_words(&mut self, owner: EntityId, words: u32) {
+        if let Some(t) = self.totals.get_mut(&owner) {
+            t.0 = t.0.saturating_sub(1);
+            t.1 = t.1.saturating_sub(u64::from(words));
+            if t.0 == 0 {
+                self.totals.remove(&owner);
+            }
+        }
+    }
+
+    /// An empty index in directory `dir` (emptied first, created if missing) that takes in
+    /// each owner's memories on the owner's first recall ([`MemoryIndex::cover`]), its
+    /// commits recording `payload` and the owners taken in so far: an index rebuilt at the
+    /// cost of the characters a turn needs, not of the whole world.
+    ///
+    /// Recall gives the same as from a whole index: BM25's statistics are each owner's own.
+    pub fn lazy_in(dir: &std::path::Path, payload: &str) -> Result<MemoryIndex> {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).map_err(index_error)?;
+        }
+        std::fs::create_dir_all(dir).map_err(index_error)?;
+        let (schema, fields) = schema();
+        let index =
+            Index::create(directory(dir)?, schema, Default::default()).map_err(index_error)?;
+        let mut lazy = MemoryIndex::over(index, fields, 0)?;
+        lazy.covered = Some(HashSet::new());
+        lazy.payload = Some(payload.to_owned());
+        // On disk at once: a save reopened before the first recall finds it.
+        lazy.commit()?;
+        Ok(lazy)
+    }
+
+    /// An empty index in memory that takes in each owner's memories on the owner's first
+    /// recall: [`MemoryIndex::lazy_in`] without a directory.
+    pub fn lazy() -> Result<MemoryIndex> {
+        let mut lazy = MemoryIndex::new()?;
+        lazy.covered = Some(HashSet::new());
+        Ok(lazy)
+    }
+
+    /// Whether the index holds `owner`'s memories.
+    pub fn covers(&self, owner: EntityId) -> bool {
+        self.covered.as_ref().is_none_or(|c| c.contains(&owner))
+    }
+
+    /// The owners whose memories the index holds, when not every owner's (`None`).
+    pub fn covered(&self) -> Option<&HashSet<EntityId>> {
+        self.covered.as_ref()
+    }
+
+    /// Says which owners' memories an index read back holds (what its payload recorded):
+    /// `None` for every owner's.
+    pub fn set_covered(&mut self, owners: Option<HashSet<EntityId>>) {
+        if let Some(owners) = &owners {
+            // The others' vectors come with their memories, when they are taken in.
+            self.embedded.retain(|owner, _| owners.contains(owner));
+        }
+        self.covered = owners;
+    }
+
+    /// Takes in `owner`'s memories from `world`, if the index does not hold them yet, and
+    /// commits (so that an index kept on disk records that it holds them); returns how many
+    /// it took in.
+    pub fn cover(&mut self, world: &World, owner: EntityId) -> Result<u64> {
+        let Some(covered) = &mut self.covered else {
+            return Ok(0);
+        };
+        if !covered.insert(owner) {
+            return Ok(0);
+        }
+        let mut n = 0;
+        for m in world.memories_of(owner) {
+            if m.recallable() {
+                self.add(m)?;
+                n += 1;
+            }
+        }
+        self.commit()?;
+        Ok(n)
     }
 
     /// An index of every memory of `world`, searchable at once, built with a larger budget
@@ -293,38 +462,18 @@ impl MemoryIndex {
     /// creation spreads them, each segment's search starts from nothing, and a recall at
     /// 20,000 memories per owner took twice as long.
     pub fn build(world: &World) -> Result<MemoryIndex> {
-        let (index, id, text) = empty_index();
-        MemoryIndex::build_over(index, id, text, world, None, &|_, _| {})
+        let (index, fields) = empty_index();
+        MemoryIndex::build_over(index, fields, world, &|_, _| {})
     }
 
     /// [`MemoryIndex::build`], calling `progress(done, total)` with the memories handed to
     /// the indexing threads so far: `(0, total)` first, then after each batch.
     pub fn build_reporting(world: &World, progress: &dyn Fn(u64, u64)) -> Result<MemoryIndex> {
-        let (index, id, text) = empty_index();
-        MemoryIndex::build_over(index, id, text, world, None, progress)
+        let (index, fields) = empty_index();
+        MemoryIndex::build_over(index, fields, world, progress)
     }
 
-    /// [`MemoryIndex::build`] into directory `dir` (emptied first, created if missing), its
-    /// commit recording `payload` (what history it covers): an index that outlives the
-    /// engine, read back by [`MemoryIndex::open_in`].
-    /// `progress` is called as by [`MemoryIndex::build_reporting`].
-    pub fn build_in(
-        world: &World,
-        dir: &std::path::Path,
-        payload: &str,
-        progress: &dyn Fn(u64, u64),
-    ) -> Result<MemoryIndex> {
-        if dir.exists() {
-            std::fs::remove_dir_all(dir).map_err(index_error)?;
-        }
-        std::fs::create_dir_all(dir).map_err(index_error)?;
-        let (schema, id, text) = schema();
-        let index =
-            Index::create(directory(dir)?, schema, Default::default()).map_err(index_error)?;
-        MemoryIndex::build_over(index, id, text, world, Some(payload), progress)
-    }
-
-    /// The index kept in `dir` ([`MemoryIndex::build_in`]), with what history its last commit
+    /// The index kept in `dir` ([`MemoryIndex::lazy_in`]), with what history its last commit
     /// covers (its payload). Every file is checked against its checksum first; a missing,
     /// damaged or foreign index is an error (the caller builds a new one). `world` gives the
     /// memories with vectors, which the index does not hold.
@@ -345,20 +494,45 @@ impl MemoryIndex {
         })
         .map_err(|_| index_error("the index could not be read"))??;
         let (index, payload) = opened;
-        let (expected, id, text) = schema();
+        let (expected, fields) = schema();
         if index.schema() != expected {
             return Err(index_error("the index has another schema"));
         }
-        let mut opened = MemoryIndex::over(index, id, text, 0)?;
+        let mut opened = MemoryIndex::over(index, fields, 0)?;
         opened.reload()?;
         opened.docs = opened.reader.searcher().num_docs();
+        opened.count_stored()?;
         for m in world.all_memories() {
             if m.recallable() && m.embedding.is_some() {
                 opened.embedded.entry(m.owner).or_default().push(m.id);
             }
         }
-        opened.payload = Some(payload.clone());
+        // What it records of the history; the owners it holds are added at each commit.
+        let history = split_owners(&payload).map_or(payload.as_str(), |(h, _)| h);
+        opened.payload = Some(history.to_owned());
         Ok((opened, payload))
+    }
+
+    /// Counts every memory the committed index holds (an index read back) in its owner's
+    /// statistics, from the stored owner and length of each live document.
+    fn count_stored(&mut self) -> Result<()> {
+        let searcher = self.reader.searcher();
+        for segment in searcher.segment_readers() {
+            let fast = segment.fast_fields();
+            let (ids, owners) = (
+                fast.u64("id").map_err(index_error)?,
+                fast.u64(OWNER).map_err(index_error)?,
+            );
+            let norms = segment
+                .get_fieldnorms_reader(self.fields.text)
+                .map_err(index_error)?;
+            for doc in segment.doc_ids_alive() {
+                if let (Some(id), Some(owner)) = (ids.first(doc), owners.first(doc)) {
+                    self.count(MemoryId(id), EntityId(owner), norms.fieldnorm(doc));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// What the next commit records of the history the index covers (an index kept in a
@@ -379,10 +553,8 @@ impl MemoryIndex {
 
     fn build_over(
         index: Index,
-        id: Field,
-        text: Field,
+        fields: Fields,
         world: &World,
-        payload: Option<&str>,
         progress: &dyn Fn(u64, u64),
     ) -> Result<MemoryIndex> {
         let threads = std::thread::available_parallelism()
@@ -398,6 +570,7 @@ impl MemoryIndex {
         let mut docs = 0;
         let mut embedded: std::collections::HashMap<EntityId, Vec<MemoryId>> = Default::default();
         let mut all: Vec<&Memory> = world.all_memories().filter(|m| m.recallable()).collect();
+        let mut lengths = Vec::with_capacity(all.len());
         // Stable: by id within an owner.
         all.sort_by_key(|m| m.owner);
         let total = all.len() as u64;
@@ -407,8 +580,9 @@ impl MemoryIndex {
             for batch in owner.chunks(BUILD_BATCH) {
                 let mut ops = Vec::with_capacity(batch.len());
                 for m in batch {
-                    let (scoped, _) = scoped_words(&mut analyzer, m);
-                    ops.push(UserOperation::Add(document(id, text, m.id, scoped)));
+                    let (scoped, len) = scoped_words(&mut analyzer, m);
+                    lengths.push((m.id, m.owner, len));
+                    ops.push(UserOperation::Add(document(fields, m, scoped)));
                     if m.embedding.is_some() {
                         embedded.entry(m.owner).or_default().push(m.id);
                     }
@@ -418,15 +592,14 @@ impl MemoryIndex {
                 progress(docs, total);
             }
         }
-        let mut prepared = bulk.prepare_commit().map_err(index_error)?;
-        if let Some(p) = payload {
-            prepared.set_payload(p);
-        }
-        prepared.commit().map_err(index_error)?;
+        bulk.commit().map_err(index_error)?;
         bulk.wait_merging_threads().map_err(index_error)?;
-        let mut built = MemoryIndex::over(index, id, text, docs)?;
+        let mut built = MemoryIndex::over(index, fields, docs)?;
+        built.lengths.reserve(lengths.len());
+        for (id, owner, len) in lengths {
+            built.count(id, owner, len);
+        }
         built.embedded = embedded;
-        built.payload = payload.map(str::to_owned);
         built.reload()?;
         Ok(built)
     }
@@ -443,21 +616,22 @@ impl MemoryIndex {
 
     /// The term of `word` in memories of `owner`.
     fn term(&self, owner: EntityId, word: &str) -> Term {
-        Term::from_field_text(self.text, &format!("{}:{word}", owner.0))
+        Term::from_field_text(self.fields.text, &format!("{}:{word}", owner.0))
     }
 
     /// Adds a memory; searches see it at once.
     pub fn add(&mut self, m: &Memory) -> Result<()> {
-        if !m.recallable() {
-            // Compressed or forgotten: recall never returns it.
+        if !m.recallable() || !self.covers(m.owner) {
+            // Compressed or forgotten: recall never returns it. (Or of an owner not taken in
+            // yet: it is, with the owner's others, when the owner is.)
             return Ok(());
         }
         let (scoped, len) = scoped_words(&mut self.analyzer, m);
+        self.count(m.id, m.owner, len);
         // Counted first: the document takes the words.
         self.pending.push(m.id, m.owner, &word_counts(&scoped), len);
-        self.queued.push(UserOperation::Add(document(
-            self.id, self.text, m.id, scoped,
-        )));
+        self.queued
+            .push(UserOperation::Add(document(self.fields, m, scoped)));
         if m.embedding.is_some() {
             self.embedded.entry(m.owner).or_default().push(m.id);
         }
@@ -467,8 +641,14 @@ impl MemoryIndex {
 
     /// Removes a memory; searches stop returning it at once.
     pub fn remove(&mut self, id: MemoryId) {
-        self.queued
-            .push(UserOperation::Delete(Term::from_field_u64(self.id, id.0)));
+        if !self.uncount(id) {
+            // Not held: out of recall already, or of an owner not taken in yet.
+            return;
+        }
+        self.queued.push(UserOperation::Delete(Term::from_field_u64(
+            self.fields.id,
+            id.0,
+        )));
         if !self.pending.remove(id) {
             self.removed.insert(id);
         }
@@ -510,7 +690,7 @@ impl MemoryIndex {
         self.send_queued()?;
         let mut prepared = self.writer.prepare_commit().map_err(index_error)?;
         if let Some(p) = &self.payload {
-            prepared.set_payload(p);
+            prepared.set_payload(&with_owners(p, self.covered.as_ref()));
         }
         prepared.commit().map_err(index_error)?;
         self.reload()?;
@@ -596,8 +776,8 @@ impl MemoryIndex {
 }
 
 /// BM25's statistics for one owner's query, the same for committed and pending memories: the
-/// owner's document count, a length total that keeps the whole index's average length, and
-/// each term's document frequency among the owner's memories, committed and pending.
+/// owner's document count, a length total that keeps the owner's average length, and each
+/// term's document frequency among the owner's memories, committed and pending.
 struct OwnerStats {
     docs: u64,
     tokens: u64,
@@ -613,11 +793,11 @@ impl OwnerStats {
         words: &[String],
         corpus: u64,
     ) -> Result<OwnerStats> {
-        use tantivy::query::Bm25StatisticsProvider;
-        let all_docs = searcher.total_num_docs().map_err(index_error)? + index.pending.len() as u64;
-        let all_tokens =
-            searcher.total_num_tokens(index.text).map_err(index_error)? + index.pending.tokens();
-        let average = all_tokens as f64 / all_docs.max(1) as f64;
+        // The owner's average length, as its document count and frequencies are the owner's:
+        // an owner's recall depends on its own memories only (not on whose else the index
+        // holds, nor on what it has not merged away yet).
+        let (owner_docs, owner_words) = index.totals.get(&owner).copied().unwrap_or_default();
+        let average = owner_words as f64 / owner_docs.max(1) as f64;
         let mut terms = Vec::with_capacity(words.len());
         let mut most = 0;
         for w in words {
@@ -753,6 +933,116 @@ mod tests {
         for ((_, x), (_, y)) in a.iter().zip(&b) {
             assert!((x - y).abs() / x < 0.25, "{a:?} vs {b:?}");
         }
+    }
+
+    /// A world holding `memories` and their owners.
+    fn world_of(memories: &[Memory]) -> World {
+        use crate::log::{Event, WorldSettings};
+        let mut w = World::new();
+        w.apply(&Event::WorldCreated {
+            name: "W".into(),
+            now: 0,
+            settings: WorldSettings::default(),
+        })
+        .unwrap();
+        let owners: std::collections::BTreeSet<EntityId> =
+            memories.iter().map(|m| m.owner).collect();
+        for id in owners {
+            w.apply(&Event::EntityCreated {
+                id,
+                key: None,
+                name: format!("e{}", id.0),
+                aliases: vec![],
+                facts: Default::default(),
+                host_controlled: false,
+                state: Default::default(),
+            })
+            .unwrap();
+        }
+        for m in memories {
+            w.apply(&Event::MemoryAdded { memory: m.clone() }).unwrap();
+        }
+        w
+    }
+
+    fn scores(index: &mut MemoryIndex, world: &World, owner: u64, q: &str) -> Vec<(MemoryId, f32)> {
+        let words = index.words(q);
+        let owner = EntityId(owner);
+        index
+            .search(owner, &words, 20, world.memory_count(owner))
+            .expect("search")
+    }
+
+    #[test]
+    fn an_owners_recall_is_its_own_whoever_else_the_index_holds() {
+        // Owners ids from 10, past the memories' ids (the world gives each its own).
+        let all: Vec<Memory> = corpus()
+            .into_iter()
+            .map(|m| Memory {
+                id: MemoryId(m.id.0 + 100),
+                owner: EntityId(m.owner.0 + 9),
+                witnesses: WitnessSet::from_iter([EntityId(m.owner.0 + 9)]),
+                ..m
+            })
+            .collect();
+        let world = world_of(&all);
+        let queries = ["ale", "ship bard", "silver rain the"];
+        let mut whole = MemoryIndex::build(&world).expect("build");
+        // Taken in one owner at a time, in any order: the same scores as the whole index.
+        let mut lazy = MemoryIndex::lazy().expect("lazy");
+        for owner in [11, 10, 12] {
+            assert!(!lazy.covers(EntityId(owner)));
+            let taken = lazy.cover(&world, EntityId(owner)).expect("cover");
+            assert_eq!(taken, world.memory_count(EntityId(owner)));
+            assert_eq!(lazy.cover(&world, EntityId(owner)).expect("again"), 0);
+            let mut found = 0;
+            for q in queries {
+                let want = scores(&mut whole, &world, owner, q);
+                found += want.len();
+                assert_eq!(scores(&mut lazy, &world, owner, q), want, "{owner} {q}");
+            }
+            assert!(found > 10, "{owner} recalls something");
+        }
+        // A memory of an owner not taken in yet is left for then.
+        let mut partial = MemoryIndex::lazy().expect("lazy");
+        partial.add(&all[0]).expect("add");
+        partial.remove(all[0].id);
+        assert!(partial.is_empty());
+        // Another owner's memories come and go: owner 10's scores stay as they were.
+        let before: Vec<_> = queries
+            .iter()
+            .map(|q| scores(&mut whole, &world, 10, q))
+            .collect();
+        whole
+            .add(&memory(
+                999,
+                11,
+                "ale ale ship ship bard silver rain the the the long words",
+            ))
+            .expect("add");
+        whole.remove(all[1].id);
+        whole.commit().expect("commit");
+        let after: Vec<_> = queries
+            .iter()
+            .map(|q| scores(&mut whole, &world, 10, q))
+            .collect();
+        assert_eq!(after, before);
+    }
+
+    #[test]
+    fn the_owners_an_index_holds_go_into_its_payload_and_back() {
+        let owners: HashSet<EntityId> = [EntityId(17), EntityId(3)].into_iter().collect();
+        let p = with_owners("rp-memory-index/2 branch=1 seq=9 check=0a", Some(&owners));
+        assert_eq!(p, "rp-memory-index/2 branch=1 seq=9 check=0a owners=3,17");
+        assert_eq!(
+            split_owners(&p),
+            Ok(("rp-memory-index/2 branch=1 seq=9 check=0a", Some(owners)))
+        );
+        let none = with_owners("h", Some(&HashSet::new()));
+        assert_eq!(split_owners(&none), Ok(("h", Some(HashSet::new()))));
+        assert_eq!(split_owners("h"), Ok(("h", None)));
+        assert_eq!(with_owners("h", None), "h");
+        assert!(split_owners("h owners=3,x").is_err());
     }
 
     #[test]

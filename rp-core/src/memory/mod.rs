@@ -16,6 +16,7 @@ mod recall;
 mod semantic;
 
 pub use entities::EntityIndex;
+pub(crate) use index::split_owners;
 pub use index::{COMMIT_EVERY, IndexOrigin, MAX_QUERY_TERMS, MemoryIndex};
 pub(crate) use recall::recall_skipping;
 pub use recall::{RecallOptions, RecallWeights, Recalled, recall};

@@ -26,8 +26,6 @@ pub(super) struct PendingSet {
     memories: Vec<Pending>,
     /// Each owner's words.
     postings: HashMap<EntityId, Postings>,
-    /// The words of every pending memory.
-    tokens: u64,
     /// How many of `memories` were removed.
     removed: usize,
 }
@@ -50,11 +48,6 @@ impl PendingSet {
         self.memories.len() - self.removed
     }
 
-    /// The number of words in all pending memories.
-    pub fn tokens(&self) -> u64 {
-        self.tokens
-    }
-
     /// Adds memory `id` of `owner`, of `len` words, each of `words` once with its count. A word
     /// the owner's pending memories already hold costs no allocation.
     pub fn push(&mut self, id: MemoryId, owner: EntityId, words: &[(&str, u32)], len: u32) {
@@ -68,7 +61,6 @@ impl PendingSet {
                 }
             }
         }
-        self.tokens += u64::from(len);
         self.memories.push(Pending {
             id,
             len,
@@ -91,7 +83,6 @@ impl PendingSet {
     pub fn clear(&mut self) {
         self.memories.clear();
         self.postings.clear();
-        self.tokens = 0;
         self.removed = 0;
     }
 

@@ -137,7 +137,8 @@ pub struct Recalled {
 /// word) ranks the speaker's memories by retention and significance alone.
 ///
 /// `index` must hold exactly the recallable memories of `world` ([`crate::Engine::recall`]
-/// keeps one so).
+/// keeps one so), or of the owners it covers: one built lazily ([`MemoryIndex::lazy`]) takes
+/// in the speaker's first, which gives the same as a whole index would.
 pub fn recall(
     world: &World,
     index: &mut MemoryIndex,
@@ -164,6 +165,7 @@ pub(crate) fn recall_skipping(
     if world.entity(speaker).is_none() {
         return Err(Error::not_found("entity", speaker));
     }
+    index.cover(world, speaker)?;
     let words = index.words(query);
     let w = options.weights;
     let base = world.drive_settings(speaker).memory_stability_ms();

@@ -56,7 +56,8 @@ impl PastIndexes {
         let mut memories = self.memories.lock().unwrap_or_else(PoisonError::into_inner);
         let index = match &mut *memories {
             Some(index) => index,
-            None => memories.insert(MemoryIndex::build(world)?),
+            // Each speaker's memories are taken in on its first recall, not the world's at once.
+            None => memories.insert(MemoryIndex::lazy()?),
         };
         crate::memory::recall(world, index, speaker, query, now, options)
     }

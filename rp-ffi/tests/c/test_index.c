@@ -110,7 +110,8 @@ static void test_the_index_is_kept_beside_the_save(void) {
     rp_string_free(json);
     CHECK(rp_engine_free(engine) == RP_RESULT_OK);
 
-    /* Deleted: built again, the same answers. */
+    /* Deleted: built again, the same answers; one speaker at a time, so it holds Tobias's
+     * memories and says so (docs/memory.md). */
     remove_dir(sidecar);
     engine = NULL;
     CHECK(rp_engine_open(save, strlen(save), &engine) == RP_RESULT_OK);
@@ -120,6 +121,23 @@ static void test_the_index_is_kept_beside_the_save(void) {
     json = origin(engine);
     CHECK(contains(json, "\"built\""));
     rp_string_free(json);
+    {
+        char meta_path[4400];
+        char meta[8192];
+        char owners[64];
+        size_t n = 0;
+        FILE *f;
+        snprintf(meta_path, sizeof meta_path, "%s/meta.json", sidecar);
+        f = fopen(meta_path, "rb");
+        CHECK(f != NULL);
+        if (f != NULL) {
+            n = fread(meta, 1, sizeof meta - 1, f);
+            fclose(f);
+        }
+        meta[n] = '\0';
+        snprintf(owners, sizeof owners, " owners=%llu\"", (unsigned long long)tobias);
+        CHECK(strstr(meta, owners) != NULL);
+    }
 
     CHECK(rp_engine_memory_index_origin(engine, NULL) == RP_RESULT_NULL_ARGUMENT);
     CHECK(rp_engine_memory_index_origin(NULL, &json) == RP_RESULT_NULL_ARGUMENT);
