@@ -18,7 +18,10 @@
 //! - `warm`: the save's files are in the page cache (they were just read);
 //! - `cold`: they are evicted first (`posix_fadvise(DONTNEED)` after a sync; the bench prints
 //!   how much stayed resident, which `mincore` measures). The binary and its libraries stay
-//!   cached.
+//!   cached;
+//! - `index deleted`: as `warm`, with the memory index beside the save deleted, so the first
+//!   recall builds it again (the speaker's memories only: the others' wait for their own first
+//!   recall).
 //!
 //! `N` is 10k, 100k and 1M in a full run; `RP_FIRST_PROMPT_SIZES=10000,100000,1000000,5000000`
 //! sets it (5M needs about 8 GB of RAM and 5 GB of disk). `cargo test --benches` runs 2,000.
@@ -78,40 +81,48 @@ fn main() {
         let save = dir.path().join("campaign.rp");
         let built = build(&save, n);
         let index = index_dir(&save);
-        let (mut warm, mut cold) = (Vec::new(), Vec::new());
+        let (mut warm, mut cold, mut rebuilt) = (Vec::new(), Vec::new(), Vec::new());
         // Each child works on a copy (its turns write to the save).
         let copy = dir.path().join("run.rp");
         let copy_index = index_dir(&copy);
         for run in 0..runs {
-            // Alternate which goes first, so neither always follows the other.
-            let order = if run % 2 == 0 {
-                [false, true]
-            } else {
-                [true, false]
-            };
-            for is_cold in order {
+            // Rotate which goes first, so none always follows another.
+            let mut order = [Mode::Warm, Mode::Cold, Mode::Rebuilt];
+            order.rotate_left(run % 3);
+            for mode in order {
                 copy_save(&save, &copy);
-                // On disk before either run, so no writeback competes with the child.
+                // On disk before the run, so no writeback competes with the child.
                 sync(&[&copy, &copy_index]);
-                if is_cold {
+                if mode == Mode::Cold {
                     evict(&[&copy, &copy_index]);
                 } else {
                     // Opened once before (no turns), as a save the player just closed.
                     spawn(&copy, 1.0, false);
                 }
+                if mode == Mode::Rebuilt {
+                    std::fs::remove_dir_all(&copy_index).expect("delete the index");
+                }
                 let cached = resident(&[&copy, &copy_index]);
                 let r = spawn(&copy, cached, true);
+                assert_eq!(
+                    r.loaded,
+                    mode != Mode::Rebuilt,
+                    "the kept index is read back, a deleted one built again"
+                );
                 if std::env::var_os("RP_FIRST_PROMPT_EACH").is_some() {
                     report(format!(
-                        "  run {run} {}: {}",
-                        if is_cold { "cold" } else { "warm" },
+                        "  run {run} {mode:?}: {}",
                         Summary::of(&[r]).line()
                     ));
                 }
-                if is_cold { cold.push(r) } else { warm.push(r) }
+                match mode {
+                    Mode::Warm => warm.push(r),
+                    Mode::Cold => cold.push(r),
+                    Mode::Rebuilt => rebuilt.push(r),
+                }
             }
         }
-        let row = Row::of(n, &built, &save, &index, &warm, &cold);
+        let row = Row::of(n, &built, &save, &index, [&warm, &cold, &rebuilt]);
         row.print();
         rows.push(row);
         kept.push(dir);
@@ -123,6 +134,17 @@ fn main() {
         }
     }
     report(format!("load average after: {}", loadavg()));
+}
+
+/// How the save is found by the measured child.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Its files in the page cache (it was just opened).
+    Warm,
+    /// Its files evicted from the page cache.
+    Cold,
+    /// As `Warm`, its memory index deleted: built again for the speaker by the first recall.
+    Rebuilt,
 }
 
 /// Where the saves are made: `RP_BENCH_DIR`, or the system's temporary directory (a tmpfs there
@@ -367,6 +389,8 @@ struct Run {
     rss_kib: u64,
     /// The fraction of the save's files in the page cache when the child started.
     resident: f64,
+    /// Whether the kept memory index was read back (not built again).
+    loaded: bool,
 }
 
 /// Runs the child on `save`; without `turns` it only opens and builds the prompt (which
@@ -404,6 +428,7 @@ fn spawn(save: &Path, resident: f64, turns: bool) -> Run {
         turn_p50: Duration::from_micros(field("turn_p50_us")),
         rss_kib: field("rss_kib"),
         resident,
+        loaded: line.contains("origin=\"Some(Loaded"),
     }
 }
 
@@ -486,6 +511,7 @@ struct Row {
     snapshot_bytes: u64,
     warm: Summary,
     cold: Summary,
+    rebuilt: Summary,
 }
 
 /// Medians of a set of runs.
@@ -534,7 +560,8 @@ impl Summary {
 }
 
 impl Row {
-    fn of(n: usize, b: &Built, save: &Path, index: &Path, warm: &[Run], cold: &[Run]) -> Row {
+    fn of(n: usize, b: &Built, save: &Path, index: &Path, runs: [&[Run]; 3]) -> Row {
+        let [warm, cold, rebuilt] = runs;
         Row {
             memories: n,
             events: b.events,
@@ -546,6 +573,7 @@ impl Row {
             snapshot_bytes: b.snapshot_bytes,
             warm: Summary::of(warm),
             cold: Summary::of(cold),
+            rebuilt: Summary::of(rebuilt),
         }
     }
 
@@ -564,6 +592,7 @@ impl Row {
         ));
         report(format!("  warm: {}", self.warm.line()));
         report(format!("  cold: {}", self.cold.line()));
+        report(format!("  index deleted: {}", self.rebuilt.line()));
     }
 }
 
@@ -571,9 +600,9 @@ impl Row {
 fn table(rows: &[Row]) {
     report("");
     report(
-        "| memories | events | warm first prompt | cold first prompt | turn (p50) | peak RSS | save on disk | save / text | bytes per memory | bytes per event |",
+        "| memories | events | warm first prompt | cold first prompt | index deleted | turn (p50) | peak RSS | save on disk | save / text | bytes per memory | bytes per event |",
     );
-    report("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    report("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for (i, r) in rows.iter().enumerate() {
         let tenth = rows[..i].iter().find(|p| p.memories * 10 == r.memories);
         let grow = |f: fn(&Row) -> f64| match tenth {
@@ -581,13 +610,15 @@ fn table(rows: &[Row]) {
             None => String::new(),
         };
         report(format!(
-            "| {} | {} | {}{} | {}{} | {}{} | {} MB{} | {:.0} MB{} | {:.2} | {:.0} | {:.0} |",
+            "| {} | {} | {}{} | {}{} | {}{} | {}{} | {} MB{} | {:.0} MB{} | {:.2} | {:.0} | {:.0} |",
             r.memories,
             r.events,
             ms(r.warm.first_prompt),
             grow(|r| r.warm.first_prompt.as_secs_f64()),
             ms(r.cold.first_prompt),
             grow(|r| r.cold.first_prompt.as_secs_f64()),
+            ms(r.rebuilt.first_prompt),
+            grow(|r| r.rebuilt.first_prompt.as_secs_f64()),
             ms(r.warm.turn),
             grow(|r| r.warm.turn.as_secs_f64()),
             r.warm.rss_kib.max(r.cold.rss_kib) / 1024,

@@ -599,14 +599,21 @@ fn latest_snapshot_world(
 ) -> Result<Option<(World, u64)>> {
     let _span = tracing::info_span!("snapshot.load").entered();
     for seg in catalog.segments(branch, head)?.iter().rev() {
-        if let Some((seq, bytes)) = store.latest_snapshot(seg.branch, seg.first, seg.last)? {
-            if seq <= after {
-                // Not nearer than what the caller has: not worth decoding.
+        // Decoded where the store holds it: a long campaign's snapshot is hundreds of
+        // megabytes, not worth a copy.
+        let mut found = None;
+        store.visit_latest_snapshot(seg.branch, seg.first, seg.last, &mut |seq, bytes| {
+            // Not nearer than what the caller has: not worth decoding.
+            let decoded = (seq > after).then(|| codec::decode::<World>(bytes));
+            found = Some((seq, decoded, bytes.len()));
+            Ok(())
+        })?;
+        if let Some((seq, decoded, len)) = found {
+            let Some(decoded) = decoded else {
                 return Ok(None);
-            }
+            };
             let location = format!("snapshot at seq {seq} of branch {}", seg.branch);
-            let mut snap: World =
-                codec::decode(&bytes).map_err(corrupt(store, location.clone()))?;
+            let mut snap = decoded.map_err(corrupt(store, location.clone()))?;
             if snap.seq() != seq {
                 return Err(Error::Corrupt {
                     file: store.name().to_owned(),
@@ -624,7 +631,7 @@ fn latest_snapshot_world(
                 location,
                 message: e.to_string(),
             })?;
-            return Ok(Some((snap, bytes.len() as u64)));
+            return Ok(Some((snap, len as u64)));
         }
     }
     Ok(None)

@@ -98,4 +98,24 @@ impl Store for MemoryStore {
             .next_back()
             .map(|((_, s), b)| (*s, b.clone())))
     }
+
+    fn visit_latest_snapshot(
+        &self,
+        branch: BranchId,
+        min: Seq,
+        max: Seq,
+        visit: &mut dyn FnMut(Seq, &[u8]) -> Result<()>,
+    ) -> Result<bool> {
+        if min > max {
+            return Ok(false);
+        }
+        match self
+            .snapshots
+            .range((branch, min)..=(branch, max))
+            .next_back()
+        {
+            Some(((_, s), b)) => visit(*s, b).map(|()| true),
+            None => Ok(false),
+        }
+    }
 }

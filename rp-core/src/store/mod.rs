@@ -94,6 +94,23 @@ pub trait Store: Send {
         Ok(())
     }
 
+    /// Calls `visit` with the snapshot of `branch` with the highest seq in `min..=max`, if
+    /// any; returns whether there was one. A store that can lends the bytes where it holds
+    /// them, without a copy (a long campaign's snapshot is hundreds of megabytes); the default
+    /// visits [`Store::latest_snapshot`]'s copy.
+    fn visit_latest_snapshot(
+        &self,
+        branch: BranchId,
+        min: Seq,
+        max: Seq,
+        visit: &mut dyn FnMut(Seq, &[u8]) -> Result<()>,
+    ) -> Result<bool> {
+        match self.latest_snapshot(branch, min, max)? {
+            Some((seq, bytes)) => visit(seq, &bytes).map(|()| true),
+            None => Ok(false),
+        }
+    }
+
     /// The snapshot of `branch` with the highest seq in `min..=max`, if any.
     fn latest_snapshot(
         &self,

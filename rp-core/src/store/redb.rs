@@ -888,23 +888,39 @@ impl Store for RedbStore {
         min: Seq,
         max: Seq,
     ) -> Result<Option<(Seq, Vec<u8>)>> {
+        let mut out = None;
+        self.visit_latest_snapshot(branch, min, max, &mut |seq, bytes| {
+            out = Some((seq, bytes.to_vec()));
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Lends the record where redb's read holds it (no copy).
+    fn visit_latest_snapshot(
+        &self,
+        branch: BranchId,
+        min: Seq,
+        max: Seq,
+        visit: &mut dyn FnMut(Seq, &[u8]) -> Result<()>,
+    ) -> Result<bool> {
         if min > max {
-            return Ok(None);
+            return Ok(false);
         }
         let err = |e: &dyn fmt::Display| storage(&self.name, e);
         self.read(|txn| {
             let Some(t) = missing_ok(txn.open_table(SNAPSHOTS)).map_err(|e| err(&e))? else {
-                return Ok(None);
+                return Ok(false);
             };
             let last = t
                 .range((branch, min)..=(branch, max))
                 .map_err(|e| err(&e))?
                 .next_back();
             match last {
-                None => Ok(None),
+                None => Ok(false),
                 Some(row) => {
                     let (k, v) = row.map_err(|e| err(&e))?;
-                    Ok(Some((k.value().1, v.value().to_vec())))
+                    visit(k.value().1, v.value()).map(|()| true)
                 }
             }
         })
