@@ -331,3 +331,41 @@ fn an_index_built_again_takes_in_each_speaker_on_its_first_recall() {
     drop(e);
     assert_eq!(got, fresh(&path));
 }
+
+#[test]
+fn vectors_are_found_the_same_after_the_index_is_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = save(dir.path(), 2);
+    let mut e = Engine::open(&path).unwrap();
+    let tobias = e.world().resolve_entity("tobias").unwrap();
+    let vector = |i: usize| -> Vec<f32> { (0..4).map(|k| ((i * 7 + k * 3) % 5) as f32).collect() };
+    for i in 0..12 {
+        let mut m = memory::NewMemory::new(tobias, format!("a thought of the marsh, {i}"));
+        // Every other memory has a vector.
+        m.embedding = (i % 2 == 0).then(|| vector(i));
+        e.add_memory(m).unwrap();
+    }
+    let options = RecallOptions {
+        query_embedding: Some(vector(4)),
+        ..RecallOptions::default()
+    };
+    let now = e.world().now();
+    let ids = |e: &mut Engine| -> Vec<MemoryId> {
+        e.recall(tobias, "marsh", now, &options)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect()
+    };
+    let before = ids(&mut e);
+    assert!(!before.is_empty());
+    drop(e);
+    let mut e = Engine::open(&path).unwrap();
+    assert_eq!(ids(&mut e), before);
+    assert!(matches!(origin(&e), IndexOrigin::Loaded { .. }));
+    // One more, with the vector nearest the query: found at once.
+    let mut m = memory::NewMemory::new(tobias, "the marsh again");
+    m.embedding = Some(vector(4));
+    let id = e.add_memory(m).unwrap();
+    assert_eq!(ids(&mut e)[0], id);
+}

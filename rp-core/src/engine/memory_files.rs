@@ -107,7 +107,7 @@ impl Engine {
             Some((branch, bytes)) => payload(branch, head, &bytes),
             None => return self.build_memory_index(),
         };
-        let reason = match MemoryIndex::open_in(dir, &self.world) {
+        let reason = match MemoryIndex::open_in(dir) {
             Err(_) if !dir.exists() => "none was kept yet".to_owned(),
             Ok((mut index, recorded)) => match self.covered(&recorded)? {
                 Some((seq, owners)) => {

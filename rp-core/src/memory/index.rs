@@ -424,10 +424,6 @@ impl MemoryIndex {
     /// Says which owners' memories an index read back holds (what its payload recorded):
     /// `None` for every owner's.
     pub fn set_covered(&mut self, owners: Option<HashSet<EntityId>>) {
-        if let Some(owners) = &owners {
-            // The others' vectors come with their memories, when they are taken in.
-            self.embedded.retain(|owner, _| owners.contains(owner));
-        }
         self.covered = owners;
     }
 
@@ -475,9 +471,8 @@ impl MemoryIndex {
 
     /// The index kept in `dir` ([`MemoryIndex::lazy_in`]), with what history its last commit
     /// covers (its payload). Every file is checked against its checksum first; a missing,
-    /// damaged or foreign index is an error (the caller builds a new one). `world` gives the
-    /// memories with vectors, which the index does not hold.
-    pub fn open_in(dir: &std::path::Path, world: &World) -> Result<(MemoryIndex, String)> {
+    /// damaged or foreign index is an error (the caller builds a new one).
+    pub fn open_in(dir: &std::path::Path) -> Result<(MemoryIndex, String)> {
         // tantivy reads what it wrote; a damaged file must not bring the engine down.
         let opened = std::panic::catch_unwind(|| -> Result<(Index, String)> {
             let index = Index::open(directory(dir)?).map_err(index_error)?;
@@ -502,11 +497,6 @@ impl MemoryIndex {
         opened.reload()?;
         opened.docs = opened.reader.searcher().num_docs();
         opened.count_stored()?;
-        for m in world.all_memories() {
-            if m.recallable() && m.embedding.is_some() {
-                opened.embedded.entry(m.owner).or_default().push(m.id);
-            }
-        }
         // What it records of the history; the owners it holds are added at each commit.
         let history = split_owners(&payload).map_or(payload.as_str(), |(h, _)| h);
         opened.payload = Some(history.to_owned());
@@ -632,8 +622,10 @@ impl MemoryIndex {
         self.pending.push(m.id, m.owner, &word_counts(&scoped), len);
         self.queued
             .push(UserOperation::Add(document(self.fields, m, scoped)));
-        if m.embedding.is_some() {
-            self.embedded.entry(m.owner).or_default().push(m.id);
+        if m.embedding.is_some()
+            && let Some(list) = self.embedded.get_mut(&m.owner)
+        {
+            list.push(m.id);
         }
         self.docs += 1;
         Ok(())
@@ -706,9 +698,16 @@ impl MemoryIndex {
         Ok(())
     }
 
-    /// The memories of `owner` that have a vector.
-    pub fn embedded(&self, owner: EntityId) -> &[MemoryId] {
-        self.embedded.get(&owner).map_or(&[], Vec::as_slice)
+    /// The memories of `owner` in `world` that have a vector: listed from the world on the
+    /// owner's first semantic recall (an index read back lists none until asked), then kept.
+    pub fn embedded(&mut self, world: &World, owner: EntityId) -> &[MemoryId] {
+        self.embedded.entry(owner).or_insert_with(|| {
+            world
+                .memories_of(owner)
+                .filter(|m| m.recallable() && m.embedding.is_some())
+                .map(|m| m.id)
+                .collect()
+        })
     }
 
     /// The words of `text` as the index sees them (lower-cased, split on what is not a letter

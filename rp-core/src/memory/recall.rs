@@ -214,7 +214,7 @@ pub(crate) fn recall_skipping(
         Some(q) => {
             // Exact: every vector among the speaker's memories (the index lists them).
             let mut by_vector: Vec<(MemoryId, f64)> = index
-                .embedded(speaker)
+                .embedded(world, speaker)
                 .iter()
                 .filter_map(|id| {
                     let m = world
