@@ -32,7 +32,7 @@ use rp_benches::{
     Latency, Rng, Stopwatch, Vocabulary, WORLD_NAME, add_snapshots, bytes_under, disk_bytes_under,
     evict, file_size, files_under, loadavg, ms, peak_rss_kib, resident, scaled, setup_options,
 };
-use rp_core::memory::RecallOptions;
+use rp_core::memory::{MemoryIndex, RecallOptions};
 use rp_core::turn::{GenerateResult, PromptOptions, Step, TurnInput, TurnOptions};
 use rp_core::{
     Activity, ContainerId, ContainerProperties, Edge, Engine, EntityId, EntityState, Event,
@@ -232,26 +232,15 @@ fn build(save: &Path, n: usize) -> Built {
                 let text = v.text(&mut rng, 10, 40);
                 text_bytes += text.len() as u64;
                 Event::MemoryAdded {
-                    memory: Memory {
-                        id: MemoryId(id0 + i as u64),
+                    memory: Memory::new(
+                        MemoryId(id0 + i as u64),
                         owner,
-                        witnesses: WitnessSet::from_iter([owner]),
+                        WitnessSet::from_iter([owner]),
                         text,
-                        kind: MemoryKind::Utterance,
-                        significance: rng.unit(),
-                        created: START - 1000 * HOUR + (k as i64) * 1000 * HOUR / n as i64,
-                        last_accessed: None,
-                        access_count: 0,
-                        decay: Default::default(),
-                        pinned: false,
-                        embedding: None,
-                        scene: None,
-                        stability: 0.0,
-                        summary: None,
-                        feeling: None,
-                        about: None,
-                        sources: Vec::new(),
-                    },
+                        MemoryKind::Utterance,
+                        rng.unit(),
+                        START - 1000 * HOUR + (k as i64) * 1000 * HOUR / n as i64,
+                    ),
                 }
             })
             .collect();
@@ -386,6 +375,8 @@ struct Run {
     /// From spawning the child to its exit, as the parent sees it (process start included).
     wall: Duration,
     turn_p50: Duration,
+    /// Building the whole memory index in the child (only where it was deleted).
+    whole_index: Duration,
     rss_kib: u64,
     /// The fraction of the save's files in the page cache when the child started.
     resident: f64,
@@ -426,6 +417,7 @@ fn spawn(save: &Path, resident: f64, turns: bool) -> Run {
         first_prompt: Duration::from_micros(field("first_prompt_us")),
         wall,
         turn_p50: Duration::from_micros(field("turn_p50_us")),
+        whole_index: Duration::from_micros(field("whole_index_us")),
         rss_kib: field("rss_kib"),
         resident,
         loaded: line.contains("origin=\"Some(Loaded"),
@@ -454,7 +446,7 @@ fn child(save: &Path) {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(TURNS);
-    let mut turns = vec![Duration::ZERO];
+    let mut turns = Vec::with_capacity(count);
     for t in 0..count {
         let input = TurnInput::say(
             player,
@@ -477,9 +469,6 @@ fn child(save: &Path) {
         }
         let outcome = turn.finish().expect("finish");
         turns.push(sw.stop().wall);
-        if t == 0 {
-            turns.remove(0);
-        }
         assert_eq!(
             outcome.replies.len(),
             1,
@@ -487,12 +476,27 @@ fn child(save: &Path) {
         );
     }
     let rss = peak_rss_kib().unwrap_or(0);
+    // The baseline of a deleted index: building it whole, as before it was built one speaker
+    // at a time (after the figures above, so it weighs on none of them).
+    let whole = if origin.contains("Built") {
+        let sw = Stopwatch::start();
+        std::hint::black_box(MemoryIndex::build(engine.world()).expect("build"));
+        sw.stop().wall
+    } else {
+        Duration::ZERO
+    };
     println!(
-        "CHILD open_us={} prompt_us={} first_prompt_us={} turn_p50_us={} rss_kib={rss} origin={origin:?}",
+        "CHILD open_us={} prompt_us={} first_prompt_us={} turn_p50_us={} whole_index_us={} rss_kib={rss} origin={origin:?}",
         open.as_micros(),
         (first_prompt - t0).as_micros(),
         first_prompt.as_micros(),
-        Latency::of(&turns).p50.as_micros(),
+        // No turns (a run that only opens): none to report.
+        if turns.is_empty() {
+            0
+        } else {
+            Latency::of(&turns).p50.as_micros()
+        },
+        whole.as_micros(),
     );
 }
 
@@ -522,6 +526,7 @@ struct Summary {
     first_prompt: Duration,
     wall: Duration,
     turn: Duration,
+    whole_index: Duration,
     rss_kib: u64,
     resident: f64,
 }
@@ -540,6 +545,7 @@ impl Summary {
             first_prompt: m(|r| r.first_prompt),
             wall: m(|r| r.wall),
             turn: m(|r| r.turn_p50),
+            whole_index: m(|r| r.whole_index),
             rss_kib: runs.iter().map(|r| r.rss_kib).max().unwrap_or(0),
             resident: median(runs.iter().map(|r| r.resident).collect()),
         }
@@ -593,6 +599,11 @@ impl Row {
         report(format!("  warm: {}", self.warm.line()));
         report(format!("  cold: {}", self.cold.line()));
         report(format!("  index deleted: {}", self.rebuilt.line()));
+        report(format!(
+            "  index deleted, built whole instead (the baseline): {} more, {} in all",
+            ms(self.rebuilt.whole_index),
+            ms(self.rebuilt.open + self.rebuilt.whole_index + self.rebuilt.prompt)
+        ));
     }
 }
 

@@ -604,7 +604,7 @@ fn latest_snapshot_world(
         let mut found = None;
         store.visit_latest_snapshot(seg.branch, seg.first, seg.last, &mut |seq, bytes| {
             // Not nearer than what the caller has: not worth decoding.
-            let decoded = (seq > after).then(|| codec::decode::<World>(bytes));
+            let decoded = (seq > after).then(|| codec::decode_world(bytes));
             found = Some((seq, decoded, bytes.len()));
             Ok(())
         })?;

@@ -107,9 +107,52 @@ pub(super) fn encode_snapshot(
     cost: &mut LoadCost,
     at: Option<(BranchId, Seq, &World)>,
 ) {
+    encode_snapshot_within(commit, cost, at, codec::MAX_SNAPSHOT_BYTES);
+}
+
+/// [`encode_snapshot`], storing a snapshot of at most `limit` bytes.
+fn encode_snapshot_within(
+    commit: &mut Commit,
+    cost: &mut LoadCost,
+    at: Option<(BranchId, Seq, &World)>,
+    limit: usize,
+) {
     if let Some((branch, seq, world)) = at {
         let bytes = codec::encode(world);
+        // Its size is what the next snapshot waits for, stored or not: one too large to read
+        // back is not stored (the save opens from the snapshot before and the log after it),
+        // and the next is tried once a quarter of its size has been appended since.
         cost.snapshot_bytes = bytes.len() as u64;
-        commit.snapshots.push((branch, seq, bytes));
+        if bytes.len() <= limit {
+            commit.snapshots.push((branch, seq, bytes));
+        } else {
+            commit.drop_snapshots.clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_snapshot_too_large_to_read_back_is_not_stored() {
+        let world = World::new();
+        let len = codec::encode(&world).len();
+        for (limit, stored) in [(len, true), (len - 1, false)] {
+            let mut commit = Commit {
+                drop_snapshots: vec![(1, 5)],
+                ..Commit::default()
+            };
+            let mut cost = LoadCost::default();
+            encode_snapshot_within(&mut commit, &mut cost, Some((1, 9, &world)), limit);
+            assert_eq!(commit.snapshots.len(), usize::from(stored));
+            // Stored or not, its size paces the next; nothing is dropped for one not stored.
+            assert_eq!(cost.snapshot_bytes, len as u64);
+            assert_eq!(commit.drop_snapshots.is_empty(), !stored);
+        }
+        assert!(codec::snapshot_fits(codec::MAX_SNAPSHOT_BYTES));
+        assert!(!codec::snapshot_fits(codec::MAX_SNAPSHOT_BYTES + 1));
+        const { assert!(codec::MAX_SNAPSHOT_BYTES > codec::MAX_RECORD_BYTES) };
     }
 }

@@ -15,8 +15,20 @@ use serde::de::DeserializeOwned;
 
 /// The format version this build writes and the newest it reads.
 pub const FORMAT_VERSION: u16 = 1;
-/// The largest record this build will decode.
+/// The largest record this build will decode (an event or the metadata; a snapshot may be
+/// larger, up to [`MAX_SNAPSHOT_BYTES`]).
 pub const MAX_RECORD_BYTES: usize = 512 * 1024 * 1024;
+/// The largest snapshot this build writes and reads: a world of about ten million memories.
+/// A larger world is saved without snapshots ([`snapshot_fits`]) and opens by replaying its
+/// log, so a save never holds a snapshot it cannot read back. (redb keeps a value's length in
+/// 32 bits.)
+pub const MAX_SNAPSHOT_BYTES: usize = 3 << 30;
+
+/// Whether an encoded snapshot of `len` bytes may be stored: one larger than
+/// [`MAX_SNAPSHOT_BYTES`] would make the save unopenable from it.
+pub fn snapshot_fits(len: usize) -> bool {
+    len <= MAX_SNAPSHOT_BYTES
+}
 /// The deepest nesting accepted in a record body.
 pub const MAX_DEPTH: usize = 64;
 
@@ -71,7 +83,7 @@ pub fn encode_snapshot(world: &World) -> Vec<u8> {
 
 /// Decodes a snapshot record, rebuilding and checking the world's internal references.
 pub fn decode_snapshot(bytes: &[u8], source: &str) -> Result<World, Error> {
-    let mut world: World = decode(bytes).map_err(|e| e.at(source, "snapshot record"))?;
+    let mut world = decode_world(bytes).map_err(|e| e.at(source, "snapshot record"))?;
     world.reindex().map_err(|e| Error::Corrupt {
         file: source.to_owned(),
         location: "snapshot record".into(),
@@ -119,10 +131,20 @@ fn checksum(record: &[u8]) -> u32 {
 
 /// Decodes a record written by [`encode`], checking magic, version, checksum and limits.
 pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, DecodeError> {
+    decode_within(bytes, MAX_RECORD_BYTES)
+}
+
+/// Decodes a snapshot record's world (not reindexed), within [`MAX_SNAPSHOT_BYTES`].
+pub(crate) fn decode_world(bytes: &[u8]) -> Result<World, DecodeError> {
+    decode_within(bytes, MAX_SNAPSHOT_BYTES)
+}
+
+/// [`decode`] of a record of at most `limit` bytes.
+fn decode_within<T: DeserializeOwned>(bytes: &[u8], limit: usize) -> Result<T, DecodeError> {
     if bytes.len() < HEADER || &bytes[..2] != MAGIC {
         return Err(DecodeError::NotARecord("not an rp record".into()));
     }
-    if bytes.len() > MAX_RECORD_BYTES {
+    if bytes.len() > limit {
         return Err(DecodeError::Corrupt(format!(
             "record of {} bytes exceeds the limit",
             bytes.len()
@@ -237,6 +259,19 @@ mod tests {
 
     fn sample() -> Event {
         Event::TimeAdvanced { to: 42 }
+    }
+
+    #[test]
+    fn a_record_over_its_limit_is_refused_before_it_is_read() {
+        let bytes = encode(&sample());
+        assert_eq!(
+            decode_within::<Event>(&bytes, bytes.len()).unwrap(),
+            sample()
+        );
+        match decode_within::<Event>(&bytes, bytes.len() - 1) {
+            Err(DecodeError::Corrupt(m)) => assert!(m.contains("exceeds the limit"), "{m}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
