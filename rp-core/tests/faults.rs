@@ -375,13 +375,7 @@ fn power_loss_after_any_io_operation_keeps_whole_saved_turns() {
             checked += 1;
         }
         if let Some(op) = trace.get(k) {
-            apply(&mut live, op);
-            if matches!(op, Op::Sync) {
-                durable.clone_from(&live);
-                unsynced.clear();
-            } else {
-                unsynced.push(op);
-            }
+            take_step(op, &mut live, &mut durable, &mut unsynced);
         }
     }
     eprintln!(
@@ -1012,17 +1006,28 @@ fn power_loss_while_compacting_keeps_every_turn() {
             *outcomes.entry(outcome).or_default() += 1;
         }
         if let Some(op) = trace.get(k) {
-            apply(&mut live, op);
-            if matches!(op, Op::Sync) {
-                durable.clone_from(&live);
-                unsynced.clear();
-            } else {
-                unsynced.push(op);
-            }
+            take_step(op, &mut live, &mut durable, &mut unsynced);
         }
     }
     eprintln!(
         "{} crash images of a compaction checked: {outcomes:#?}",
         outcomes.values().sum::<usize>()
     );
+}
+
+/// Takes one step of a recorded trace: `live` is the file as the process sees it, `durable` as
+/// a power cut would leave it (the last sync), `unsynced` what was done since.
+fn take_step<'a>(
+    op: &'a Op,
+    live: &mut Vec<u8>,
+    durable: &mut Vec<u8>,
+    unsynced: &mut Vec<&'a Op>,
+) {
+    apply(live, op);
+    if matches!(op, Op::Sync) {
+        durable.clone_from(live);
+        unsynced.clear();
+    } else {
+        unsynced.push(op);
+    }
 }
