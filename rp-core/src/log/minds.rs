@@ -33,7 +33,7 @@ impl World {
 
     /// When `a` and `b` last spoke in each other's hearing.
     pub fn contact(&self, a: EntityId, b: EntityId) -> Option<Millis> {
-        self.contacts.get(&(a, b)).copied()
+        self.contacts.get(&contact_key(a, b)).copied()
     }
 
     /// The latest of what `observer` saw of `about`'s availability, what the host reported and
@@ -123,6 +123,34 @@ pub(super) fn overdue() -> Option<Millis> {
 
 /// A map keyed by pairs of entities, serialised as a list of `[from, to, value]` (JSON has no
 /// tuple keys).
+/// Where the contact of `a` and `b` is kept: one entry per pair, whichever spoke.
+pub(super) fn contact_key(a: EntityId, b: EntityId) -> (EntityId, EntityId) {
+    (a.min(b), a.max(b))
+}
+
+/// The contacts as a snapshot keeps them ([`pair_map`]). A snapshot written before contacts
+/// were kept once per pair holds each both ways, with the same time: read back once.
+pub(super) mod contact_map {
+    use super::contact_key;
+    use crate::model::{EntityId, Millis};
+    use serde::{Deserialize, Deserializer};
+
+    pub use super::pair_map::serialize;
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<imbl::OrdMap<(EntityId, EntityId), Millis>, D::Error> {
+        let items: Vec<(EntityId, EntityId, Millis)> = Vec::deserialize(d)?;
+        let mut map = imbl::OrdMap::new();
+        for (a, b, at) in items {
+            let key = contact_key(a, b);
+            let latest = map.get(&key).map_or(at, |t: &Millis| (*t).max(at));
+            map.insert(key, latest);
+        }
+        Ok(map)
+    }
+}
+
 pub(super) mod pair_map {
     use crate::model::EntityId;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -141,5 +169,37 @@ pub(super) mod pair_map {
     ) -> Result<Map<V>, D::Error> {
         let items: Vec<(EntityId, EntityId, V)> = Vec::deserialize(d)?;
         Ok(items.into_iter().map(|(a, b, v)| ((a, b), v)).collect())
+    }
+}
+
+#[cfg(test)]
+mod contact_tests {
+    use super::*;
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Kept {
+        #[serde(with = "contact_map")]
+        contacts: imbl::OrdMap<(EntityId, EntityId), Millis>,
+    }
+
+    #[test]
+    fn a_contact_is_kept_once_per_pair_and_read_back_once_from_an_older_snapshot() {
+        // As a snapshot from before kept them: each contact both ways.
+        let older = r#"{"contacts": [[3, 5, 10], [5, 3, 10], [7, 2, 4], [2, 7, 6]]}"#;
+        let kept: Kept = serde_json::from_str(older).unwrap();
+        let pairs: Vec<_> = kept.contacts.iter().map(|(k, t)| (*k, *t)).collect();
+        assert_eq!(
+            pairs,
+            [
+                ((EntityId(2), EntityId(7)), 6),
+                ((EntityId(3), EntityId(5)), 10)
+            ]
+        );
+        let again: Kept = serde_json::from_str(&serde_json::to_string(&kept).unwrap()).unwrap();
+        assert_eq!(again.contacts, kept.contacts);
+        assert_eq!(
+            contact_key(EntityId(9), EntityId(4)),
+            contact_key(EntityId(4), EntityId(9))
+        );
     }
 }

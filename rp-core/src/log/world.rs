@@ -74,8 +74,10 @@ pub struct World {
     /// The world's drive settings (over the built-in defaults).
     #[serde(default)]
     pub(super) drive_config: DriveConfig,
-    /// When each ordered pair last spoke in each other's hearing: social debt counts from it.
-    #[serde(default, with = "super::minds::pair_map")]
+    /// When each pair last spoke in each other's hearing: social debt counts from it. Kept once
+    /// per pair, under (lower id, higher id) ([`super::minds::contact_key`]): a contact is
+    /// always both ways.
+    #[serde(default, with = "super::minds::contact_map")]
     pub(super) contacts: imbl::OrdMap<(EntityId, EntityId), Millis>,
     /// What each (observer, observed) pair believes of the observed's availability.
     #[serde(default, with = "super::minds::pair_map")]

@@ -361,8 +361,8 @@ impl World {
                     }
                 }
             }
-            self.contacts.insert((w, speaker), at);
-            self.contacts.insert((speaker, w), at);
+            self.contacts
+                .insert(crate::log::minds::contact_key(w, speaker), at);
             self.beliefs.insert(
                 (w, speaker),
                 Belief {
