@@ -87,11 +87,12 @@ pub(super) fn index_memory_events(
 
 impl Engine {
     /// The memory index of the current world: the one kept, else the one beside the save
-    /// loaded and caught up, else built (beside the save when the save is a file).
+    /// loaded and caught up, else a new one that takes in each speaker on its first recall
+    /// (beside the save when the save is a file).
     pub(super) fn memory_index_ready(&mut self) -> Result<&mut MemoryIndex> {
         if self.memory_index.is_none() {
             let index = match self.store.sidecar() {
-                None => self.build_memory_index()?,
+                None => MemoryIndex::lazy()?,
                 Some(dir) => self.load_or_build(&dir)?,
             };
             self.memory_index = Some(index);
@@ -105,7 +106,7 @@ impl Engine {
         let head = self.head();
         let now = match self.event_bytes(self.catalog.current, head)? {
             Some((branch, bytes)) => payload(branch, head, &bytes),
-            None => return self.build_memory_index(),
+            None => return MemoryIndex::lazy(),
         };
         let reason = match MemoryIndex::open_in(dir) {
             Err(_) if !dir.exists() => "none was kept yet".to_owned(),

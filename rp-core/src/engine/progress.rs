@@ -13,13 +13,10 @@
 //! callback the next report is never due); the callback itself runs about a hundred times a
 //! phase whatever its size.
 //!
-//! The memory index is a layer below the engine: it reports through a plain
-//! `&dyn Fn(done, total)` ([`crate::memory::MemoryIndex::build_reporting`]), which
-//! `report_index_build` turns into reports of the phase `index.build`.
+//! The memory index is a layer below the engine: the engine reports the phase `index.build`
+//! around each speaker it has the index take in (`Engine::cover_in_index`).
 
 use super::{Engine, EngineOptions};
-use crate::error::Result;
-use crate::memory::MemoryIndex;
 use std::cell::Cell;
 use std::sync::Arc;
 
@@ -156,38 +153,7 @@ impl<'a> Meter<'a> {
     }
 }
 
-/// Runs `build`, a build of the memory index that calls its argument with `(done, total)`
-/// ([`MemoryIndex::build_reporting`]), as the phase `index.build`: its first call starts the
-/// phase, the end of `build` ends it.
-fn report_index_build(
-    progress: Option<&ProgressFn>,
-    build: impl FnOnce(&dyn Fn(u64, u64)) -> Result<MemoryIndex>,
-) -> Result<MemoryIndex> {
-    let _span = tracing::info_span!("index.build").entered();
-    let Some(progress) = progress else {
-        return build(&|_, _| {});
-    };
-    let meter: std::cell::OnceCell<Meter<'_>> = std::cell::OnceCell::new();
-    let index = build(&|done, total| match meter.get() {
-        Some(meter) => meter.set(done),
-        None => {
-            meter.get_or_init(|| Meter::start(Some(progress), Progress::INDEX_BUILD, total));
-        }
-    })?;
-    if let Some(meter) = meter.into_inner() {
-        meter.finish();
-    }
-    Ok(index)
-}
-
 impl Engine {
-    /// The memory index of the current world, built in memory, reporting `index.build`.
-    pub(super) fn build_memory_index(&self) -> Result<MemoryIndex> {
-        report_index_build(self.options.progress.as_ref(), |report| {
-            MemoryIndex::build_reporting(&self.world, report)
-        })
-    }
-
     /// Sets (or, with `None`, removes) the callback that hears the progress of long work
     /// from now on (docs/progress.md): the same as [`EngineOptions::progress`] given when
     /// opening.

@@ -275,9 +275,9 @@ pub struct MemoryIndex {
     columns: IdColumns,
     /// Removals not yet committed (their documents still match in the committed index).
     removed: std::collections::HashSet<MemoryId>,
-    /// Each owner's memories that have a vector (semantic recall scans them exactly).
+    /// Each owner's memories that have a vector (semantic recall scans them exactly), listed
+    /// on the owner's first semantic recall ([`MemoryIndex::embedded`]).
     embedded: std::collections::HashMap<EntityId, Vec<MemoryId>>,
-    docs: u64,
     /// Every indexed memory's owner and length in words (the length as the index keeps it),
     /// and each owner's count of memories and of words: BM25's average length is the owner's.
     lengths: HashMap<MemoryId, (EntityId, u32)>,
@@ -315,7 +315,7 @@ pub enum IndexOrigin {
 impl std::fmt::Debug for MemoryIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MemoryIndex")
-            .field("docs", &self.docs)
+            .field("docs", &self.lengths.len())
             .finish()
     }
 }
@@ -324,11 +324,11 @@ impl MemoryIndex {
     /// An empty index, in memory.
     pub fn new() -> Result<MemoryIndex> {
         let (index, fields) = empty_index();
-        MemoryIndex::over(index, fields, 0)
+        MemoryIndex::over(index, fields)
     }
 
     /// The index of `index`, with the small single-threaded writer used between builds.
-    fn over(index: Index, fields: Fields, docs: u64) -> Result<MemoryIndex> {
+    fn over(index: Index, fields: Fields) -> Result<MemoryIndex> {
         let (writer, reader) = writer_and_reader(&index, WRITER_BUDGET).map_err(index_error)?;
         Ok(MemoryIndex {
             writer,
@@ -340,7 +340,6 @@ impl MemoryIndex {
             columns: IdColumns::default(),
             removed: Default::default(),
             embedded: Default::default(),
-            docs,
             lengths: HashMap::new(),
             totals: HashMap::new(),
             covered: None,
@@ -395,7 +394,7 @@ impl MemoryIndex {
         let (schema, fields) = schema();
         let index =
             Index::create(directory(dir)?, schema, Default::default()).map_err(index_error)?;
-        let mut lazy = MemoryIndex::over(index, fields, 0)?;
+        let mut lazy = MemoryIndex::over(index, fields)?;
         lazy.covered = Some(HashSet::new());
         lazy.payload = Some(payload.to_owned());
         // On disk at once: a save reopened before the first recall finds it.
@@ -414,11 +413,6 @@ impl MemoryIndex {
     /// Whether the index holds `owner`'s memories.
     pub fn covers(&self, owner: EntityId) -> bool {
         self.covered.as_ref().is_none_or(|c| c.contains(&owner))
-    }
-
-    /// The owners whose memories the index holds, when not every owner's (`None`).
-    pub fn covered(&self) -> Option<&HashSet<EntityId>> {
-        self.covered.as_ref()
     }
 
     /// Says which owners' memories an index read back holds (what its payload recorded):
@@ -457,16 +451,46 @@ impl MemoryIndex {
     /// owner's memories at once; with the memories spread over every segment, as the order of
     /// creation spreads them, each segment's search starts from nothing, and a recall at
     /// 20,000 memories per owner took twice as long.
+    ///
+    /// The engine builds its index one speaker at a time instead ([`MemoryIndex::lazy`]), with
+    /// the same answers; this is the whole index at once, for a host or a bench that wants it.
     pub fn build(world: &World) -> Result<MemoryIndex> {
         let (index, fields) = empty_index();
-        MemoryIndex::build_over(index, fields, world, &|_, _| {})
-    }
-
-    /// [`MemoryIndex::build`], calling `progress(done, total)` with the memories handed to
-    /// the indexing threads so far: `(0, total)` first, then after each batch.
-    pub fn build_reporting(world: &World, progress: &dyn Fn(u64, u64)) -> Result<MemoryIndex> {
-        let (index, fields) = empty_index();
-        MemoryIndex::build_over(index, fields, world, progress)
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, BUILD_THREADS);
+        let mut bulk: IndexWriter = index
+            .writer_with_num_threads(threads, threads * BUILD_BUDGET_PER_THREAD)
+            .map_err(index_error)?;
+        // Segments as large as the budget makes them, unmerged: merging a million memories
+        // costs more time than the few extra term look-ups per query it saves.
+        bulk.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+        let mut analyzer = analyzer(&index)?;
+        let mut all: Vec<&Memory> = world.all_memories().filter(|m| m.recallable()).collect();
+        let mut lengths = Vec::with_capacity(all.len());
+        // Stable: by id within an owner.
+        all.sort_by_key(|m| m.owner);
+        for owner in all.chunk_by(|a, b| a.owner == b.owner) {
+            // An owner with more memories than a batch holds spans a few segments.
+            for batch in owner.chunks(BUILD_BATCH) {
+                let mut ops = Vec::with_capacity(batch.len());
+                for m in batch {
+                    let (scoped, len) = scoped_words(&mut analyzer, m);
+                    lengths.push((m.id, m.owner, len));
+                    ops.push(UserOperation::Add(document(fields, m, scoped)));
+                }
+                bulk.run(ops).map_err(index_error)?;
+            }
+        }
+        bulk.commit().map_err(index_error)?;
+        bulk.wait_merging_threads().map_err(index_error)?;
+        let mut built = MemoryIndex::over(index, fields)?;
+        built.lengths.reserve(lengths.len());
+        for (id, owner, len) in lengths {
+            built.count(id, owner, len);
+        }
+        built.reload()?;
+        Ok(built)
     }
 
     /// The index kept in `dir` ([`MemoryIndex::lazy_in`]), with what history its last commit
@@ -493,9 +517,8 @@ impl MemoryIndex {
         if index.schema() != expected {
             return Err(index_error("the index has another schema"));
         }
-        let mut opened = MemoryIndex::over(index, fields, 0)?;
+        let mut opened = MemoryIndex::over(index, fields)?;
         opened.reload()?;
-        opened.docs = opened.reader.searcher().num_docs();
         opened.count_stored()?;
         // What it records of the history; the owners it holds are added at each commit.
         let history = split_owners(&payload).map_or(payload.as_str(), |(h, _)| h);
@@ -541,67 +564,14 @@ impl MemoryIndex {
         self.origin = origin;
     }
 
-    fn build_over(
-        index: Index,
-        fields: Fields,
-        world: &World,
-        progress: &dyn Fn(u64, u64),
-    ) -> Result<MemoryIndex> {
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .clamp(1, BUILD_THREADS);
-        let mut bulk: IndexWriter = index
-            .writer_with_num_threads(threads, threads * BUILD_BUDGET_PER_THREAD)
-            .map_err(index_error)?;
-        // Segments as large as the budget makes them, unmerged: merging a million memories
-        // costs more time than the few extra term look-ups per query it saves.
-        bulk.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
-        let mut analyzer = analyzer(&index)?;
-        let mut docs = 0;
-        let mut embedded: std::collections::HashMap<EntityId, Vec<MemoryId>> = Default::default();
-        let mut all: Vec<&Memory> = world.all_memories().filter(|m| m.recallable()).collect();
-        let mut lengths = Vec::with_capacity(all.len());
-        // Stable: by id within an owner.
-        all.sort_by_key(|m| m.owner);
-        let total = all.len() as u64;
-        progress(0, total);
-        for owner in all.chunk_by(|a, b| a.owner == b.owner) {
-            // An owner with more memories than a batch holds spans a few segments.
-            for batch in owner.chunks(BUILD_BATCH) {
-                let mut ops = Vec::with_capacity(batch.len());
-                for m in batch {
-                    let (scoped, len) = scoped_words(&mut analyzer, m);
-                    lengths.push((m.id, m.owner, len));
-                    ops.push(UserOperation::Add(document(fields, m, scoped)));
-                    if m.embedding.is_some() {
-                        embedded.entry(m.owner).or_default().push(m.id);
-                    }
-                }
-                docs += ops.len() as u64;
-                bulk.run(ops).map_err(index_error)?;
-                progress(docs, total);
-            }
-        }
-        bulk.commit().map_err(index_error)?;
-        bulk.wait_merging_threads().map_err(index_error)?;
-        let mut built = MemoryIndex::over(index, fields, docs)?;
-        built.lengths.reserve(lengths.len());
-        for (id, owner, len) in lengths {
-            built.count(id, owner, len);
-        }
-        built.embedded = embedded;
-        built.reload()?;
-        Ok(built)
-    }
-
     /// How many memories it holds (counting changes not yet refreshed).
     pub fn len(&self) -> u64 {
-        self.docs
+        self.lengths.len() as u64
     }
 
     /// True when it holds none.
     pub fn is_empty(&self) -> bool {
-        self.docs == 0
+        self.lengths.is_empty()
     }
 
     /// The term of `word` in memories of `owner`.
@@ -627,7 +597,6 @@ impl MemoryIndex {
         {
             list.push(m.id);
         }
-        self.docs += 1;
         Ok(())
     }
 
@@ -646,7 +615,6 @@ impl MemoryIndex {
         }
         // `embedded` keeps the id: recall looks every listed memory up in the world, where it
         // is gone, and the next rebuild drops it.
-        self.docs = self.docs.saturating_sub(1);
     }
 
     /// Commits once [`COMMIT_EVERY`] memories have gathered since the last commit and are still
