@@ -12,8 +12,9 @@ use crate::world::write_json;
 /// Compacts the engine's save: drops on every branch the snapshots no
 /// branch opens from any more (all but the latest of each branch and, for
 /// each branch forked from it, the latest at or before the fork point), in
-/// one durable commit, then compacts the save file so that it shrinks to
-/// what it holds. The world, the
+/// one durable commit, rewrites the records of an older format in the
+/// current one (a save written before format 2 is about half the size
+/// after), then compacts the save file so that it shrinks to what it holds. The world, the
 /// branches, their heads and histories do not change; the save opens to
 /// the same worlds as before, as fast.
 ///
@@ -26,7 +27,8 @@ use crate::world::write_json;
 ///  "allocated_bytes_before": 12656640, // the room it takes on disk
 ///  "allocated_bytes_after": 7872512,   // (st_blocks * 512 on Unix)
 ///  "snapshots_dropped": 3,
-///  "compacted": true}                  // whether the file changed
+///  "compacted": true,                  // whether the file changed
+///  "records_upgraded": 0}              // records of an older format rewritten
 /// ```
 ///
 /// Sizes are 0 for an engine in memory (`rp_engine_in_memory`), which has

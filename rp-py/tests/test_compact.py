@@ -1,18 +1,23 @@
 """Compaction from Python (docs/history.md#compaction): ``World.compact`` drops the
 snapshots no branch opens from any more and shrinks the save file, while every branch keeps
 its world; it reports what it did as a dict, ``"compact"`` reaches the progress callable, and
-a world in memory reports sizes of 0."""
+a world in memory reports sizes of 0; a save written before format 2 is upgraded."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import shutil
+
 import pytest
 
 from rp_engine import Conflict, RpError, World
 
-TAVERN = Path(__file__).resolve().parents[2] / "examples" / "tavern.toml"
+ROOT = Path(__file__).resolve().parents[2]
+TAVERN = ROOT / "examples" / "tavern.toml"
+# A save written before format 2 (rp-core's compatibility fixture).
+FORMAT_1 = ROOT / "rp-core" / "tests" / "fixtures" / "save-1.rp"
 
 KEYS = {
     "file_bytes_before",
@@ -21,6 +26,7 @@ KEYS = {
     "allocated_bytes_after",
     "snapshots_dropped",
     "compacted",
+    "records_upgraded",
 }
 
 
@@ -74,6 +80,21 @@ def test_a_save_shrinks_and_keeps_every_branch_s_world(tmp_path: Path) -> None:
         grow(reopened, 1)  # and it plays on
 
 
+def test_a_save_of_format_1_is_upgraded(tmp_path: Path) -> None:
+    save = tmp_path / "old.rp"
+    shutil.copy(FORMAT_1, save)
+    with World.open(save) as world:
+        before = worlds(world)
+        done = world.compact()
+        assert done["records_upgraded"] > 100
+        assert done["allocated_bytes_after"] < done["allocated_bytes_before"]
+        assert worlds(world) == before
+        assert world.compact()["records_upgraded"] == 0
+    with World.open(save) as reopened:
+        assert worlds(reopened) == before
+        grow(reopened, 1)  # and it plays on
+
+
 def test_a_world_in_memory_reports_zeros(world: World) -> None:
     state, head = world.state(), world.head
     assert world.compact() == {
@@ -83,6 +104,7 @@ def test_a_world_in_memory_reports_zeros(world: World) -> None:
         "allocated_bytes_after": 0,
         "snapshots_dropped": 0,
         "compacted": False,
+        "records_upgraded": 0,
     }
     assert (world.state(), world.head) == (state, head)
 
@@ -102,8 +124,8 @@ def test_compaction_reports_its_phase_and_refuses_a_call_from_the_callable(
 
     world.set_progress(progress)
     world.compact()
-    assert heard == [("compact", 0, 3), ("compact", 1, 3), ("compact", 2, 3), ("compact", 3, 3)]
-    assert len(refused) == 4
+    assert heard == [("compact", i, 4) for i in range(5)]
+    assert len(refused) == 5
 
 
 def test_a_closed_world_cannot_compact(tmp_path: Path) -> None:

@@ -75,9 +75,9 @@ impl Engine {
         let target = Target::new(path.as_ref(), self.store.name())?;
         let head = self.heads.get(&id).copied().unwrap_or(0);
         let snapshot = if id == self.catalog.current {
-            codec::encode(&self.world)
+            codec::encode_snapshot(&self.world)
         } else {
-            codec::encode(&load_world(self.store.as_ref(), &self.catalog, id, head)?)
+            codec::encode_snapshot(&load_world(self.store.as_ref(), &self.catalog, id, head)?)
         };
         const ONLY: BranchId = 1;
         let catalog = Catalog {
@@ -107,7 +107,7 @@ impl Engine {
                 return Err(missing(self.store.name(), id, expect));
             }
             // A world too large for a snapshot opens by replaying its log.
-            if codec::snapshot_fits(snapshot.len()) {
+            if codec::snapshot_fits(&snapshot) {
                 out.snapshot(ONLY, head, snapshot)?;
             }
             out.finish(codec::encode(&catalog))

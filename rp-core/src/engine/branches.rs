@@ -190,7 +190,7 @@ impl Engine {
             events: events
                 .iter()
                 .zip(to_seq + 1..)
-                .map(|(e, s)| (branch, s, codec::encode(e)))
+                .map(|(e, s)| (branch, s, codec::encode_event(e)))
                 .collect(),
             meta: Some(codec::encode(&catalog)),
             durable: true,

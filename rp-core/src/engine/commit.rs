@@ -245,7 +245,7 @@ impl Engine {
             events: events
                 .iter()
                 .zip(head + 1..)
-                .map(|(e, s)| (branch, s, codec::encode(e)))
+                .map(|(e, s)| (branch, s, codec::encode_event(e)))
                 .collect(),
             durable,
             ..Commit::default()

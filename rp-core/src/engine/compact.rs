@@ -8,6 +8,7 @@
 use super::Engine;
 use super::progress::{Meter, Progress};
 use crate::error::{Error, Result};
+use crate::log::codec::{self, RecordKind};
 use crate::model::Seq;
 use crate::store::{BranchId, Commit};
 use serde::Serialize;
@@ -34,14 +35,24 @@ pub struct Compaction {
     pub snapshots_dropped: u64,
     /// Whether the store moved or gave back anything ([`crate::store::Store::compact`]).
     pub compacted: bool,
+    /// Records of an older format rewritten in the current one (events, snapshots and the
+    /// metadata of a save written before format 2: docs/changes.md); 0 once a save is current.
+    pub records_upgraded: u64,
 }
+
+/// The bytes of upgraded records written per commit: a save of any size is upgraded in
+/// bounded memory, each commit whole or not at all.
+const UPGRADE_BYTES: usize = 8 << 20;
+/// The events read per pass while upgrading.
+const UPGRADE_EVENTS: Seq = 20_000;
 
 impl Engine {
     /// Compacts the save: makes pending commits durable (as [`Engine::flush`]), drops on
     /// every branch the snapshots no longer needed (all but the latest of the branch and, for
     /// each branch forked from it, the latest at or before the fork point: the rule the
-    /// engine follows when it writes a snapshot), in one durable commit, then compacts the
-    /// store's file so that it shrinks to what it holds. The world, the branches, their heads
+    /// engine follows when it writes a snapshot), in one durable commit, rewrites the records
+    /// of an older format in the current one (a save written before format 2 is about half
+    /// the size after), then compacts the store's file so that it shrinks to what it holds. The world, the branches, their heads
     /// and histories do not change, and the save opens to the same worlds as before; opening
     /// costs what it did (every branch keeps the snapshot it opens from).
     ///
@@ -58,7 +69,7 @@ impl Engine {
     pub fn compact(&mut self) -> Result<Compaction> {
         let _span = tracing::info_span!("compact", store = self.store.name()).entered();
         let progress = self.options.progress.clone();
-        let meter = Meter::start(progress.as_ref(), Progress::COMPACT, 3);
+        let meter = Meter::start(progress.as_ref(), Progress::COMPACT, 4);
         self.flush()?;
         meter.tick();
         let file = self.store.file();
@@ -83,6 +94,8 @@ impl Engine {
             })?;
         }
         meter.tick();
+        let records_upgraded = self.upgrade_records()?;
+        meter.tick();
 
         let compacted = self.store.compact()?;
         let after = FileSize::of(file.as_deref(), self.store.name())?;
@@ -94,7 +107,82 @@ impl Engine {
             allocated_bytes_after: after.allocated,
             snapshots_dropped,
             compacted,
+            records_upgraded,
         })
+    }
+
+    /// Rewrites every stored record of an older format in the current one, in durable
+    /// commits of at most [`UPGRADE_BYTES`]; returns how many. A crash between commits leaves
+    /// records of both formats, which read alike; the next compaction finishes the work.
+    fn upgrade_records(&mut self) -> Result<u64> {
+        let name = self.store.name().to_owned();
+        let mut upgraded = 0u64;
+        let mut batch = Commit {
+            durable: true,
+            ..Commit::default()
+        };
+        let mut batch_bytes = 0usize;
+        let branches: Vec<BranchId> = self.catalog.branches.iter().map(|b| b.id).collect();
+        for branch in branches {
+            let last = self.store.last_seq(branch)?.unwrap_or(0);
+            let mut first = 1;
+            while first <= last {
+                let to = last.min(first.saturating_add(UPGRADE_EVENTS - 1));
+                self.store
+                    .read_events(branch, first, to, &mut |seq, bytes| {
+                        let at = || format!("event at seq {seq} of branch {branch}");
+                        if let Some(new) = codec::upgrade(bytes, RecordKind::Event)
+                            .map_err(|e| e.at(&name, at()))?
+                        {
+                            batch_bytes += new.len();
+                            batch.events.push((branch, seq, new));
+                        }
+                        Ok(())
+                    })?;
+                if batch_bytes >= UPGRADE_BYTES {
+                    upgraded += self.write_upgrades(&mut batch, &mut batch_bytes)?;
+                }
+                first = to + 1;
+            }
+            for seq in self.store.snapshot_seqs(branch)? {
+                let Some((_, bytes)) = self.store.latest_snapshot(branch, seq, seq)? else {
+                    continue;
+                };
+                let at = || format!("snapshot at seq {seq} of branch {branch}");
+                if let Some(new) =
+                    codec::upgrade(&bytes, RecordKind::Snapshot).map_err(|e| e.at(&name, at()))?
+                {
+                    batch_bytes += new.len();
+                    batch.snapshots.push((branch, seq, new));
+                    upgraded += self.write_upgrades(&mut batch, &mut batch_bytes)?;
+                }
+            }
+        }
+        if let Some(meta) = self.store.meta()?
+            && let Some(new) =
+                codec::upgrade(&meta, RecordKind::Meta).map_err(|e| e.at(&name, "metadata"))?
+        {
+            batch.meta = Some(new);
+        }
+        upgraded += self.write_upgrades(&mut batch, &mut batch_bytes)?;
+        Ok(upgraded)
+    }
+
+    /// Writes the upgraded records gathered in `batch`, durably, and empties it; how many.
+    fn write_upgrades(&mut self, batch: &mut Commit, bytes: &mut usize) -> Result<u64> {
+        let n = batch.events.len() + batch.snapshots.len() + usize::from(batch.meta.is_some());
+        if n > 0 {
+            let commit = std::mem::replace(
+                batch,
+                Commit {
+                    durable: true,
+                    ..Commit::default()
+                },
+            );
+            self.write(commit)?;
+        }
+        *bytes = 0;
+        Ok(n as u64)
     }
 }
 

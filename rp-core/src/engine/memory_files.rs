@@ -219,7 +219,11 @@ impl Engine {
 
     /// What an index covering the head after `last` (the event just appended) records.
     pub(super) fn index_payload_after(&self, last: &Event) -> String {
-        payload(self.catalog.current, self.head(), &codec::encode(last))
+        payload(
+            self.catalog.current,
+            self.head(),
+            &codec::encode_event(last),
+        )
     }
 }
 

@@ -1,20 +1,28 @@
 //! The stored form of every record: a header (magic, format version, checksum) and a
-//! MessagePack body with named fields, decoded with explicit depth and size limits.
+//! MessagePack body with named fields, compressed since format 2, decoded with explicit depth
+//! and size limits.
 //!
 //! ```text
 //! offset 0  2 bytes  b"rp"
 //! offset 2  2 bytes  format version, little-endian
-//! offset 4  4 bytes  CRC-32 of the version and the body, little-endian
-//! offset 8  ...      body: MessagePack (rmp-serde, struct maps)
+//! offset 4  4 bytes  CRC-32 of the version and the body as stored, little-endian
+//! offset 8  ...      format 1: the body, MessagePack (rmp-serde, struct maps)
+//!                    format 2: one byte saying how the body is stored (plain, or compressed:
+//!                    see `compress`), then the body so stored
 //! ```
+//!
+//! An event is compressed with a dictionary built in (about 2.5× smaller), a snapshot as
+//! independent frames that decompress on every core (about 4× smaller). Format 1 records,
+//! which saves written before format 2 hold, read as they always did.
 
+use super::compress;
 use super::{Event, World};
 use crate::error::Error;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-/// The format version this build writes and the newest it reads.
-pub const FORMAT_VERSION: u16 = 1;
+/// The format version this build writes and the newest it reads (it reads every older one).
+pub const FORMAT_VERSION: u16 = 2;
 /// The largest record this build will decode (an event or the metadata; a snapshot may be
 /// larger, up to [`MAX_SNAPSHOT_BYTES`]).
 pub const MAX_RECORD_BYTES: usize = 512 * 1024 * 1024;
@@ -22,12 +30,26 @@ pub const MAX_RECORD_BYTES: usize = 512 * 1024 * 1024;
 /// A larger world is saved without snapshots ([`snapshot_fits`]) and opens by replaying its
 /// log, so a save never holds a snapshot it cannot read back. (redb keeps a value's length in
 /// 32 bits.)
-pub const MAX_SNAPSHOT_BYTES: usize = 3 << 30;
+pub const MAX_SNAPSHOT_BYTES: usize = crate::store::MAX_SNAPSHOT_BYTES;
 
-/// Whether an encoded snapshot of `len` bytes may be stored: one larger than
-/// [`MAX_SNAPSHOT_BYTES`] would make the save unopenable from it.
-pub fn snapshot_fits(len: usize) -> bool {
-    len <= MAX_SNAPSHOT_BYTES
+/// Whether an encoded snapshot may be stored: one larger than [`MAX_SNAPSHOT_BYTES`], as
+/// stored or once decompressed, would make the save unopenable from it.
+pub fn snapshot_fits(record: &[u8]) -> bool {
+    record_sizes(record).is_some_and(|(stored, body)| stored.max(body) <= MAX_SNAPSHOT_BYTES)
+}
+
+/// A record's length as stored and its body's length once decompressed, from its header and
+/// the lengths its body declares; `None` if it is not a record this build reads.
+pub fn record_sizes(record: &[u8]) -> Option<(usize, usize)> {
+    if record.len() < HEADER || &record[..2] != MAGIC {
+        return None;
+    }
+    let body = match u16::from_le_bytes([record[2], record[3]]) {
+        1 => record.len() - HEADER,
+        FORMAT_VERSION => compress::body_len(&record[HEADER..])?,
+        _ => return None,
+    };
+    Some((record.len(), body))
 }
 /// The deepest nesting accepted in a record body.
 pub const MAX_DEPTH: usize = 64;
@@ -65,9 +87,16 @@ impl DecodeError {
     }
 }
 
-/// Encodes an event as the log stores it (header and body).
+/// Encodes an event as the log stores it (header and body, compressed with the built-in
+/// dictionary when that is smaller).
 pub fn encode_event(event: &Event) -> Vec<u8> {
-    encode(event)
+    record(event, compress::pack_event)
+}
+
+/// An event's MessagePack body before compression: what the built-in dictionary was trained
+/// on, and what a tool reading the format sees once it has decompressed a record.
+pub fn event_body(event: &Event) -> Vec<u8> {
+    encode_payload(event)
 }
 
 /// Decodes an event stored by [`encode_event`]; damaged, foreign or future-format input is an
@@ -76,9 +105,9 @@ pub fn decode_event(bytes: &[u8], source: &str) -> Result<Event, Error> {
     decode(bytes).map_err(|e| e.at(source, "event record"))
 }
 
-/// Encodes a world as a snapshot record.
+/// Encodes a world as a snapshot record (compressed as frames, on every core).
 pub fn encode_snapshot(world: &World) -> Vec<u8> {
-    encode(world)
+    record(world, compress::pack_frames)
 }
 
 /// Decodes a snapshot record, rebuilding and checking the world's internal references.
@@ -108,16 +137,69 @@ fn encode_into<T: Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) {
         .expect("serialising into memory cannot fail");
 }
 
-/// A full record: header and body.
+/// A full record of any value (the metadata, an exported catalog): header and body, the body
+/// compressed as frames when that pays.
 pub(crate) fn encode<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
-    let mut out = Vec::with_capacity(256);
+    record(value, compress::pack_frames)
+}
+
+/// A record whose body `pack` stores (its codec byte first).
+fn record<T: Serialize + ?Sized>(value: &T, pack: fn(&[u8], &mut Vec<u8>)) -> Vec<u8> {
+    let body = encode_payload(value);
+    let mut out = Vec::with_capacity(body.len() / 2 + 16);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     out.extend_from_slice(&[0; 4]);
-    encode_into(value, &mut out);
+    pack(&body, &mut out);
+    seal(out)
+}
+
+/// Writes the checksum of a record whose header and body are in place.
+fn seal(mut out: Vec<u8>) -> Vec<u8> {
     let crc = checksum(&out);
     out[4..8].copy_from_slice(&crc.to_le_bytes());
     out
+}
+
+/// What a record holds, which decides how the current format stores its body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RecordKind {
+    /// An event of the log.
+    Event,
+    /// A snapshot of a world.
+    Snapshot,
+    /// The metadata record.
+    Meta,
+}
+
+/// The record rewritten in the current format when it is of an older one (the same body,
+/// stored as this build stores that kind of record); `None` when it is current already.
+/// Damage found on the way is an error, as decoding it would be.
+pub(crate) fn upgrade(record: &[u8], kind: RecordKind) -> Result<Option<Vec<u8>>, DecodeError> {
+    if record.len() < HEADER || &record[..2] != MAGIC {
+        return Err(DecodeError::NotARecord("not an rp record".into()));
+    }
+    let crc = u32::from_le_bytes([record[4], record[5], record[6], record[7]]);
+    if checksum(record) != crc {
+        return Err(DecodeError::Corrupt("checksum mismatch".into()));
+    }
+    match u16::from_le_bytes([record[2], record[3]]) {
+        0 => Err(DecodeError::Corrupt("format version 0".into())),
+        1 => {
+            let body = &record[HEADER..];
+            let mut out = Vec::with_capacity(body.len() / 2 + 16);
+            out.extend_from_slice(MAGIC);
+            out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+            out.extend_from_slice(&[0; 4]);
+            match kind {
+                RecordKind::Event => compress::pack_event(body, &mut out),
+                RecordKind::Snapshot | RecordKind::Meta => compress::pack_frames(body, &mut out),
+            }
+            Ok(Some(seal(out)))
+        }
+        FORMAT_VERSION => Ok(None),
+        future => Err(DecodeError::Future(future)),
+    }
 }
 
 /// CRC-32 over the version field and the body: a damaged version reads as damage, not as a
@@ -158,10 +240,14 @@ fn decode_within<T: DeserializeOwned>(bytes: &[u8], limit: usize) -> Result<T, D
     if version > FORMAT_VERSION {
         return Err(DecodeError::Future(version));
     }
-    if version == 0 {
-        return Err(DecodeError::Corrupt("format version 0".into()));
+    match version {
+        0 => Err(DecodeError::Corrupt("format version 0".into())),
+        1 => decode_payload(&bytes[HEADER..]).map_err(DecodeError::Corrupt),
+        _ => {
+            let body = compress::unpack(&bytes[HEADER..], limit).map_err(DecodeError::Corrupt)?;
+            decode_payload(&body).map_err(DecodeError::Corrupt)
+        }
     }
-    decode_payload(&bytes[HEADER..]).map_err(DecodeError::Corrupt)
 }
 
 /// Decodes a bare MessagePack body with the depth limit, rejecting trailing bytes.
@@ -181,16 +267,27 @@ pub(crate) fn decode_payload<T: DeserializeOwned>(body: &[u8]) -> Result<T, Stri
 }
 
 /// Frames a raw MessagePack body as a record of the current format (header with version and
-/// checksum). For tools and fuzzers that build records by hand.
+/// checksum, the body stored plain). For tools and fuzzers that build records by hand.
 pub fn frame(body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(body.len() + HEADER);
+    let mut out = Vec::with_capacity(body.len() + HEADER + 1);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     out.extend_from_slice(&[0; 4]);
+    out.push(compress::PLAIN);
     out.extend_from_slice(body);
-    let crc = checksum(&out);
-    out[4..8].copy_from_slice(&crc.to_le_bytes());
-    out
+    seal(out)
+}
+
+/// Frames a raw MessagePack body as a record of format 1, as saves written before format 2
+/// hold. For tests of reading old saves.
+#[cfg(test)]
+pub(crate) fn frame_v1(body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + HEADER);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&1u16.to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    out.extend_from_slice(body);
+    seal(out)
 }
 
 /// The length in bytes of the first MessagePack value in `b`, walked iteratively (no
@@ -259,6 +356,128 @@ mod tests {
 
     fn sample() -> Event {
         Event::TimeAdvanced { to: 42 }
+    }
+
+    /// An event large enough to be stored compressed.
+    fn memory() -> Event {
+        use crate::model::{EntityId, Memory, MemoryId, MemoryKind, WitnessSet};
+        Event::MemoryAdded {
+            memory: Memory::new(
+                MemoryId(7),
+                EntityId(3),
+                WitnessSet::from_iter([EntityId(3), EntityId(4)]),
+                "Mara watched the lantern swing over the harbour road while the storm came in",
+                MemoryKind::EventGist,
+                0.6,
+                1_000,
+            ),
+        }
+    }
+
+    #[test]
+    fn an_event_is_stored_compressed_and_reads_back() {
+        let e = memory();
+        let bytes = encode_event(&e);
+        assert_eq!(bytes[HEADER], compress::EVENT_DICT_1);
+        assert!(
+            bytes.len() < event_body(&e).len(),
+            "{} bytes stored for a body of {}",
+            bytes.len(),
+            event_body(&e).len()
+        );
+        assert_eq!(decode::<Event>(&bytes).unwrap(), e);
+        assert_eq!(
+            record_sizes(&bytes),
+            Some((bytes.len(), event_body(&e).len()))
+        );
+    }
+
+    #[test]
+    fn a_format_1_record_is_upgraded_to_the_same_value() {
+        for (e, kind) in [(sample(), RecordKind::Meta), (memory(), RecordKind::Event)] {
+            let old = frame_v1(&encode_payload(&e));
+            let new = upgrade(&old, kind).unwrap().expect("format 1 is upgraded");
+            assert_eq!(u16::from_le_bytes([new[2], new[3]]), FORMAT_VERSION);
+            assert_eq!(decode::<Event>(&new).unwrap(), e);
+            assert_eq!(upgrade(&new, kind).unwrap(), None, "current records stay");
+        }
+        let ev = encode_event(&memory());
+        let old = frame_v1(&encode_payload(&memory()));
+        assert_eq!(upgrade(&old, RecordKind::Event).unwrap().unwrap(), ev);
+        let mut damaged = old;
+        damaged[12] ^= 1;
+        assert!(matches!(
+            upgrade(&damaged, RecordKind::Event),
+            Err(DecodeError::Corrupt(_))
+        ));
+    }
+
+    #[test]
+    fn a_format_1_record_reads_as_it_always_did() {
+        for e in [sample(), memory()] {
+            let old = frame_v1(&encode_payload(&e));
+            assert_eq!(decode::<Event>(&old).unwrap(), e);
+            assert_eq!(record_sizes(&old), Some((old.len(), old.len() - HEADER)));
+        }
+    }
+
+    #[test]
+    fn a_snapshot_is_stored_as_frames_and_its_size_is_known() {
+        use crate::log::WorldSettings;
+        use crate::model::{EntityId, EntityState, FactSheet};
+        let mut world = World::new();
+        let created = Event::WorldCreated {
+            name: "W".into(),
+            now: 0,
+            settings: WorldSettings::default(),
+        };
+        world.apply(&created).unwrap();
+        for id in 1..300 {
+            let e = Event::EntityCreated {
+                id: EntityId(id),
+                key: None,
+                name: format!("Guest {id} of the Lantern"),
+                aliases: vec![],
+                facts: FactSheet::default(),
+                host_controlled: false,
+                state: EntityState::default(),
+            };
+            world.apply(&e).unwrap();
+        }
+        let bytes = encode_snapshot(&world);
+        assert_eq!(bytes[HEADER], compress::FRAMES);
+        let body = world.to_bytes().len();
+        assert_eq!(record_sizes(&bytes), Some((bytes.len(), body)));
+        assert!(snapshot_fits(&bytes));
+        assert_eq!(
+            decode_snapshot(&bytes, "test").unwrap().to_bytes(),
+            world.to_bytes()
+        );
+    }
+
+    #[test]
+    fn every_single_bit_flip_of_a_compressed_event_is_detected() {
+        let bytes = encode_event(&memory());
+        for i in 0..bytes.len() * 8 {
+            let mut b = bytes.clone();
+            b[i / 8] ^= 1 << (i % 8);
+            assert!(decode::<Event>(&b).is_err(), "bit {i} flip went unnoticed");
+        }
+        for n in 0..bytes.len() {
+            assert!(decode::<Event>(&bytes[..n]).is_err(), "cut at {n}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_body_encoding_is_damage() {
+        let mut b = encode_event(&memory());
+        b[HEADER] = 77;
+        let b = seal(b);
+        match decode::<Event>(&b) {
+            Err(DecodeError::Corrupt(m)) => assert!(m.contains("unknown body encoding 77"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(record_sizes(&b), None);
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod apply_story;
 mod belief_reads;
 mod beliefs;
 pub mod codec;
+mod compress;
 mod event;
 mod event_json;
 mod hearing;

@@ -14,6 +14,10 @@ pub use self::redb::{BackendFactory, RedbStore};
 use crate::error::Result;
 use crate::model::Seq;
 
+/// The largest snapshot a store keeps and hands back: a world of about ten million memories.
+/// (The log encodes and decodes within it: [`crate::log::codec::MAX_SNAPSHOT_BYTES`].)
+pub const MAX_SNAPSHOT_BYTES: usize = 3 << 30;
+
 /// The internal id of a branch. Names are for users; ids never change or get reused.
 pub type BranchId = u64;
 

@@ -1,5 +1,7 @@
 //! The save game: one redb file holding the log, the snapshots and the metadata.
 
+mod parts;
+
 use super::{BranchId, Commit, Store};
 use crate::error::{Error, Result};
 use crate::model::Seq;
@@ -280,6 +282,7 @@ fn try_commit(db: &Database, name: &str, commit: &Commit, undo: &mut Undo) -> Re
     {
         let mut events = txn.open_table(EVENTS).map_err(|e| err(&e))?;
         let mut snapshots = txn.open_table(SNAPSHOTS).map_err(|e| err(&e))?;
+        let mut parts = txn.open_table(parts::PARTS).map_err(|e| err(&e))?;
         for (branch, after) in &commit.purge {
             let r = (*branch, after.saturating_add(1))..=(*branch, Seq::MAX);
             if *after < Seq::MAX {
@@ -295,12 +298,22 @@ fn try_commit(db: &Database, name: &str, commit: &Commit, undo: &mut Undo) -> Re
                         false
                     })
                     .map_err(|e| err(&e))?;
+                parts
+                    .retain_in(
+                        (*branch, after + 1, 0)..=(*branch, Seq::MAX, u32::MAX),
+                        |(b, s, i), v| {
+                            undo.push(Key::Part(b, s, i), Some(v));
+                            false
+                        },
+                    )
+                    .map_err(|e| err(&e))?;
             }
         }
         // Not recorded for undo: a superseded snapshot is never read again (opening starts
         // from the latest one), so taking a commit back need not restore it.
         for (b, s) in &commit.drop_snapshots {
             snapshots.remove((*b, *s)).map_err(|e| err(&e))?;
+            parts::remove(&mut parts, (*b, *s), &mut |_, _| {}).map_err(|e| err(&e))?;
         }
         for (b, s, bytes) in &commit.events {
             let old = events
@@ -309,11 +322,29 @@ fn try_commit(db: &Database, name: &str, commit: &Commit, undo: &mut Undo) -> Re
             undo.push(Key::Event(*b, *s), old.as_ref().map(|g| g.value()));
         }
         for (b, s, bytes) in &commit.snapshots {
+            // The parts of a snapshot this one replaces go first.
+            parts::remove(&mut parts, (*b, *s), &mut |i, v| {
+                undo.push(Key::Part(*b, *s, i), Some(v))
+            })
+            .map_err(|e| err(&e))?;
+            let manifest = match parts::split(bytes) {
+                None => None,
+                Some(chunks) => {
+                    let count = chunks.len();
+                    for (i, chunk) in (0..).zip(chunks) {
+                        parts.insert((*b, *s, i), chunk).map_err(|e| err(&e))?;
+                        undo.push(Key::Part(*b, *s, i), None);
+                    }
+                    let count = u32::try_from(count).map_err(|e| err(&e))?;
+                    Some(parts::manifest(count, bytes.len() as u64))
+                }
+            };
             let old = snapshots
-                .insert((*b, *s), bytes.as_slice())
+                .insert((*b, *s), manifest.as_deref().unwrap_or(bytes))
                 .map_err(|e| err(&e))?;
             undo.push(Key::Snapshot(*b, *s), old.as_ref().map(|g| g.value()));
         }
+        drop(parts);
         let mut heads = txn.open_table(HEADS).map_err(|e| err(&e))?;
         for (branch, seq) in new_heads(&heads, commit).map_err(|e| err(&e))? {
             let old = if seq == 0 {
@@ -380,6 +411,7 @@ fn new_heads(
 enum Key {
     Event(BranchId, Seq),
     Snapshot(BranchId, Seq),
+    Part(BranchId, Seq, u32),
     Meta,
     Head(BranchId),
 }
@@ -401,6 +433,7 @@ impl Undo {
         let txn = db.begin_read()?;
         let events = missing_ok(txn.open_table(EVENTS))?;
         let snapshots = missing_ok(txn.open_table(SNAPSHOTS))?;
+        let parts = missing_ok(txn.open_table(parts::PARTS))?;
         let meta = missing_ok(txn.open_table(META))?;
         let heads = missing_ok(txn.open_table(HEADS))?;
         for (key, before) in &self.before {
@@ -411,6 +444,10 @@ impl Undo {
                 },
                 Key::Snapshot(b, s) => match &snapshots {
                     Some(t) => t.get((*b, *s))?.map(|v| v.value().to_vec()),
+                    None => None,
+                },
+                Key::Part(b, s, i) => match &parts {
+                    Some(t) => t.get((*b, *s, *i))?.map(|v| v.value().to_vec()),
                     None => None,
                 },
                 Key::Meta => match &meta {
@@ -444,6 +481,7 @@ impl Undo {
         {
             let mut events = txn.open_table(EVENTS).map_err(|e| err(&e))?;
             let mut snapshots = txn.open_table(SNAPSHOTS).map_err(|e| err(&e))?;
+            let mut parts = txn.open_table(parts::PARTS).map_err(|e| err(&e))?;
             let mut meta = txn.open_table(META).map_err(|e| err(&e))?;
             let mut heads = txn.open_table(HEADS).map_err(|e| err(&e))?;
             for (key, before) in self.before.iter().rev() {
@@ -454,6 +492,10 @@ impl Undo {
                         snapshots.insert((*b, *s), v.as_slice()).map(drop)
                     }
                     (Key::Snapshot(b, s), None) => snapshots.remove((*b, *s)).map(drop),
+                    (Key::Part(b, s, i), Some(v)) => {
+                        parts.insert((*b, *s, *i), v.as_slice()).map(drop)
+                    }
+                    (Key::Part(b, s, i), None) => parts.remove((*b, *s, *i)).map(drop),
                     (Key::Meta, Some(v)) => meta.insert(META_KEY, v.as_slice()).map(drop),
                     (Key::Meta, None) => meta.remove(META_KEY).map(drop),
                     (Key::Head(b), Some(v)) => {
@@ -896,7 +938,8 @@ impl Store for RedbStore {
         Ok(out)
     }
 
-    /// Lends the record where redb's read holds it (no copy).
+    /// Lends the record where redb's read holds it (no copy), or, for one stored in parts, a
+    /// copy put together from them.
     fn visit_latest_snapshot(
         &self,
         branch: BranchId,
@@ -920,7 +963,23 @@ impl Store for RedbStore {
                 None => Ok(false),
                 Some(row) => {
                     let (k, v) = row.map_err(|e| err(&e))?;
-                    visit(k.value().1, v.value()).map(|()| true)
+                    let seq = k.value().1;
+                    let Some(manifest) = parts::read_manifest(v.value()) else {
+                        return visit(seq, v.value()).map(|()| true);
+                    };
+                    let corrupt = |message: String| Error::Corrupt {
+                        file: self.name.clone(),
+                        location: format!("snapshot at seq {seq} of branch {branch}"),
+                        message,
+                    };
+                    let manifest = manifest.map_err(corrupt)?;
+                    let parts = missing_ok(txn.open_table(parts::PARTS))
+                        .map_err(|e| err(&e))?
+                        .ok_or_else(|| corrupt("its parts are missing".into()))?;
+                    let bytes = parts::assemble(&parts, (branch, seq), manifest)
+                        .map_err(|e| err(&e))?
+                        .map_err(corrupt)?;
+                    visit(seq, &bytes).map(|()| true)
                 }
             }
         })

@@ -95,6 +95,21 @@ pub fn time_of(k: u64, i: u64) -> i64 {
     1_000 + (k * 10 + i) as i64
 }
 
+/// `len` letters that no compressor shrinks much, a function of `seed` alone.
+pub fn noise(seed: u64, len: usize) -> String {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x2545_f491_4f6c_dd1d;
+    (0..len)
+        .map(|_| {
+            // SplitMix64.
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            char::from(b'a' + ((z ^ (z >> 31)) % 26) as u8)
+        })
+        .collect()
+}
+
 /// Batch `k`, built against `world` (for fresh ids). Its content is a function of `k` alone,
 /// except for the entity ids. Batch lengths cycle 1..=7; a batch of length 1 is a single
 /// `TimeAdvanced`, which the world would accept twice (so a duplicated batch shows in the log
@@ -110,14 +125,12 @@ pub fn batch(k: u64, world: &World) -> Vec<Event> {
                 let id = EntityId(next);
                 next += 1;
                 let facts = if k % 50 == 13 && i == 1 {
-                    // ~250 KB: the file has to grow.
-                    (0..5)
-                        .map(|j| format!("{k}.{j}:").repeat(50_000 / 6))
-                        .collect()
+                    // ~250 KB: the file has to grow (records are compressed: noise does not).
+                    (0..5).map(|j| noise(k * 8 + j, 50_000)).collect()
                 } else if k % 5 == 2 && i == 1 {
                     vec![
                         format!("batch {k} event {i}, a long fact:"),
-                        format!("{k}:").repeat(1500),
+                        noise(k, 6_000),
                     ]
                 } else {
                     vec![format!("batch {k} event {i}")]

@@ -2,9 +2,10 @@
  * Tests of compaction from C (docs/history.md#compaction): rp_engine_compact drops the
  * snapshots no branch opens from any more and compacts the save file; every branch keeps its
  * world, the save reopens to the same worlds, and the JSON report agrees with the file's size.
- * Compacting twice is harmless; an engine in memory reports zeros; the phase "compact" reaches
- * the progress callback, from which a call with the same engine is refused with
- * RP_RESULT_CONFLICT; NULL arguments and a freed handle get their codes.
+ * Compacting twice is harmless; a save written before format 2 is upgraded (its records
+ * rewritten, the file smaller, the world the same); an engine in memory reports zeros; the
+ * phase "compact" reaches the progress callback, from which a call with the same engine is
+ * refused with RP_RESULT_CONFLICT; NULL arguments and a freed handle get their codes.
  *
  * Build and run (scripts/test-all does this, then runs it under valgrind and
  * AddressSanitizer):
@@ -12,9 +13,9 @@
  *   cc -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude \
  *      rp-ffi/tests/c/test_compact.c target/debug/librp.a -lpthread -ldl -lm \
  *      -o test_compact
- *   ./test_compact examples/tavern.toml
+ *   ./test_compact examples/tavern.toml rp-core/tests/fixtures/save-1.rp
  *
- * The one argument is the path of the demo world file. The save file goes to a fresh
+ * The arguments are the path of the demo world file and of a save written before format 2. The save file goes to a fresh
  * directory under $TMPDIR (or /tmp), removed at the end.
  *
  * Reports each failed check on stderr and closes with "N passed, N failed";
@@ -206,18 +207,19 @@ static void test_in_memory_progress_and_refusals(void) {
     CHECK(rp_engine_compact(t.engine, &report) == RP_RESULT_OK);
     CHECK(same(report, "{\"file_bytes_before\":0,\"file_bytes_after\":0,"
                        "\"allocated_bytes_before\":0,\"allocated_bytes_after\":0,"
-                       "\"snapshots_dropped\":0,\"compacted\":false}"));
+                       "\"snapshots_dropped\":0,\"compacted\":false,"
+                       "\"records_upgraded\":0}"));
     rp_string_free(report);
     report = NULL;
 
-    /* The phase "compact": three steps, each reported; a call back in is refused. */
+    /* The phase "compact": four steps, each reported; a call back in is refused. */
     memset(&heard, 0, sizeof heard);
     heard.engine = t.engine;
     CHECK(rp_engine_set_progress(t.engine, record, &heard) == RP_RESULT_OK);
     CHECK(rp_engine_compact(t.engine, &report) == RP_RESULT_OK);
-    CHECK(heard.compact_reports == 4);
+    CHECK(heard.compact_reports == 5);
     CHECK(heard.reports == heard.compact_reports);
-    CHECK(heard.last_done == 3 && heard.total == 3);
+    CHECK(heard.last_done == 4 && heard.total == 4);
     CHECK(heard.from_inside == RP_RESULT_CONFLICT);
     CHECK(rp_engine_set_progress(t.engine, NULL, NULL) == RP_RESULT_OK);
     rp_string_free(report);
@@ -240,10 +242,70 @@ static void test_in_memory_progress_and_refusals(void) {
     CHECK(report == untouched);
 }
 
+/* Copies file `from` to `to`; 1 when it worked. */
+static int copy_file(const char *from, const char *to) {
+    char buf[65536];
+    size_t n;
+    int ok = 1;
+    FILE *in = fopen(from, "rb"), *out = in == NULL ? NULL : fopen(to, "wb");
+    if (out == NULL) {
+        if (in != NULL) {
+            fclose(in);
+        }
+        return 0;
+    }
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0) {
+        ok = ok && fwrite(buf, 1, n, out) == n;
+    }
+    ok = ok && !ferror(in);
+    fclose(in);
+    return fclose(out) == 0 && ok;
+}
+
+/* A save written before format 2 (rp-core's fixture) opens; compacting rewrites its records
+ * in the current format and shrinks it; it reopens to the same world, and plays on. */
+static void test_a_save_of_format_1_is_upgraded(const char *fixture) {
+    char save[4200];
+    char *report = NULL, *again = NULL, *before = NULL, *after = NULL;
+    rp_engine *engine = NULL;
+    long long now = 1000000000000LL;
+
+    snprintf(save, sizeof save, "%s/old.rp", dir);
+    CHECK(copy_file(fixture, save));
+    CHECK(rp_engine_open(save, strlen(save), &engine) == RP_RESULT_OK);
+    if (engine == NULL) {
+        return;
+    }
+    CHECK(rp_engine_world(engine, &before) == RP_RESULT_OK);
+    CHECK(rp_engine_compact(engine, &report) == RP_RESULT_OK);
+    CHECK(json_u64(report, "records_upgraded") > 100);
+    CHECK(json_u64(report, "allocated_bytes_after") < json_u64(report, "allocated_bytes_before"));
+    CHECK(rp_engine_compact(engine, &again) == RP_RESULT_OK);
+    CHECK(json_u64(again, "records_upgraded") == 0);
+    CHECK(rp_engine_free(engine) == RP_RESULT_OK);
+    engine = NULL;
+
+    CHECK(rp_engine_open(save, strlen(save), &engine) == RP_RESULT_OK);
+    if (engine != NULL) {
+        CHECK(rp_engine_world(engine, &after) == RP_RESULT_OK);
+        CHECK(same(after, before));
+        CHECK(advance_many(engine, &now) == RP_RESULT_OK);
+        CHECK(rp_engine_free(engine) == RP_RESULT_OK);
+    }
+    rp_string_free(report);
+    rp_string_free(again);
+    rp_string_free(before);
+    rp_string_free(after);
+    CHECK(unlink(save) == 0);
+}
+
 int main(int argc, char **argv) {
     const char *tmp = getenv("TMPDIR");
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s PATH/TO/examples/tavern.toml\n", argv[0]);
+    if (argc != 3) {
+        fprintf(stderr,
+                "usage: %s PATH/TO/examples/tavern.toml "
+                "PATH/TO/rp-core/tests/fixtures/save-1.rp\n",
+                argv[0]);
         return 2;
     }
     tavern_path = argv[1];
@@ -258,6 +320,7 @@ int main(int argc, char **argv) {
 
     test_a_save_compacts_and_keeps_every_branch_s_world();
     test_in_memory_progress_and_refusals();
+    test_a_save_of_format_1_is_upgraded(argv[2]);
 
     CHECK(rmdir(dir) == 0);
     return checks_done("test_compact");

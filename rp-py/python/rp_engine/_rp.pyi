@@ -68,6 +68,7 @@ class _Compaction(TypedDict):
     allocated_bytes_after: int
     snapshots_dropped: int
     compacted: bool
+    records_upgraded: int
 
 # What a ``generate`` callable returns: the text, a result dict, or str chunks
 # (a generator that streams).
