@@ -285,7 +285,7 @@ fn refusals_change_nothing_and_leave_no_file() {
 
 #[test]
 fn a_backup_of_a_long_history_is_whole() {
-    // Thousands of events and several MB (some entities carry ~250 KB of facts), so the copy
+    // Thousands of events and several MB (some entities carry ~1.9 MB of facts), so the copy
     // is written in several commits; snapshots along the way.
     let dir = tempfile::tempdir().unwrap();
     let save = dir.path().join("long.rp");

@@ -14,6 +14,7 @@ use support::{Reference, Rng, WORLD_NAME, batch, options};
 const EVENTS: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("rp_events");
 const SNAPSHOTS: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("rp_snapshots");
 const META: TableDefinition<&str, &[u8]> = TableDefinition::new("rp_meta");
+const PARTS: TableDefinition<(u64, u64, u32), &[u8]> = TableDefinition::new("rp_snapshot_parts");
 const MAIN_BRANCH: u64 = 1;
 
 /// Turns in the sample save.
@@ -247,8 +248,28 @@ fn rewrite_record(path: &Path, table: &str, edit: impl FnOnce(&mut Vec<u8>)) {
                     let (k, v) = t.last().expect("last").expect("a record");
                     (k.value(), v.value().to_vec())
                 };
-                edit(&mut bytes);
-                t.insert(key, bytes.as_slice()).expect("insert");
+                if bytes.starts_with(b"RPPARTS\0") {
+                    // A large snapshot, stored in parts: the record is their concatenation.
+                    let mut parts = txn.open_table(PARTS).expect("parts");
+                    let range = (key.0, key.1, 0)..=(key.0, key.1, u32::MAX);
+                    let old: Vec<Vec<u8>> = parts
+                        .range(range)
+                        .expect("range")
+                        .map(|r| r.expect("part").1.value().to_vec())
+                        .collect();
+                    let mut record = old.concat();
+                    edit(&mut record);
+                    assert_eq!(record.len(), old.iter().map(Vec::len).sum::<usize>());
+                    let mut at = 0;
+                    for (i, part) in (0u32..).zip(&old) {
+                        let new = &record[at..at + part.len()];
+                        parts.insert((key.0, key.1, i), new).expect("insert");
+                        at += part.len();
+                    }
+                } else {
+                    edit(&mut bytes);
+                    t.insert(key, bytes.as_slice()).expect("insert");
+                }
             }
         }
     }

@@ -336,6 +336,10 @@ fn power_loss_after_any_io_operation_keeps_whole_saved_turns() {
             .any(|o| matches!(o, Op::SetLen(l) if *l > 1 << 20)),
         "the workload should grow the file"
     );
+    assert!(
+        snapshot_parts(disk.bytes()) > 0,
+        "the workload should store a snapshot in parts"
+    );
 
     // Pass 2: replay the trace; after each operation, lose power in a few ways.
     let mut reference = Reference::new();
@@ -382,6 +386,23 @@ fn power_loss_after_any_io_operation_keeps_whole_saved_turns() {
         "{checked} crash images checked in {:?}: {outcomes:#?}",
         started.elapsed()
     );
+}
+
+/// How many snapshot parts (`rp_snapshot_parts`) the save in `bytes` holds.
+fn snapshot_parts(bytes: Vec<u8>) -> u64 {
+    use redb::{ReadableDatabase, ReadableTableMetadata, TableDefinition};
+    const PARTS: TableDefinition<(u64, u64, u32), &[u8]> =
+        TableDefinition::new("rp_snapshot_parts");
+    let backend = InMemoryBackend::new();
+    backend.set_len(bytes.len() as u64).expect("set_len");
+    backend.write(0, &bytes).expect("write");
+    let db = redb::Database::builder()
+        .create_with_backend(backend)
+        .expect("the save opens with redb");
+    let txn = db.begin_read().expect("read");
+    txn.open_table(PARTS)
+        .map(|t| t.len().expect("len"))
+        .unwrap_or(0)
 }
 
 /// Opens a crash image and checks it; returns a short description of the outcome. `turns` is
@@ -846,7 +867,8 @@ $respond
 // Compaction.
 
 /// A save with room to give back: the 20-turn workload on `main`, and a branch that grew long
-/// (snapshots written and dropped) and was deleted, so its pages are free.
+/// (snapshots written and dropped, three entities of ~1.9 MB of facts: the file grows past
+/// what `main` holds) and was deleted, so its pages, at the end of the file, are free.
 fn compaction_image() -> Vec<u8> {
     let disk = Disk::default();
     let store = RedbStore::with_backend(NAME, disk.factory()).expect("store");
@@ -857,7 +879,7 @@ fn compaction_image() -> Vec<u8> {
     }
     engine.fork(engine.head(), "scratch").expect("fork");
     engine.switch_branch("scratch").expect("switch");
-    for k in TURNS..TURNS + 60 {
+    for k in TURNS..TURNS + 160 {
         engine.append(batch(k, engine.world())).expect("append");
     }
     engine.switch_branch("main").expect("switch");

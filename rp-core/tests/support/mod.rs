@@ -114,7 +114,7 @@ pub fn noise(seed: u64, len: usize) -> String {
 /// except for the entity ids. Batch lengths cycle 1..=7; a batch of length 1 is a single
 /// `TimeAdvanced`, which the world would accept twice (so a duplicated batch shows in the log
 /// instead of being rejected); every fifth batch carries a fact larger than a redb page, and
-/// batch 13 (mod 50) ~250 KB of facts, so the file grows.
+/// batch 13 (mod 50) ~1.9 MB of facts, so the file grows and snapshots are stored in parts.
 pub fn batch(k: u64, world: &World) -> Vec<Event> {
     let mut next = world.next_id();
     (0..batch_len(k))
@@ -125,8 +125,9 @@ pub fn batch(k: u64, world: &World) -> Vec<Event> {
                 let id = EntityId(next);
                 next += 1;
                 let facts = if k % 50 == 13 && i == 1 {
-                    // ~250 KB: the file has to grow (records are compressed: noise does not).
-                    (0..5).map(|j| noise(k * 8 + j, 50_000)).collect()
+                    // ~1.9 MB of letters that compress to ~1.1 MB: the file has to grow, and
+                    // the snapshots after it are stored in parts (over 1 MB).
+                    (0..32).map(|j| noise(k * 64 + j, 60_000)).collect()
                 } else if k % 5 == 2 && i == 1 {
                     vec![
                         format!("batch {k} event {i}, a long fact:"),
