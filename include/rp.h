@@ -252,8 +252,9 @@ typedef int (*rp_generate_fn)(void *user_data,
 //   `rp_engine_memories_at`, `rp_engine_beliefs_at` or a query's
 //   `"as_of"`: events), `"index.build"` (building the memory index on the
 //   first recall after opening, a rewind or a branch switch: memories) or
-//   `"compact"` (`rp_engine_compact`: three steps, pending commits made
-//   durable, superseded snapshots dropped, the file compacted).
+//   `"compact"` (`rp_engine_compact`: four steps, pending commits made
+//   durable, superseded snapshots dropped, records of an older format
+//   rewritten, the file compacted).
 //   Later versions add phases: show a name you do not know as it is;
 // - `done`, `total`: items done of the phase's total, `done <= total`.
 //
@@ -3168,8 +3169,9 @@ enum rp_result rp_engine_open_with_progress(const char *path,
 // `user_data` is handed to the callback untouched: it must stay usable
 // until the callback is replaced or removed, or the engine is freed.
 //
-// Returns `RP_RESULT_OK`, `RP_RESULT_INVALID_HANDLE`, or
-// `RP_RESULT_CONFLICT` from a callback of the same engine.
+// Returns `RP_RESULT_OK`, `RP_RESULT_NULL_ARGUMENT` (`engine` NULL),
+// `RP_RESULT_INVALID_HANDLE`, or `RP_RESULT_CONFLICT` from a callback of the
+// same engine.
 //
 // Thread: any. The callback runs on the thread of the call doing the work
 // (whichever thread that is), during that call.

@@ -16,6 +16,7 @@
 // Link against librp (static or shared) as for rp.h:
 //
 //   c++ -std=c++17 -Iinclude app.cpp target/debug/librp.a -lpthread -ldl -lm
+// One file on purpose, long as it is: a header-only wrapper users copy whole.
 #ifndef RP_HPP
 #define RP_HPP
 
@@ -83,6 +84,39 @@ std::string string_out(Call &&call) {
     char *out = nullptr;
     check(call(&out));
     return take(out);
+}
+
+struct BytesFree {
+    std::size_t len;
+    void operator()(std::uint8_t *bytes) const noexcept { rp_bytes_free(bytes, len); }
+};
+
+// Copies bytes rp handed out, then releases them with rp_bytes_free (also if
+// copying throws).
+inline std::vector<std::uint8_t> take_bytes(std::uint8_t *bytes, std::size_t len) {
+    const std::unique_ptr<std::uint8_t, BytesFree> owned(bytes, BytesFree{len});
+    return owned ? std::vector<std::uint8_t>(owned.get(), owned.get() + len)
+                 : std::vector<std::uint8_t>();
+}
+
+// Runs `call(&bytes, &len)` for a call with uint8_t ** and size_t *
+// out-parameters and takes the bytes it wrote.
+template <class Call>
+std::vector<std::uint8_t> bytes_out(Call &&call) {
+    std::uint8_t *bytes = nullptr;
+    std::size_t len = 0;
+    check(call(&bytes, &len));
+    return take_bytes(bytes, len);
+}
+
+// Bytes in: rp refuses a NULL pointer even with length 0, and an empty
+// std::vector may have one.
+inline const std::uint8_t *bytes(const std::vector<std::uint8_t> &b) noexcept {
+    static const std::uint8_t none = 0;
+    return b.empty() ? &none : b.data();
+}
+inline const std::uint8_t *bytes(std::string_view b) noexcept {
+    return reinterpret_cast<const std::uint8_t *>(text(b));
 }
 
 // What the callbacks of one Engine::run_turn share (the user_data of the
@@ -188,6 +222,84 @@ void token_trampoline(void *user_data, std::uint64_t speaker, const char *piece,
 struct NoTokens {
     void operator()(std::uint64_t, std::string_view) const noexcept {}
 };
+
+}  // namespace detail
+
+// The answer of an act callback of Engine::run_turn_with_actions: the game
+// did the action (done, with what it did as JSON) or refused it (refuse,
+// with why), as Turn::provide_action and Turn::refuse_action say.
+class ActAnswer {
+public:
+    static ActAnswer done(std::string answer_json) {
+        return ActAnswer(true, std::move(answer_json));
+    }
+    static ActAnswer refuse(std::string reason) { return ActAnswer(false, std::move(reason)); }
+
+    bool is_done() const noexcept { return done_; }
+    // The answer JSON, or the reason.
+    const std::string &text() const noexcept { return text_; }
+    std::string &text() noexcept { return text_; }
+
+private:
+    ActAnswer(bool done, std::string text) : done_(done), text_(std::move(text)) {}
+
+    bool done_;
+    std::string text_;
+};
+
+namespace detail {
+
+template <class Generate, class OnToken, class Act>
+struct ActState : RunState<Generate, OnToken> {
+    ActState(Generate &g, OnToken *t, Act *a) : RunState<Generate, OnToken>(g, t), act(a) {}
+    Act *act;
+    std::string answer;  // the answer or reason: outlives the callback
+};
+
+template <class State>
+int act_trampoline(void *user_data, const char *call_json, std::size_t call_json_len,
+                   const char **out_answer, std::size_t *out_answer_len) noexcept {
+    State *state = static_cast<State *>(user_data);
+    if (!state->error) {
+        try {
+            ActAnswer answer = (*state->act)(std::string_view(call_json, call_json_len));
+            state->answer = std::move(answer.text());
+            *out_answer = state->answer.data();
+            *out_answer_len = state->answer.size();
+            return answer.is_done() ? RP_RESULT_OK : RP_RESULT_INVALID;
+        } catch (...) {
+            // No exception crosses into rp: the action is refused, and so is
+            // every later one.
+            state->error = std::current_exception();
+        }
+    }
+    state->message = "the C++ act callback threw an exception";
+    *out_answer = state->message.data();
+    *out_answer_len = state->message.size();
+    return RP_RESULT_INVALID;
+}
+
+// What the progress callback of Engine::open_with_progress shares.
+template <class Progress>
+struct ProgressState {
+    explicit ProgressState(Progress &p) : progress(p) {}
+    Progress &progress;
+    std::exception_ptr error;  // what it threw, rethrown by open_with_progress
+};
+
+template <class State>
+void progress_trampoline(void *user_data, const char *phase, std::uint64_t done,
+                         std::uint64_t total) noexcept {
+    State *state = static_cast<State *>(user_data);
+    if (state->error) {
+        return;
+    }
+    try {
+        state->progress(std::string_view(phase != nullptr ? phase : ""), done, total);
+    } catch (...) {
+        state->error = std::current_exception();
+    }
+}
 
 }  // namespace detail
 
@@ -345,6 +457,26 @@ public:
         rp_engine *engine = nullptr;
         detail::check(rp_engine_open(detail::text(path), path.size(), &engine));
         return Engine(engine);
+    }
+    // rp_engine_open_with_progress: `progress`, callable as
+    // void(std::string_view phase, std::uint64_t done, std::uint64_t total),
+    // hears the open's phases on the calling thread and is not kept. An
+    // exception from it is thrown again once the open is over (the engine
+    // closed); rp never sees it.
+    template <class Progress>
+    static Engine open_with_progress(std::string_view path, Progress &&progress) {
+        using State = detail::ProgressState<std::remove_reference_t<Progress>>;
+        State state(progress);
+        rp_engine *engine = nullptr;
+        const rp_result result =
+            rp_engine_open_with_progress(detail::text(path), path.size(),
+                                         &detail::progress_trampoline<State>, &state, &engine);
+        Engine opened(result == RP_RESULT_OK ? engine : nullptr);
+        if (state.error) {
+            std::rethrow_exception(state.error);
+        }
+        detail::check(result);
+        return opened;
     }
     // rp_engine_create_from_world_file.
     static Engine create_from_world_file(std::string_view save_path,
@@ -505,6 +637,27 @@ public:
         detail::check(rp_engine_delete_branch(engine_, detail::text(name), name.size()));
     }
 
+    // The save. rp_engine_backup: every branch to a new save file at `path`.
+    void backup(std::string_view path) {
+        detail::check(rp_engine_backup(engine_, detail::text(path), path.size()));
+    }
+    // rp_engine_export_branch: branch `name`'s history to a new save at `path`.
+    void export_branch(std::string_view name, std::string_view path) {
+        detail::check(rp_engine_export_branch(engine_, detail::text(name), name.size(),
+                                              detail::text(path), path.size()));
+    }
+    // rp_engine_compact: what it did, as JSON.
+    std::string compact() {
+        return detail::string_out([&](char **out) { return rp_engine_compact(engine_, out); });
+    }
+    // rp_engine_set_progress, taking the C callback and its user_data as rp.h
+    // does (nullptr removes it): the engine keeps them past the call, on
+    // whichever thread calls it, so no C++ callable's lifetime can be tied to
+    // it. `progress` must not throw (no exception may cross into rp).
+    void set_progress(rp_progress_fn progress, void *user_data = nullptr) {
+        detail::check(rp_engine_set_progress(engine_, progress, user_data));
+    }
+
     // Response control: the decision JSON (see rp::explain).
     std::string decide(std::uint64_t entity, std::string_view message_json) {
         return detail::string_out([&](char **out) {
@@ -577,6 +730,11 @@ public:
             return rp_engine_always_loaded(engine_, speaker, recent_scenes, out);
         });
     }
+    // rp_engine_memory_index_origin: where the memory index came from, as JSON.
+    std::string memory_index_origin() const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_memory_index_origin(engine_, out); });
+    }
 
     // Prompts and system lines. An empty query means the last line the
     // speaker heard; empty options mean the defaults.
@@ -602,6 +760,78 @@ public:
     std::string system_lines() const {
         return detail::string_out(
             [&](char **out) { return rp_engine_system_lines(engine_, out); });
+    }
+
+    // Character cards and lorebooks (docs/cards.md). Bytes in as a
+    // std::vector<std::uint8_t> or any std::string_view; bytes out as a
+    // std::vector<std::uint8_t>.
+    // rp_engine_import_card: a card's JSON, PNG or CHARX as a new entity; the
+    // import JSON.
+    std::string import_card(const std::vector<std::uint8_t> &card, std::int64_t now) {
+        return import_card_bytes(detail::bytes(card), card.size(), now);
+    }
+    std::string import_card(std::string_view card, std::int64_t now) {
+        return import_card_bytes(detail::bytes(card), card.size(), now);
+    }
+    // rp_engine_export_card: `format` "v2", "v3", "png", "charx" or a file name.
+    std::vector<std::uint8_t> export_card(std::uint64_t entity, std::string_view format) const {
+        return detail::bytes_out([&](std::uint8_t **out, std::size_t *len) {
+            return rp_engine_export_card(engine_, entity, detail::text(format), format.size(),
+                                         out, len);
+        });
+    }
+    // rp_engine_card_assets: the files of an entity's card, as JSON.
+    std::string card_assets(std::uint64_t entity) const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_card_assets(engine_, entity, out); });
+    }
+    // rp_engine_card_asset: one of those files.
+    std::vector<std::uint8_t> card_asset(std::uint64_t entity, std::string_view path) const {
+        return detail::bytes_out([&](std::uint8_t **out, std::size_t *len) {
+            return rp_engine_card_asset(engine_, entity, detail::text(path), path.size(), out,
+                                        len);
+        });
+    }
+    // rp_engine_set_card_image: an entity's image, a PNG.
+    void set_card_image(std::uint64_t entity, const std::vector<std::uint8_t> &png,
+                        std::int64_t now) {
+        detail::check(
+            rp_engine_set_card_image(engine_, entity, detail::bytes(png), png.size(), now));
+    }
+    void set_card_image(std::uint64_t entity, std::string_view png, std::int64_t now) {
+        detail::check(
+            rp_engine_set_card_image(engine_, entity, detail::bytes(png), png.size(), now));
+    }
+    // rp_engine_import_lorebook: every character's (owner 0) or one's; its id.
+    std::uint64_t import_lorebook(std::string_view json, std::uint64_t owner, std::int64_t now) {
+        std::uint64_t id = 0;
+        detail::check(rp_engine_import_lorebook(engine_, detail::bytes(json), json.size(), owner,
+                                                now, &id));
+        return id;
+    }
+    // rp_engine_export_lorebook: `format` "lorebook_v3" or "world_info".
+    std::string export_lorebook(std::uint64_t id, std::string_view format) const {
+        return detail::string_out([&](char **out) {
+            return rp_engine_export_lorebook(engine_, id, detail::text(format), format.size(),
+                                             out);
+        });
+    }
+    // rp_engine_lorebooks: every lorebook, as JSON.
+    std::string lorebooks() const {
+        return detail::string_out([&](char **out) { return rp_engine_lorebooks(engine_, out); });
+    }
+    // rp_engine_lore_timers: an entity's sticky and cooldown effects, as JSON.
+    std::string lore_timers(std::uint64_t entity) const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_lore_timers(engine_, entity, out); });
+    }
+    // rp_engine_expand_macros: `text` with {{char}}, {{user}}... expanded.
+    std::string expand_macros(std::string_view text, std::uint64_t speaker,
+                              std::uint64_t user) const {
+        return detail::string_out([&](char **out) {
+            return rp_engine_expand_macros(engine_, detail::text(text), text.size(), speaker,
+                                           user, out);
+        });
     }
 
     // Scoped events and threads. Every change takes the host clock `now`
@@ -742,6 +972,13 @@ public:
         return detail::string_out(
             [&](char **out) { return rp_engine_next_tick(engine_, now, out); });
     }
+    // rp_engine_next_tick_at: when a tick next does something; none: never.
+    std::optional<std::int64_t> next_tick_at(std::int64_t now) const {
+        std::int64_t at = 0;
+        bool due = false;
+        detail::check(rp_engine_next_tick_at(engine_, now, &at, &due));
+        return due ? std::optional<std::int64_t>(at) : std::nullopt;
+    }
     // Delivers a stimulus; returns its id.
     std::uint64_t notify(std::uint64_t entity, std::string_view kind, std::string_view priority,
                          std::string_view payload, std::int64_t now) {
@@ -750,6 +987,10 @@ public:
                                        detail::text(priority), priority.size(),
                                        detail::text(payload), payload.size(), now, &id));
         return id;
+    }
+    // rp_engine_report_availability: 1 present, 0.3 idle, 0 away.
+    void report_availability(std::uint64_t entity, double availability, std::int64_t now) {
+        detail::check(rp_engine_report_availability(engine_, entity, availability, now));
     }
     // The world's drive settings (entity 0) or an entity's.
     void configure_drives(std::uint64_t entity, std::string_view config_json) {
@@ -801,6 +1042,30 @@ public:
             [&](char **out) { return rp_engine_rules(engine_, entity, now, out); });
     }
 
+    // Requirements (docs/requirements.md). rp_engine_add_requirement: the
+    // requirement as the world keeps it, as JSON.
+    std::string add_requirement(std::string_view requirement_json) {
+        return detail::string_out([&](char **out) {
+            return rp_engine_add_requirement(engine_, detail::text(requirement_json),
+                                             requirement_json.size(), out);
+        });
+    }
+    // rp_engine_remove_requirement.
+    void remove_requirement(std::string_view id) {
+        detail::check(rp_engine_remove_requirement(engine_, detail::text(id), id.size()));
+    }
+    // rp_engine_requirements: every requirement, pending or not, as JSON.
+    std::string requirements() const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_requirements(engine_, out); });
+    }
+    // rp_engine_check_action: throws rp::Error (RP_RESULT_REQUIREMENT_UNMET)
+    // while a requirement guarding host action `name` of `subject` (0: no
+    // one in particular) is pending.
+    void check_action(std::string_view name, std::uint64_t subject = 0) const {
+        detail::check(rp_engine_check_action(engine_, detail::text(name), name.size(), subject));
+    }
+
     // The callback form (rp_engine_run_job): runs `job` to its end through
     // `generate`, callable as std::string(std::string_view request_json,
     // rp::TokenSink &sink) (what it streams goes nowhere), and returns the
@@ -819,6 +1084,25 @@ public:
         }
         detail::check(result);
         return detail::take(outcome);
+    }
+
+    // rp_engine_advance: plays host time to `until` through `generate`, as
+    // run_job runs a job (an exception from it stops the call and is thrown
+    // again; the ticks before stay committed); the ticks' outcomes, as JSON.
+    template <class Generate>
+    std::string advance(std::int64_t until, std::string_view options_json, Generate &&generate) {
+        using State = detail::RunState<std::remove_reference_t<Generate>, detail::NoTokens>;
+        detail::NoTokens no_tokens;
+        State state(generate, &no_tokens);
+        char *outcomes = nullptr;
+        const rp_result result = rp_engine_advance(
+            engine_, until, detail::optional_text(options_json), options_json.size(),
+            &detail::generate_trampoline<State>, &state, &outcomes);
+        if (result != RP_RESULT_OK && state.error) {
+            std::rethrow_exception(state.error);
+        }
+        detail::check(result);
+        return detail::take(outcomes);
     }
 
     // World queries and the relationship graph.
@@ -887,7 +1171,113 @@ public:
                         detail::NoTokens{});
     }
 
+    // run_turn with host actions (rp_engine_run_turn_with_actions): `act`,
+    // callable as rp::ActAnswer(std::string_view call_json), carries out
+    // each action reported, on the calling thread. An exception from act
+    // refuses that action and every later one; the turn goes on, and
+    // run_turn_with_actions then throws it again.
+    template <class Generate, class OnToken, class Act>
+    std::string run_turn_with_actions(std::string_view input_json, std::string_view options_json,
+                                      Generate &&generate, OnToken &&on_token, Act &&act) {
+        using State =
+            detail::ActState<std::remove_reference_t<Generate>, std::remove_reference_t<OnToken>,
+                             std::remove_reference_t<Act>>;
+        State state(generate, &on_token, &act);
+        char *outcome = nullptr;
+        const rp_result result = rp_engine_run_turn_with_actions(
+            engine_, detail::text(input_json), input_json.size(),
+            detail::optional_text(options_json), options_json.size(),
+            &detail::generate_trampoline<State>, &detail::token_trampoline<State>,
+            &detail::act_trampoline<State>, &state, &outcome);
+        std::string taken = detail::take(outcome);
+        if (state.error) {
+            std::rethrow_exception(state.error);
+        }
+        detail::check(result);
+        return taken;
+    }
+
+    // run_turn_with_actions without a token callback.
+    template <class Generate, class Act>
+    std::string run_turn_with_actions(std::string_view input_json, std::string_view options_json,
+                                      Generate &&generate, Act &&act) {
+        return run_turn_with_actions(input_json, options_json, std::forward<Generate>(generate),
+                                     detail::NoTokens{}, std::forward<Act>(act));
+    }
+
+    // Edits and swipes (docs/edits.md). Empty options mean the defaults.
+    // rp_engine_preview_edit: what editing line `line` to `text` (empty:
+    // deleting it) would do, as JSON; changes nothing.
+    std::string preview_edit(std::uint64_t line, std::string_view text = {},
+                             std::string_view options_json = {}) {
+        return detail::string_out([&](char **out) {
+            return rp_engine_preview_edit(engine_, line, detail::optional_text(text),
+                                          text.size(), detail::optional_text(options_json),
+                                          options_json.size(), out);
+        });
+    }
+    // rp_engine_edit_line: the outcome JSON.
+    std::string edit_line(std::uint64_t line, std::string_view text,
+                          std::string_view options_json = {}) {
+        return detail::string_out([&](char **out) {
+            return rp_engine_edit_line(engine_, line, detail::text(text), text.size(),
+                                       detail::optional_text(options_json), options_json.size(),
+                                       out);
+        });
+    }
+    // rp_engine_delete_line: the outcome JSON.
+    std::string delete_line(std::uint64_t line, std::string_view options_json = {}) {
+        return detail::string_out([&](char **out) {
+            return rp_engine_delete_line(engine_, line, detail::optional_text(options_json),
+                                         options_json.size(), out);
+        });
+    }
+    // rp_engine_swipe_request: the request asking for the last reply (line
+    // 0) again, as JSON.
+    std::string swipe_request(std::uint64_t line = 0, std::string_view options_json = {}) {
+        return detail::string_out([&](char **out) {
+            return rp_engine_swipe_request(engine_, line, detail::optional_text(options_json),
+                                           options_json.size(), out);
+        });
+    }
+    // rp_engine_add_alternative: the model's answer to a swipe; its index.
+    std::uint64_t add_alternative(std::uint64_t line, std::string_view result_json) {
+        std::uint64_t index = 0;
+        detail::check(rp_engine_add_alternative(engine_, line, detail::text(result_json),
+                                                result_json.size(), &index));
+        return index;
+    }
+    // rp_engine_alternatives: a line's alternatives, as JSON (null: none).
+    std::string alternatives(std::uint64_t line) const {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_alternatives(engine_, line, out); });
+    }
+    // rp_engine_choose: makes alternative `n` the line, its state-update pass
+    // asked of `generate` as run_job asks (an exception from it is thrown
+    // again; the choice stands); the pass's outcome JSON.
+    template <class Generate>
+    std::string choose(std::uint64_t line, std::uint64_t n, std::string_view options_json,
+                       Generate &&generate) {
+        using State = detail::RunState<std::remove_reference_t<Generate>, detail::NoTokens>;
+        detail::NoTokens no_tokens;
+        State state(generate, &no_tokens);
+        char *outcome = nullptr;
+        const rp_result result = rp_engine_choose(
+            engine_, line, n, detail::optional_text(options_json), options_json.size(),
+            &detail::generate_trampoline<State>, &state, &outcome);
+        if (result != RP_RESULT_OK && state.error) {
+            std::rethrow_exception(state.error);
+        }
+        detail::check(result);
+        return detail::take(outcome);
+    }
+
 private:
+    std::string import_card_bytes(const std::uint8_t *card, std::size_t len, std::int64_t now) {
+        return detail::string_out(
+            [&](char **out) { return rp_engine_import_card(engine_, card, len, now, out); });
+    }
+
     void reset() noexcept {
         if (engine_ != nullptr) {
             rp_engine_free(engine_);

@@ -70,9 +70,21 @@ fn busy(name: &str) -> Error {
 
 impl Engine {
     pub(super) fn commit_events(&mut self, events: &[Event], durable: bool) -> Result<Seq> {
+        self.commit_events_applied(events, durable, None)
+    }
+
+    /// [`Engine::commit_events`] of `events` already applied, in order, to a copy of this
+    /// engine's world as it is now: `applied` is the world after them, which then need not be
+    /// validated again.
+    pub(super) fn commit_events_applied(
+        &mut self,
+        events: &[Event],
+        durable: bool,
+        applied: Option<World>,
+    ) -> Result<Seq> {
         let _span = tracing::info_span!("commit", events = events.len()).entered();
         self.resync_if_stale()?;
-        let Some(prepared) = self.prepare(events, durable, None)? else {
+        let Some(prepared) = self.prepare(events, durable, applied)? else {
             return Ok(self.head());
         };
         self.write_now(prepared, events)

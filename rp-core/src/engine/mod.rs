@@ -303,8 +303,20 @@ impl Engine {
     /// changes (in memory or on disk) and the error says why. With
     /// [`Durability::Immediate`] the events are on stable storage when this returns.
     pub fn append(&mut self, mut events: Vec<Event>) -> Result<Seq> {
-        self.add_announcements(&mut events, None)?;
-        self.commit_events(&events, self.options.durability == Durability::Immediate)
+        self.resync_if_stale()?;
+        // In a world with requirements the batch is applied once, to find the announcements
+        // it calls for, and that world is what the commit keeps (not applied a second time).
+        let mut applied = self
+            .announces(&events)
+            .then(|| {
+                let mut next = self.world.clone();
+                events.iter().try_for_each(|e| next.apply(e))?;
+                Ok::<_, crate::Error>((next, self.epoch))
+            })
+            .transpose()?;
+        self.add_announcements(&mut events, applied.as_mut())?;
+        let durable = self.options.durability == Durability::Immediate;
+        self.commit_events_applied(&events, durable, applied.map(|(next, _)| next))
     }
 
     /// Decides whether `entity` responds to `message` (response control): evaluates its fact

@@ -46,8 +46,9 @@ impl Progress {
     /// Catching up the memory index kept beside the save with the log, on the first recall
     /// after opening (items: events since its last commit; docs/memory.md).
     pub const INDEX_CATCH_UP: &'static str = "index.catch_up";
-    /// Compacting a save ([`Engine::compact`]), in three steps (items): pending commits made
-    /// durable, superseded snapshots dropped, the file compacted.
+    /// Compacting a save ([`Engine::compact`]), in four steps (items): pending commits made
+    /// durable, superseded snapshots dropped, records of an older format rewritten, the file
+    /// compacted.
     pub const COMPACT: &'static str = "compact";
     /// Every phase this version reports, in the order an open and a first recall report them
     /// (then compaction, which only [`Engine::compact`] reports).

@@ -79,6 +79,14 @@ impl Engine {
         self.world().check_action(name, subject)
     }
 
+    /// Whether `events` may call for announcements: the world has requirements or they add
+    /// one (and there are events).
+    pub(super) fn announces(&self, events: &[Event]) -> bool {
+        let adds = |e: &Event| matches!(e, Event::RequirementAdded { .. });
+        !events.is_empty()
+            && (self.world.requirements().next().is_some() || events.iter().any(adds))
+    }
+
     /// Adds to `events` the announcements the world after them calls for
     /// ([`World::requirement_announcements`]), so that a commit that makes a requirement
     /// pending announces it in the same transaction. `applied` is the world after `events`
@@ -89,11 +97,7 @@ impl Engine {
         events: &mut Vec<Event>,
         applied: Option<&mut (World, u64)>,
     ) -> Result<()> {
-        let adds = |e: &Event| matches!(e, Event::RequirementAdded { .. });
-        if self.world.requirements().next().is_none() && !events.iter().any(adds) {
-            return Ok(());
-        }
-        if events.is_empty() {
+        if !self.announces(events) {
             return Ok(());
         }
         let extra = match applied.filter(|(w, epoch)| {

@@ -3,7 +3,10 @@
 // their codes, strings in and out, the poll-form and callback-form turns,
 // exceptions thrown by the callbacks coming back out of run_turn, scoped
 // events and threads, and jobs (scene closes, time skips, queries, ticks),
-// scenes, the relationship graph and drives.
+// scenes, the relationship graph and drives; backups, compaction and
+// progress, cards and lorebooks (bytes in and out), requirements, host time
+// played through a callback, edits and swipes, and host actions carried out
+// by a callback.
 //
 // Build and run (scripts/test-all does this, then runs it under valgrind and
 // AddressSanitizer):
@@ -15,6 +18,8 @@
 //
 // Reports each failed check on stderr and closes with "N passed, N failed";
 // exits 0 only when every check passed. rp.hpp is included twice on purpose.
+// Save files go to a fresh directory under $TMPDIR (or /tmp), removed at the
+// end.
 #include "rp.hpp"
 #include "rp.hpp"
 
@@ -22,11 +27,15 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -458,6 +467,478 @@ void test_rules() {
     CHECK(code_of([&] { engine.remove_rule(rule, 0); }) == RP_RESULT_NOT_FOUND);
 }
 
+
+// The number after `key` in `json` (0 if absent).
+std::uint64_t number_after(const std::string &json, const std::string &key) {
+    const std::size_t at = json.find(key);
+    return at == std::string::npos ? 0 : std::strtoull(json.c_str() + at + key.size(), nullptr, 10);
+}
+
+// A fresh directory under $TMPDIR (or /tmp) for save files.
+std::string temp_dir() {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string dir = std::string(tmp != nullptr && tmp[0] != '\0' ? tmp : "/tmp") +
+                      "/rp-test-hpp-XXXXXX";
+    CHECK(mkdtemp(dir.data()) != nullptr);
+    return dir;
+}
+
+// What the C progress callback of test_the_save heard: its user_data.
+struct Heard {
+    int compact_reports = 0;
+    std::uint64_t last_done = 0;
+    std::uint64_t total = 0;
+};
+
+void heard_progress(void *user_data, const char *phase, std::uint64_t done,
+                    std::uint64_t total) noexcept {
+    Heard *heard = static_cast<Heard *>(user_data);
+    if (std::string_view(phase) == "compact") {
+        heard->compact_reports++;
+        heard->last_done = done;
+        heard->total = total;
+    }
+}
+
+void test_the_save_backups_compaction_and_progress() {
+    const std::string dir = temp_dir();
+    const std::string backup = dir + "/backup.rp";
+    const std::string side = dir + "/side.rp";
+    rp::Engine engine = tavern();
+    const std::uint64_t start = engine.head();
+    engine.append("[{\"time_advanced\": {\"to\": 60000}}]");
+    engine.fork(start, "side");
+
+    // A backup, opened with its progress heard.
+    engine.backup(backup);
+    std::vector<std::string> phases;
+    bool ended = false;
+    rp::Engine copy = rp::Engine::open_with_progress(
+        backup, [&](std::string_view phase, std::uint64_t done, std::uint64_t total) {
+            if (phases.empty() || phases.back() != phase) {
+                phases.emplace_back(phase);
+            }
+            ended = done == total;
+        });
+    CHECK(phases.size() == 2 && phases[0] == "open.snapshot" && phases[1] == "open.replay");
+    CHECK(ended);
+    CHECK(copy.head() == engine.head());
+    CHECK(contains(copy.branches().c_str(), "\"name\":\"side\""));
+    CHECK(contains(copy.compact().c_str(), "\"file_bytes_before\":"));
+    copy.close();
+
+    // One branch, as the only one of a new save.
+    engine.export_branch("side", side);
+    rp::Engine exported = rp::Engine::open(side);
+    CHECK(exported.current_branch() == "side");
+    CHECK(exported.head() == start);
+    exported.close();
+
+    // Refusals: a path that exists, an unknown branch, a file that is no save, a
+    // callback that throws (thrown again, the engine closed).
+    std::string message;
+    CHECK(code_of([&] { engine.backup(backup); }, &message) == RP_RESULT_CONFLICT);
+    CHECK(contains(message.c_str(), "exists"));
+    CHECK(code_of([&] { engine.export_branch("nope", dir + "/nope.rp"); }) ==
+          RP_RESULT_NOT_FOUND);
+    CHECK(code_of([&] { engine.backup(""); }) == RP_RESULT_INVALID);
+    CHECK(code_of([] {
+              rp::Engine::open_with_progress(tavern_path,
+                                             [](std::string_view, std::uint64_t,
+                                                std::uint64_t) {});
+          }) == RP_RESULT_NOT_A_SAVE);
+    bool thrown = false;
+    try {
+        rp::Engine::open_with_progress(backup, [](std::string_view, std::uint64_t,
+                                                  std::uint64_t) { throw ModelDown(); });
+    } catch (const ModelDown &) {
+        thrown = true;
+    }
+    CHECK(thrown);
+
+    // Compaction in memory: a report of zeros; its phase reaches the C callback.
+    const std::string report = engine.compact();
+    CHECK(contains(report.c_str(), "\"snapshots_dropped\":0,\"compacted\":false,"
+                                   "\"records_upgraded\":0}"));
+    Heard heard;
+    engine.set_progress(&heard_progress, &heard);
+    engine.compact();
+    CHECK(heard.compact_reports >= 2);
+    CHECK(heard.total > 0 && heard.last_done == heard.total);
+    engine.set_progress(nullptr);
+    heard = Heard();
+    engine.compact();
+    CHECK(heard.compact_reports == 0);
+
+    // Where the memory index came from: nowhere before the first recall.
+    CHECK(engine.memory_index_origin() == "null");
+    engine.recall(engine.entity_id("tobias"), "marsh", 60000);
+    CHECK(engine.memory_index_origin() == "\"memory\"");
+
+    rp::Engine gone = std::move(engine);
+    CHECK(code_of([&] { engine.compact(); }) == RP_RESULT_NULL_ARGUMENT);  // NOLINT
+    CHECK(unlink(backup.c_str()) == 0);
+    CHECK(unlink(side.c_str()) == 0);
+    CHECK(rmdir(dir.c_str()) == 0);
+}
+
+const std::string card_json =
+    "{\"spec\":\"chara_card_v2\",\"spec_version\":\"2.0\",\"data\":{\"name\":\"Aria Vell\","
+    "\"description\":\"{{char}} is a bard with a cracked lute.\",\"personality\":\"wry\","
+    "\"scenario\":\"\",\"first_mes\":\"*tunes her lute* Evening.\",\"mes_example\":\"\","
+    "\"alternate_greetings\":[\"Oh. You again.\"],\"extensions\":{\"fav\":true}}}";
+
+std::string as_text(const std::vector<std::uint8_t> &bytes) {
+    return std::string(bytes.begin(), bytes.end());
+}
+
+void test_cards_as_bytes() {
+    rp::Engine engine = tavern();
+    const std::uint64_t tobias = engine.entity_id("tobias");
+    const std::uint64_t wren = engine.entity_id("wren");
+    const std::string imported = engine.import_card(card_json, 1000);
+    CHECK(contains(imported.c_str(), "\"name\":\"Aria Vell\""));
+    CHECK(contains(imported.c_str(), "\"alternate\":[\"Oh. You again.\"]"));
+    const std::uint64_t aria = engine.entity_id("Aria Vell");
+    CHECK(as_text(engine.export_card(aria, "v2")) == card_json);
+    CHECK(contains(as_text(engine.export_card(aria, "v3")).c_str(), "\"chara_card_v3\""));
+
+    // Tobias out as a PNG and into another engine, from the vector: its image kept.
+    const std::vector<std::uint8_t> png = engine.export_card(tobias, "png");
+    CHECK(png.size() > 8 && as_text(png).compare(0, 4, "\x89PNG") == 0);
+    CHECK(engine.card_assets(tobias) == "[]");
+    rp::Engine other = rp::Engine::in_memory("other");
+    CHECK(contains(other.import_card(png, 1000).c_str(), "\"name\":\"Tobias Reed\""));
+    const std::uint64_t other_tobias = other.entity_id("Tobias Reed");
+    CHECK(contains(other.card_assets(other_tobias).c_str(),
+                   "[{\"path\":\"assets/icon/image/main.png\",\"size\":"));
+    const std::vector<std::uint8_t> image =
+        other.card_asset(other_tobias, "assets/icon/image/main.png");
+    CHECK(image.size() > 8 && image.size() < png.size());
+    CHECK(as_text(image).compare(0, 4, "\x89PNG") == 0);
+    CHECK(as_text(image).find("chara") == std::string::npos);
+
+    // The host's image, on an entity of no card; a broken one refused.
+    engine.set_card_image(wren, image, 2000);
+    CHECK(contains(engine.card_assets(wren).c_str(), "assets/icon/image/main.png"));
+    const std::uint64_t before = engine.head();
+    std::string message;
+    CHECK(code_of([&] { engine.set_card_image(wren, "GIF89a", 2000); }) == RP_RESULT_INVALID);
+    std::vector<std::uint8_t> broken = image;
+    broken[broken.size() - 6] ^= 0x01;
+    CHECK(code_of([&] { engine.set_card_image(wren, broken, 2000); }, &message) ==
+          RP_RESULT_INVALID);
+    CHECK(contains(message.c_str(), "CRC"));
+    CHECK(code_of([&] { engine.set_card_image(999999, image, 2000); }) == RP_RESULT_NOT_FOUND);
+    CHECK(code_of([&] { engine.import_card(card_json, 2000); }) == RP_RESULT_CONFLICT);
+    CHECK(code_of([&] { engine.import_card("[1, 2]", 2000); }) == RP_RESULT_INVALID);
+    // An empty vector is no bytes, not NULL.
+    CHECK(code_of([&] { engine.import_card(std::vector<std::uint8_t>(), 2000); }) ==
+          RP_RESULT_INVALID);
+    CHECK(code_of([&] { engine.export_card(999999, "v2"); }) == RP_RESULT_NOT_FOUND);
+    CHECK(code_of([&] { engine.export_card(tobias, "gif"); }) == RP_RESULT_INVALID);
+    CHECK(code_of([&] { other.card_asset(other_tobias, "nope.png"); }) == RP_RESULT_NOT_FOUND);
+    CHECK(code_of([&] { engine.card_assets(999999); }) == RP_RESULT_NOT_FOUND);
+    CHECK(engine.head() == before);
+}
+
+void test_lorebooks_timers_and_macros() {
+    rp::Engine engine = tavern();
+    const std::uint64_t tobias = engine.entity_id("tobias");
+    const std::uint64_t wren = engine.entity_id("wren");
+    const std::string book = "{\"entries\": {\"0\": {\"uid\": 0, \"key\": [\"bell\"], "
+                             "\"content\": \"The bell is cracked.\", \"sticky\": 4}}}";
+    const std::uint64_t id = engine.import_lorebook(book, 0, 1000);
+    CHECK(id > 0);
+    CHECK(engine.import_lorebook(book, tobias, 1000) > id);
+    CHECK(contains(engine.lorebooks().c_str(), "\"owner\":null"));
+    CHECK(engine.export_lorebook(id, "world_info") == book);
+    CHECK(contains(engine.export_lorebook(id, "lorebook_v3").c_str(),
+                   "\"spec\":\"lorebook_v3\""));
+    CHECK(code_of([&] { engine.export_lorebook(id, "yaml"); }) == RP_RESULT_INVALID);
+    CHECK(code_of([&] { engine.export_lorebook(999999, "world_info"); }) ==
+          RP_RESULT_NOT_FOUND);
+    CHECK(code_of([&] { engine.import_lorebook("{\"entries\": 5}", 0, 1000); }) ==
+          RP_RESULT_INVALID);
+    CHECK(code_of([&] { engine.import_lorebook(book, 999999, 1000); }) == RP_RESULT_NOT_FOUND);
+
+    // A sticky entry, activated in a turn, leaves a timer.
+    CHECK(engine.lore_timers(tobias) == "[]");
+    engine.run_turn(input(wren, "Did you hear the bell, Tobias?", 5000), {},
+                    [](std::string_view, rp::TokenSink &) {
+                        return std::string("{\"text\": \"Aye.\"}");
+                    });
+    const std::string timers = engine.lore_timers(tobias);
+    CHECK(contains(timers.c_str(), "\"kind\":\"sticky\""));
+    CHECK(contains(timers.c_str(), "\"entry\":0"));
+    CHECK(code_of([&] { engine.lore_timers(99999); }) == RP_RESULT_NOT_FOUND);
+
+    // Macros, as the speaker's prompt expands them.
+    const std::string greeting = "*waves at {{user}}* I am {{char}}.{{// a note}}";
+    const std::string expanded = engine.expand_macros(greeting, tobias, wren);
+    CHECK(expanded == "*waves at Wren* I am Tobias Reed.");
+    CHECK(code_of([&] { engine.expand_macros(greeting, 99999, wren); }) == RP_RESULT_NOT_FOUND);
+    CHECK(code_of([&] { engine.expand_macros("\xff", tobias, wren); }) ==
+          RP_RESULT_INVALID_UTF8);
+}
+
+void test_requirements() {
+    rp::Engine engine = tavern();
+    const std::uint64_t wren = engine.entity_id("wren");
+    const std::uint64_t tobias = engine.entity_id("tobias");
+    const std::string fare =
+        "{\"id\": \"fare\", \"name\": \"The fare\", \"subject\": \"wren\", "
+        "\"condition\": \"self.fare_paid == true\", "
+        "\"guards\": [{\"leave\": \"booth\"}, {\"time_skip\": true}, {\"action\": \"board\"}], "
+        "\"text\": \"Wren must settle the bill before leaving the booth.\"}";
+    const std::string added = engine.add_requirement(fare);
+    CHECK(starts_with(added.c_str(), ("{\"id\":\"fare\",\"name\":\"The fare\",\"subject\":" +
+                                      std::to_string(wren) + ",")
+                                         .c_str()));
+    const std::string all = engine.requirements();
+    CHECK(starts_with(all.c_str(), "[{\"requirement\":{\"id\":\"fare\""));
+    CHECK(contains(all.c_str(), "\"pending\":true,\"announced\":true}]"));
+
+    // A host action it guards: refused for Wren and for no one, not for Tobias.
+    std::string message;
+    CHECK(code_of([&] { engine.check_action("board", wren); }, &message) ==
+          RP_RESULT_REQUIREMENT_UNMET);
+    CHECK(contains(message.c_str(), "The fare"));
+    CHECK(code_of([&] { engine.check_action("board"); }) == RP_RESULT_REQUIREMENT_UNMET);
+    engine.check_action("board", tobias);
+    engine.check_action("sing", wren);
+    CHECK(code_of([&] { engine.check_action("\xff"); }) == RP_RESULT_INVALID_UTF8);
+
+    // Refusals change nothing.
+    const std::uint64_t before = engine.head();
+    CHECK(code_of([&] { engine.add_requirement("not json"); }) == RP_RESULT_INVALID);
+    CHECK(code_of([&] { engine.add_requirement(fare); }) == RP_RESULT_CONFLICT);
+    CHECK(code_of([&] { engine.remove_requirement("nope"); }) == RP_RESULT_NOT_FOUND);
+    CHECK(engine.head() == before);
+
+    engine.remove_requirement("fare");
+    CHECK(engine.requirements() == "[]");
+    engine.check_action("board", wren);
+}
+
+const std::int64_t minute = 60000;
+const std::int64_t hour = 3600000;
+const std::int64_t noon = 12 * hour;
+
+void test_host_time_availability_and_the_next_tick() {
+    // The world begins at midnight; nights last from ten to six: a tick puts them to sleep
+    // now, the next wakes them at six.
+    rp::Engine night = tavern();
+    night.configure_drives(0, "{\"night_start\": 22, \"night_end\": 6}");
+    CHECK(night.next_tick_at(0) == std::optional<std::int64_t>(0));
+    rp::Job sleep = night.begin_tick(0);
+    CHECK(contains(sleep.finish().c_str(), "\"initiations\":[]"));
+    CHECK(night.next_tick_at(0) == std::optional<std::int64_t>(6 * hour));
+    // A world where nothing will happen: none.
+    CHECK(!rp::Engine::in_memory("empty").next_tick_at(0).has_value());
+
+    // Tobias misses Wren, reported present at noon.
+    rp::Engine engine = tavern();
+    const std::uint64_t tobias = engine.entity_id("tobias");
+    const std::uint64_t wren = engine.entity_id("wren");
+    engine.configure_drives(tobias, "{\"social_debt_per_hour\": 20}");
+    engine.set_personality(tobias, "{}");
+    engine.report_availability(wren, 1.0, noon);
+    CHECK(contains(engine.beliefs(tobias, noon).c_str(), "\"availability\":{\"value\":1.0"));
+    CHECK(code_of([&] { engine.report_availability(wren, 1.5, noon); }) == RP_RESULT_INVALID);
+    CHECK(code_of([&] { engine.report_availability(999999, 0.5, noon); }) ==
+          RP_RESULT_NOT_FOUND);
+    CHECK(code_of([&] { engine.next_tick_at(0); }) == RP_RESULT_INVALID);
+    CHECK(engine.next_tick_at(noon) == std::optional<std::int64_t>(noon));
+
+    // Host time played through a callback: Tobias speaks first.
+    int calls = 0;
+    const std::string played = engine.advance(
+        noon + 10 * minute, "{\"max_initiations\": 1}",
+        [&](std::string_view request, rp::TokenSink &) {
+            calls++;
+            return std::string(contains(std::string(request).c_str(), "\"kind\":\"initiate\"")
+                                   ? "{\"text\": \"Still here, traveller?\"}"
+                                   : "{\"text\": \"Tobias talked about the rain.\"}");
+        });
+    CHECK(calls >= 1);
+    CHECK(starts_with(played.c_str(), "[{\"seq\":"));
+    CHECK(contains(played.c_str(), "\"initiations\":[{\"candidate\":{"));
+    CHECK(contains(played.c_str(), "Still here, traveller?"));
+    CHECK(contains(engine.world().c_str(), "\"now\":43800000,"));
+
+    // An exception from the callback comes back out; refusals get their codes.
+    bool thrown = false;
+    try {
+        engine.advance(noon + 2 * hour, {},
+                       [](std::string_view, rp::TokenSink &) -> std::string { throw ModelDown(); });
+    } catch (const ModelDown &) {
+        thrown = true;
+    }
+    CHECK(thrown);
+    const auto silent = [](std::string_view, rp::TokenSink &) { return std::string(); };
+    CHECK(code_of([&] { engine.advance(0, {}, silent); }) == RP_RESULT_INVALID);
+    CHECK(code_of([&] { engine.advance(noon + 3 * hour, "{\"x\": 1}", silent); }) ==
+          RP_RESULT_INVALID);
+}
+
+// Wren says `text` at `now`; Tobias answers `reply`. The ids of both lines.
+std::pair<std::uint64_t, std::uint64_t> say(rp::Engine &engine, std::string_view text,
+                                            const std::string &reply, long now) {
+    const std::string outcome =
+        engine.run_turn(input(engine.entity_id("wren"), text, now), {},
+                        [&](std::string_view, rp::TokenSink &) { return reply; });
+    return {number_after(outcome, "\"input\":"), number_after(outcome, "\"utterance\":")};
+}
+
+void test_edits_and_swipes() {
+    rp::Engine engine = tavern();
+    const std::uint64_t tobias = engine.entity_id("tobias");
+    const auto first = say(engine, "I carry a sealed letter.",
+                           "{\"text\": \"Aye, the ferryman.\"}", 5000);
+    const auto second = say(engine, "Is it far?", "{\"text\": \"Nay.\"}", 65000);
+    CHECK(first.first != 0 && first.second != 0 && second.first != 0);
+
+    const std::uint64_t before = engine.head();
+    CHECK(contains(engine.preview_edit(first.first, "I carry a wet letter.").c_str(),
+                   "\"kind\":\"user_turn\",\"why\":\"the line, edited\""));
+    CHECK(contains(engine.preview_edit(first.first).c_str(), "\"dropped\":"));
+    CHECK(engine.head() == before);
+    CHECK(contains(engine.edit_line(first.first, "I carry a wet letter.").c_str(),
+                   "\"old_branch\":\"main~"));
+    CHECK(contains(engine.memories_of(tobias).c_str(), "I carry a wet letter."));
+    engine.delete_line(first.second, "{\"on_invalid\": \"drop\"}");
+    CHECK(!contains(engine.memories_of(tobias).c_str(), "Aye, the ferryman."));
+    CHECK(contains(engine.memories_of(tobias).c_str(), "Nay."));
+
+    // Refusals change nothing.
+    const std::uint64_t edited = engine.head();
+    CHECK(code_of([&] { engine.edit_line(999999, "x"); }) == RP_RESULT_NOT_FOUND);
+    CHECK(code_of([&] { engine.edit_line(second.first, "  "); }) == RP_RESULT_INVALID);
+    CHECK(code_of([&] { engine.edit_line(second.first, {}); }) == RP_RESULT_INVALID);
+    CHECK(code_of([&] { engine.delete_line(second.first, "{\"on_invalid\": \"explode\"}"); }) ==
+          RP_RESULT_INVALID);
+    CHECK(code_of([&] { engine.preview_edit(999999, "x"); }) == RP_RESULT_NOT_FOUND);
+    CHECK(engine.head() == edited);
+
+    // A swipe: the request again, another answer recorded, then chosen.
+    rp::Engine swiped = tavern();
+    const auto sit = say(swiped, "May I sit?", "{\"text\": \"Aye.\"}", 5000);
+    const std::string request = swiped.swipe_request();
+    CHECK(number_after(request, "\"line\":") == sit.second);
+    CHECK(contains(request.c_str(), "May I sit?"));
+    CHECK(swiped.alternatives(sit.second) == "null");
+    CHECK(swiped.add_alternative(
+              sit.second,
+              "{\"text\": \"Tobias Reed: Sit down, stranger.\", \"model\": \"m\"}") == 1);
+    CHECK(contains(swiped.alternatives(sit.second).c_str(),
+                   "\"texts\":[\"Aye.\",\"Sit down, stranger.\"]"));
+    swiped.choose(sit.second, 1, {}, [](std::string_view, rp::TokenSink &) {
+        return std::string("{\"text\": \"{\\\"reports\\\": []}\"}");
+    });
+    CHECK(contains(swiped.alternatives(sit.second).c_str(), "\"chosen\":1"));
+    CHECK(contains(swiped.memories_of(tobias).c_str(), "Sit down, stranger."));
+
+    const std::uint64_t chosen = swiped.head();
+    const auto none = [](std::string_view, rp::TokenSink &) { return std::string(); };
+    CHECK(code_of([&] { swiped.choose(sit.second, 7, {}, none); }) == RP_RESULT_NOT_FOUND);
+    CHECK(code_of([&] { swiped.add_alternative(sit.second, "{\"text\": \" \"}"); }) ==
+          RP_RESULT_INVALID);
+    CHECK(code_of([&] { swiped.swipe_request(sit.first); }) == RP_RESULT_CONFLICT);
+    CHECK(code_of([&] { swiped.swipe_request(0, "{\"shout\": true}"); }) == RP_RESULT_INVALID);
+    CHECK(swiped.head() == chosen);
+}
+
+const std::string actions_on =
+    "{\"updates\": {\"enabled\": true, \"actions\": [{\"name\": \"open_door\", "
+    "\"description\": \"someone opens a door\", \"parameters\": {\"type\": \"object\", "
+    "\"additionalProperties\": false, \"required\": [\"door\"], "
+    "\"properties\": {\"door\": {\"enum\": [\"cellar\", \"front\"]}}}}]}}";
+
+// The reply, then a state update reporting the front door opened and a feeling.
+std::string door_generate(std::string_view request, rp::TokenSink &sink) {
+    if (!contains(std::string(request).c_str(), "\"purpose\":{\"kind\":\"state_update\"}")) {
+        sink.emit("Aye.");
+        return "{\"text\": \"Aye.\"}";
+    }
+    return "{\"text\": \"{\\\"reports\\\": ["
+           "{\\\"type\\\": \\\"open_door\\\", \\\"who\\\": \\\"Tobias Reed\\\", "
+           "\\\"door\\\": \\\"front\\\"}, "
+           "{\\\"type\\\": \\\"feeling\\\", \\\"who\\\": \\\"Tobias Reed\\\", "
+           "\\\"toward\\\": \\\"Wren\\\", \\\"affinity\\\": \\\"warmer\\\"}]}\"}";
+}
+
+void test_host_actions_through_a_callback() {
+    rp::Engine engine = tavern();
+    const std::uint64_t wren = engine.entity_id("wren");
+    const std::uint64_t tobias = engine.entity_id("tobias");
+    std::string call;
+    std::string streamed;
+    int acts = 0;
+
+    // Done: the answer recorded, its system line injected.
+    std::string outcome = engine.run_turn_with_actions(
+        input(wren, "Tobias, the front door?", 1000), actions_on, door_generate,
+        [&](std::uint64_t, std::string_view piece) { streamed += piece; },
+        [&](std::string_view call_json) {
+            acts++;
+            call = std::string(call_json);
+            return rp::ActAnswer::done(
+                "{\"opened\": true, \"system_line\": \"The door creaks.\"}");
+        });
+    CHECK(acts == 1);
+    CHECK(call == "{\"name\":\"open_door\",\"who\":" + std::to_string(tobias) +
+                      ",\"arguments\":{\"door\":\"front\"},\"report\":0}");
+    CHECK(streamed == "Aye.");
+    CHECK(contains(outcome.c_str(), "\"answer\":\"{\\\"opened\\\":true,"));
+    CHECK(contains(engine.system_lines().c_str(), "\"text\":\"The door creaks.\""));
+
+    // Refused, with a reason: recorded as rejected; the turn goes on.
+    outcome = engine.run_turn_with_actions(
+        input(wren, "Tobias, the front door again?", 2000), actions_on, door_generate,
+        [&](std::string_view) {
+            acts++;
+            return rp::ActAnswer::refuse("the front door is barred");
+        });
+    CHECK(acts == 2);
+    CHECK(contains(outcome.c_str(),
+                   "\"rejected\":\"the front door is barred\",\"answer\":null"));
+
+    // An exception from act refuses the action; the turn is committed, and it comes out.
+    const std::uint64_t before = engine.head();
+    bool thrown = false;
+    try {
+        engine.run_turn_with_actions(input(wren, "Tobias, the door?", 3000), actions_on,
+                                     door_generate, [](std::string_view) -> rp::ActAnswer {
+                                         throw std::logic_error("the game broke");
+                                     });
+    } catch (const std::logic_error &error) {
+        thrown = std::string(error.what()) == "the game broke";
+    }
+    CHECK(thrown);
+    CHECK(engine.head() > before + 2);
+    CHECK(contains(engine.dialogue().c_str(), "Tobias, the door?"));
+
+    // So does one from generate: the turn abandoned, its input committed.
+    const std::uint64_t abandoned = engine.head();
+    thrown = false;
+    try {
+        engine.run_turn_with_actions(
+            input(wren, "Tobias?", 4000), actions_on,
+            [](std::string_view, rp::TokenSink &) -> std::string { throw ModelDown(); },
+            [](std::string_view) { return rp::ActAnswer::done("{}"); });
+    } catch (const ModelDown &) {
+        thrown = true;
+    }
+    CHECK(thrown);
+    CHECK(engine.head() == abandoned + 2);
+    CHECK(code_of([&] {
+              engine.run_turn_with_actions(
+                  input(wren, "Tobias?", 5000), "{\"semantic\": true}", door_generate,
+                  [](std::string_view) { return rp::ActAnswer::done("{}"); });
+          }) == RP_RESULT_INVALID);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -476,5 +957,12 @@ int main(int argc, char **argv) {
     test_drives_and_a_tick();
     test_beliefs();
     test_rules();
+    test_the_save_backups_compaction_and_progress();
+    test_cards_as_bytes();
+    test_lorebooks_timers_and_macros();
+    test_requirements();
+    test_host_time_availability_and_the_next_tick();
+    test_edits_and_swipes();
+    test_host_actions_through_a_callback();
     return checks_done("test_hpp");
 }

@@ -170,7 +170,7 @@ impl World {
     /// ``"history.replay"`` (rebuilding a past world: ``memories_at``,
     /// ``beliefs_at``, a query's ``as_of``) and ``"index.build"`` (the
     /// memory index, built on the first recall after opening, a rewind or a
-    /// branch switch) and ``"compact"`` (``compact``: three steps);
+    /// branch switch) and ``"compact"`` (``compact``: four steps);
     /// ``World.open(path, progress=...)`` sets it too, after
     /// reporting the open. Each phase is reported at its start (``done``
     /// 0), at most about every hundredth of its total, and at its end
