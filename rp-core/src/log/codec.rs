@@ -412,6 +412,36 @@ mod tests {
         ));
     }
 
+    proptest::proptest! {
+        /// A memory of any text and numbers: its record decodes to it, and the same event
+        /// written by format 1 and upgraded is the very record this build writes.
+        #[test]
+        fn any_memory_round_trips_and_upgrades_to_the_same_record(
+            text in "\\PC{0,400}",
+            owner in 1u64..1_000_000,
+            id in 1u64..u64::MAX / 2,
+            significance in 0.0f64..=1.0,
+            created in proptest::prelude::any::<i64>(),
+        ) {
+            use crate::model::{EntityId, Memory, MemoryId, MemoryKind, WitnessSet};
+            let e = Event::MemoryAdded {
+                memory: Memory::new(
+                    MemoryId(id),
+                    EntityId(owner),
+                    WitnessSet::from_iter([EntityId(owner)]),
+                    text,
+                    MemoryKind::Utterance,
+                    significance,
+                    created,
+                ),
+            };
+            let record = encode_event(&e);
+            proptest::prop_assert_eq!(decode::<Event>(&record).ok(), Some(e.clone()));
+            let old = frame_v1(&encode_payload(&e));
+            proptest::prop_assert_eq!(upgrade(&old, RecordKind::Event).ok().flatten(), Some(record));
+        }
+    }
+
     #[test]
     fn a_format_1_record_reads_as_it_always_did() {
         for e in [sample(), memory()] {

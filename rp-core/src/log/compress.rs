@@ -390,6 +390,25 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Any body, compressed as an event or as frames, reads back as it was, within a limit
+        /// of its own length and not within one byte less.
+        #[test]
+        fn any_body_round_trips(body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..20_000), repeat in 1usize..40) {
+            let body: Vec<u8> = body.iter().copied().cycle().take(body.len() * repeat).collect();
+            for pack in [pack_event as fn(&[u8], &mut Vec<u8>), pack_frames] {
+                let mut out = Vec::new();
+                pack(&body, &mut out);
+                proptest::prop_assert_eq!(body_len(&out), Some(body.len()));
+                let back = unpack(&out, body.len()).map_err(proptest::test_runner::TestCaseError::fail)?;
+                proptest::prop_assert_eq!(back.as_ref(), &body[..]);
+                if !body.is_empty() && out[0] != PLAIN {
+                    proptest::prop_assert!(unpack(&out, body.len() - 1).is_err());
+                }
+            }
+        }
+    }
+
     #[test]
     fn in_parallel_keeps_the_order() {
         let items: Vec<usize> = (0..103).collect();
