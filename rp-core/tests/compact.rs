@@ -35,13 +35,18 @@ fn grow(engine: &mut Engine, n: u64) {
 
 /// Every branch's world as stored, by name: switching through them, then back.
 fn worlds(engine: &mut Engine) -> BTreeMap<String, (Seq, Vec<u8>)> {
+    each_branch(engine, |e| (e.head(), e.world().to_bytes()))
+}
+
+/// `f` of the engine on each branch, by name: switching through them, then back.
+fn each_branch<T>(engine: &mut Engine, mut f: impl FnMut(&Engine) -> T) -> BTreeMap<String, T> {
     let current = engine.current_branch().to_owned();
     let out = engine
         .branches()
         .into_iter()
         .map(|b| {
             engine.switch_branch(&b.name).expect("switch");
-            (b.name, (engine.head(), engine.world().to_bytes()))
+            (b.name, f(engine))
         })
         .collect();
     engine.switch_branch(&current).expect("switch back");
@@ -51,21 +56,13 @@ fn worlds(engine: &mut Engine) -> BTreeMap<String, (Seq, Vec<u8>)> {
 /// Every branch's world rebuilt from its log alone (no snapshot): a replay of its events
 /// from the world's creation.
 fn replayed(engine: &mut Engine) -> BTreeMap<String, (Seq, Vec<u8>)> {
-    let current = engine.current_branch().to_owned();
-    let out = engine
-        .branches()
-        .into_iter()
-        .map(|b| {
-            engine.switch_branch(&b.name).expect("switch");
-            let mut world = World::new();
-            for (_, event) in engine.events(1, engine.head()).expect("events") {
-                world.apply_owned(event).expect("the log replays");
-            }
-            (b.name, (world.seq(), world.to_bytes()))
-        })
-        .collect();
-    engine.switch_branch(&current).expect("switch back");
-    out
+    each_branch(engine, |e| {
+        let mut world = World::new();
+        for (_, event) in e.events(1, e.head()).expect("events") {
+            world.apply_owned(event).expect("the log replays");
+        }
+        (world.seq(), world.to_bytes())
+    })
 }
 
 /// The snapshot seqs of branches `1..=branches` (ids in creation order), read from the file.
@@ -357,42 +354,32 @@ fn record_versions(path: &Path) -> BTreeMap<&'static str, std::collections::BTre
     const EVENTS: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("rp_events");
     const SNAPSHOTS: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("rp_snapshots");
     const META: TableDefinition<&str, &[u8]> = TableDefinition::new("rp_meta");
-    let version = |b: &[u8]| u16::from_le_bytes([b[2], b[3]]);
+    fn versions<K: redb::Key + 'static>(
+        txn: &redb::ReadTransaction,
+        table: TableDefinition<K, &[u8]>,
+    ) -> std::collections::BTreeSet<u16> {
+        let t = txn.open_table(table).expect("table");
+        t.iter()
+            .expect("iter")
+            .map(|r| {
+                let (_, v) = r.expect("record");
+                let b = v.value();
+                u16::from_le_bytes([b[2], b[3]])
+            })
+            .collect()
+    }
     let db = redb::ReadOnlyDatabase::open(path).expect("open with redb");
     let txn = db.begin_read().expect("read");
-    let mut out = BTreeMap::new();
-    for (name, table) in [("events", EVENTS), ("snapshots", SNAPSHOTS)] {
-        let t = txn.open_table(table).expect("table");
-        let versions = t
-            .iter()
-            .expect("iter")
-            .map(|r| version(r.expect("record").1.value()))
-            .collect();
-        out.insert(name, versions);
-    }
-    let t = txn.open_table(META).expect("meta");
-    let versions = t
-        .iter()
-        .expect("iter")
-        .map(|r| version(r.expect("record").1.value()))
-        .collect();
-    out.insert("meta", versions);
-    out
+    BTreeMap::from([
+        ("events", versions(&txn, EVENTS)),
+        ("snapshots", versions(&txn, SNAPSHOTS)),
+        ("meta", versions(&txn, META)),
+    ])
 }
 
 /// Every branch's log, by name: switching through them, then back.
 fn logs(engine: &mut Engine) -> BTreeMap<String, Vec<(Seq, Event)>> {
-    let current = engine.current_branch().to_owned();
-    let out = engine
-        .branches()
-        .into_iter()
-        .map(|b| {
-            engine.switch_branch(&b.name).expect("switch");
-            (b.name, engine.events(1, engine.head()).expect("events"))
-        })
-        .collect();
-    engine.switch_branch(&current).expect("switch back");
-    out
+    each_branch(engine, |e| e.events(1, e.head()).expect("events"))
 }
 
 #[test]
