@@ -4,7 +4,7 @@
 //!
 //! Run with `cargo run --manifest-path fuzz/Cargo.toml --example seed` (any toolchain).
 
-use rp_core::log::codec::{encode_event, encode_snapshot};
+use rp_core::log::codec::{encode_event, encode_snapshot, event_body};
 use rp_core::*;
 use std::path::{Path, PathBuf};
 
@@ -254,7 +254,8 @@ fn main() {
         let name = format!("{i:03}-{}", e.kind());
         kinds.insert(e.kind());
         write(&root.join("decode_event"), &name, &record);
-        write(&root.join("decode_event_body"), &name, &record[8..]);
+        // The body before compression (a record's stored body is compressed since format 2).
+        write(&root.join("decode_event_body"), &name, &event_body(e));
     }
     println!("event kinds seeded: {}", kinds.len());
 
@@ -286,7 +287,7 @@ fn main() {
             write(
                 &root.join("decode_snapshot_body"),
                 &name,
-                &rp_fuzz::join_tail(&record[8..], tail),
+                &rp_fuzz::join_tail(&w.to_bytes(), tail),
             );
         }
     }

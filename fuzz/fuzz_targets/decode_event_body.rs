@@ -1,5 +1,5 @@
 //! Structure-aware `decode_event`: the input is a MessagePack body, framed here in a valid
-//! header (magic, version 1, CRC-32) so that every input reaches the MessagePack decoder and
+//! header (magic, the current version, CRC-32, the body stored plain) so that every input reaches the MessagePack decoder and
 //! its depth/size limits. A decoded event must round-trip and apply cleanly (or be rejected
 //! without changing anything) on the tavern world.
 #![no_main]
