@@ -158,6 +158,13 @@ fn u32_at(b: &[u8], at: usize) -> Option<usize> {
     Some(u32::from_le_bytes(bytes.try_into().ok()?) as usize)
 }
 
+/// The most a zstd frame of `stored` bytes can give: a block gives at most 128 KiB and takes
+/// at least 4 bytes. A length claimed beyond it is a lie, refused before anything is allocated
+/// for it (so a record of a few bytes cannot make the reader reserve gigabytes).
+fn most_from(stored: usize) -> usize {
+    stored.saturating_mul(32 * 1024).saturating_add(1024)
+}
+
 fn check_len(raw: usize, limit: usize) -> Result<(), String> {
     if raw > limit {
         return Err(format!(
@@ -169,8 +176,8 @@ fn check_len(raw: usize, limit: usize) -> Result<(), String> {
 
 fn unpack_event(rest: &[u8], limit: usize) -> Result<Vec<u8>, String> {
     let raw = u32_at(rest, 0).ok_or("the compressed body is truncated")?;
-    check_len(raw, limit)?;
     let frame = &rest[4..];
+    check_len(raw, limit.min(most_from(frame.len())))?;
     EVENT_DECOMPRESSOR.with(|d| {
         let mut d = d.borrow_mut();
         if d.is_none() {
@@ -214,6 +221,7 @@ fn unpack_frames(rest: &[u8], limit: usize) -> Result<Vec<u8>, String> {
         let len = u32_at(rest, 8 + 8 * i).ok_or_else(truncated)?;
         raw_total = raw_total.checked_add(raw).ok_or_else(truncated)?;
         check_len(raw_total, limit)?;
+        check_len(raw, FRAME_BYTES.min(most_from(len)))?;
         let end = at.checked_add(len).ok_or_else(truncated)?;
         frames.push((raw, rest.get(at..end).ok_or_else(truncated)?));
         at = end;
@@ -357,6 +365,20 @@ mod tests {
         let mut count = frames.clone();
         count[1..5].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(unpack(&count, usize::MAX).is_err());
+        // A few bytes that claim gigabytes are refused before anything is reserved.
+        let tiny = [EVENT_DICT_1, 0xff, 0xff, 0xff, 0x7f, 0x28, 0xb5, 0x2f, 0xfd];
+        assert!(
+            unpack(&tiny, usize::MAX)
+                .unwrap_err()
+                .contains("over the limit")
+        );
+        let mut frame = frames.clone();
+        frame[5..9].copy_from_slice(&(FRAME_BYTES as u32 + 1).to_le_bytes());
+        assert!(
+            unpack(&frame, usize::MAX)
+                .unwrap_err()
+                .contains("over the limit")
+        );
         let mut extra = frames;
         extra.push(0);
         assert!(unpack(&extra, usize::MAX).unwrap_err().contains("trailing"));
