@@ -52,9 +52,10 @@ impl Engine {
     /// each branch forked from it, the latest at or before the fork point: the rule the
     /// engine follows when it writes a snapshot), in one durable commit, rewrites the records
     /// of an older format in the current one (a save written before format 2 is about half
-    /// the size after), then compacts the store's file so that it shrinks to what it holds. The world, the branches, their heads
-    /// and histories do not change, and the save opens to the same worlds as before; opening
-    /// costs what it did (every branch keeps the snapshot it opens from).
+    /// the size after), then compacts the store's file so that it shrinks to what it holds.
+    /// The world, the branches, their heads and histories do not change, and the save opens
+    /// to the same worlds as before; opening costs what it did (every branch keeps the
+    /// snapshot it opens from).
     ///
     /// Takes a time proportional to the size of the save (the file is rewritten in place),
     /// during which the engine is busy; reports the phase `compact` to the progress callback
@@ -145,15 +146,19 @@ impl Engine {
                 first = to + 1;
             }
             for seq in self.store.snapshot_seqs(branch)? {
-                let Some((_, bytes)) = self.store.latest_snapshot(branch, seq, seq)? else {
-                    continue;
-                };
-                let at = || format!("snapshot at seq {seq} of branch {branch}");
-                if let Some(new) =
-                    codec::upgrade(&bytes, RecordKind::Snapshot).map_err(|e| e.at(&name, at()))?
-                {
-                    batch_bytes += new.len();
-                    batch.snapshots.push((branch, seq, new));
+                // Read where the store holds it: a snapshot may be hundreds of megabytes.
+                self.store
+                    .visit_latest_snapshot(branch, seq, seq, &mut |seq, bytes| {
+                        let at = || format!("snapshot at seq {seq} of branch {branch}");
+                        if let Some(new) = codec::upgrade(bytes, RecordKind::Snapshot)
+                            .map_err(|e| e.at(&name, at()))?
+                        {
+                            batch_bytes += new.len();
+                            batch.snapshots.push((branch, seq, new));
+                        }
+                        Ok(())
+                    })?;
+                if !batch.snapshots.is_empty() {
                     upgraded += self.write_upgrades(&mut batch, &mut batch_bytes)?;
                 }
             }

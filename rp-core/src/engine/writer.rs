@@ -123,7 +123,7 @@ fn encode_snapshot_within(
         // back is not stored (the save opens from the snapshot before and the log after it),
         // and the next is tried once a quarter of its size has been appended since.
         cost.snapshot_bytes = bytes.len() as u64;
-        if codec::record_sizes(&bytes).is_some_and(|(stored, body)| stored.max(body) <= limit) {
+        if codec::fits_within(&bytes, limit) {
             commit.snapshots.push((branch, seq, bytes));
         } else {
             commit.drop_snapshots.clear();

@@ -35,7 +35,12 @@ pub const MAX_SNAPSHOT_BYTES: usize = crate::store::MAX_SNAPSHOT_BYTES;
 /// Whether an encoded snapshot may be stored: one larger than [`MAX_SNAPSHOT_BYTES`], as
 /// stored or once decompressed, would make the save unopenable from it.
 pub fn snapshot_fits(record: &[u8]) -> bool {
-    record_sizes(record).is_some_and(|(stored, body)| stored.max(body) <= MAX_SNAPSHOT_BYTES)
+    fits_within(record, MAX_SNAPSHOT_BYTES)
+}
+
+/// Whether a record is at most `limit` bytes, as stored and once decompressed.
+pub(crate) fn fits_within(record: &[u8], limit: usize) -> bool {
+    record_sizes(record).is_some_and(|(stored, body)| stored.max(body) <= limit)
 }
 
 /// A record's length as stored and its body's length once decompressed, from its header and
@@ -90,7 +95,7 @@ impl DecodeError {
 /// Encodes an event as the log stores it (header and body, compressed with the built-in
 /// dictionary when that is smaller).
 pub fn encode_event(event: &Event) -> Vec<u8> {
-    record(event, compress::pack_event)
+    record(event, RecordKind::Event)
 }
 
 /// An event's MessagePack body before compression: what the built-in dictionary was trained
@@ -107,7 +112,7 @@ pub fn decode_event(bytes: &[u8], source: &str) -> Result<Event, Error> {
 
 /// Encodes a world as a snapshot record (compressed as frames, on every core).
 pub fn encode_snapshot(world: &World) -> Vec<u8> {
-    record(world, compress::pack_frames)
+    record(world, RecordKind::Snapshot)
 }
 
 /// Decodes a snapshot record, rebuilding and checking the world's internal references.
@@ -140,18 +145,32 @@ fn encode_into<T: Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) {
 /// A full record of any value (the metadata, an exported catalog): header and body, the body
 /// compressed as frames when that pays.
 pub(crate) fn encode<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
-    record(value, compress::pack_frames)
+    record(value, RecordKind::Meta)
 }
 
-/// A record whose body `pack` stores (its codec byte first).
-fn record<T: Serialize + ?Sized>(value: &T, pack: fn(&[u8], &mut Vec<u8>)) -> Vec<u8> {
-    let body = encode_payload(value);
-    let mut out = Vec::with_capacity(body.len() / 2 + 16);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    out.extend_from_slice(&[0; 4]);
-    pack(&body, &mut out);
+/// A record of `value`, its body stored as the current format stores that kind of record.
+fn record<T: Serialize + ?Sized>(value: &T, kind: RecordKind) -> Vec<u8> {
+    store_body(&encode_payload(value), kind)
+}
+
+/// A record of the current format holding `body`, stored as `kind` is (its codec byte first).
+fn store_body(body: &[u8], kind: RecordKind) -> Vec<u8> {
+    let mut out = header(FORMAT_VERSION, body.len() / 2 + 16);
+    match kind {
+        RecordKind::Event => compress::pack_event(body, &mut out),
+        RecordKind::Snapshot | RecordKind::Meta => compress::pack_frames(body, &mut out),
+    }
     seal(out)
+}
+
+/// A record's header of format `version`, its checksum still to be written ([`seal`]), with
+/// room for `body` more bytes.
+fn header(version: u16, body: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER + body);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&version.to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    out
 }
 
 /// Writes the checksum of a record whose header and body are in place.
@@ -176,30 +195,10 @@ pub(crate) enum RecordKind {
 /// stored as this build stores that kind of record); `None` when it is current already.
 /// Damage found on the way is an error, as decoding it would be.
 pub(crate) fn upgrade(record: &[u8], kind: RecordKind) -> Result<Option<Vec<u8>>, DecodeError> {
-    if record.len() < HEADER || &record[..2] != MAGIC {
-        return Err(DecodeError::NotARecord("not an rp record".into()));
-    }
-    let crc = u32::from_le_bytes([record[4], record[5], record[6], record[7]]);
-    if checksum(record) != crc {
-        return Err(DecodeError::Corrupt("checksum mismatch".into()));
-    }
-    match u16::from_le_bytes([record[2], record[3]]) {
-        0 => Err(DecodeError::Corrupt("format version 0".into())),
-        1 => {
-            let body = &record[HEADER..];
-            let mut out = Vec::with_capacity(body.len() / 2 + 16);
-            out.extend_from_slice(MAGIC);
-            out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-            out.extend_from_slice(&[0; 4]);
-            match kind {
-                RecordKind::Event => compress::pack_event(body, &mut out),
-                RecordKind::Snapshot | RecordKind::Meta => compress::pack_frames(body, &mut out),
-            }
-            Ok(Some(seal(out)))
-        }
-        FORMAT_VERSION => Ok(None),
-        future => Err(DecodeError::Future(future)),
-    }
+    Ok(match open(record, MAX_SNAPSHOT_BYTES)? {
+        (1, body) => Some(store_body(body, kind)),
+        _ => None,
+    })
 }
 
 /// CRC-32 over the version field and the body: a damaged version reads as damage, not as a
@@ -223,6 +222,18 @@ pub(crate) fn decode_world(bytes: &[u8]) -> Result<World, DecodeError> {
 
 /// [`decode`] of a record of at most `limit` bytes.
 fn decode_within<T: DeserializeOwned>(bytes: &[u8], limit: usize) -> Result<T, DecodeError> {
+    match open(bytes, limit)? {
+        (1, body) => decode_payload(body).map_err(DecodeError::Corrupt),
+        (_, stored) => {
+            let body = compress::unpack(stored, limit).map_err(DecodeError::Corrupt)?;
+            decode_payload(&body).map_err(DecodeError::Corrupt)
+        }
+    }
+}
+
+/// A record's format version and what follows its header, once its magic, size, checksum and
+/// version are checked (a version this build reads).
+fn open(bytes: &[u8], limit: usize) -> Result<(u16, &[u8]), DecodeError> {
     if bytes.len() < HEADER || &bytes[..2] != MAGIC {
         return Err(DecodeError::NotARecord("not an rp record".into()));
     }
@@ -236,17 +247,10 @@ fn decode_within<T: DeserializeOwned>(bytes: &[u8], limit: usize) -> Result<T, D
     if checksum(bytes) != crc {
         return Err(DecodeError::Corrupt("checksum mismatch".into()));
     }
-    let version = u16::from_le_bytes([bytes[2], bytes[3]]);
-    if version > FORMAT_VERSION {
-        return Err(DecodeError::Future(version));
-    }
-    match version {
+    match u16::from_le_bytes([bytes[2], bytes[3]]) {
         0 => Err(DecodeError::Corrupt("format version 0".into())),
-        1 => decode_payload(&bytes[HEADER..]).map_err(DecodeError::Corrupt),
-        _ => {
-            let body = compress::unpack(&bytes[HEADER..], limit).map_err(DecodeError::Corrupt)?;
-            decode_payload(&body).map_err(DecodeError::Corrupt)
-        }
+        future if future > FORMAT_VERSION => Err(DecodeError::Future(future)),
+        version => Ok((version, &bytes[HEADER..])),
     }
 }
 
@@ -269,10 +273,7 @@ pub(crate) fn decode_payload<T: DeserializeOwned>(body: &[u8]) -> Result<T, Stri
 /// Frames a raw MessagePack body as a record of the current format (header with version and
 /// checksum, the body stored plain). For tools and fuzzers that build records by hand.
 pub fn frame(body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(body.len() + HEADER + 1);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    out.extend_from_slice(&[0; 4]);
+    let mut out = header(FORMAT_VERSION, body.len() + 1);
     out.push(compress::PLAIN);
     out.extend_from_slice(body);
     seal(out)
@@ -282,10 +283,7 @@ pub fn frame(body: &[u8]) -> Vec<u8> {
 /// hold. For tests of reading old saves.
 #[cfg(test)]
 pub(crate) fn frame_v1(body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(body.len() + HEADER);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&1u16.to_le_bytes());
-    out.extend_from_slice(&[0; 4]);
+    let mut out = header(1, body.len());
     out.extend_from_slice(body);
     seal(out)
 }

@@ -39,7 +39,7 @@ const SNAPSHOT_LEVEL: i32 = 3;
 /// enough that zstd's window finds the repetition.
 const FRAME_BYTES: usize = 4 << 20;
 /// A body shorter than this is kept plain: below it zstd's frame header outweighs the gain.
-const MIN_EVENT_BYTES: usize = 48;
+const MIN_PACKED_BYTES: usize = 48;
 
 fn encoder_dictionary() -> &'static EncoderDictionary<'static> {
     static D: OnceLock<EncoderDictionary<'static>> = OnceLock::new();
@@ -70,7 +70,7 @@ fn event_compressor() -> std::io::Result<Compressor<'static>> {
 /// Appends an event's body to `out`: compressed with dictionary 1 when that is smaller,
 /// plain otherwise (the codec byte says which).
 pub(super) fn pack_event(body: &[u8], out: &mut Vec<u8>) {
-    if body.len() >= MIN_EVENT_BYTES {
+    if body.len() >= MIN_PACKED_BYTES {
         let packed = EVENT_COMPRESSOR.with(|c| {
             let mut c = c.borrow_mut();
             if c.is_none() {
@@ -96,19 +96,18 @@ pub(super) fn pack_event(body: &[u8], out: &mut Vec<u8>) {
 /// threads; plain when it is small or compression does not pay.
 pub(super) fn pack_frames(body: &[u8], out: &mut Vec<u8>) {
     let chunks: Vec<&[u8]> = body.chunks(FRAME_BYTES).collect();
-    let packed = if body.len() < MIN_EVENT_BYTES {
+    let packed = if body.len() < MIN_PACKED_BYTES {
         None
     } else {
-        in_parallel(&chunks, |chunk| {
+        in_parallel(chunks.clone(), |chunk| {
             zstd::bulk::compress(chunk, SNAPSHOT_LEVEL).ok()
         })
         .into_iter()
         .collect::<Option<Vec<Vec<u8>>>>()
     };
     let stored: usize = packed.iter().flatten().map(|p| p.len() + 8).sum();
-    let fits = |n: usize| u32::try_from(n).is_ok();
     match packed {
-        Some(frames) if stored + 5 < body.len() && fits(frames.len()) && fits(FRAME_BYTES) => {
+        Some(frames) if stored + 5 < body.len() && u32::try_from(frames.len()).is_ok() => {
             out.reserve(5 + stored);
             out.push(FRAMES);
             out.extend_from_slice(&(frames.len() as u32).to_le_bytes());
@@ -146,9 +145,10 @@ pub(super) fn body_len(stored: &[u8]) -> Option<usize> {
     match codec {
         PLAIN => Some(rest.len()),
         EVENT_DICT_1 => u32_at(rest, 0),
-        FRAMES => (0..u32_at(rest, 0)?)
-            .map(|i| u32_at(rest, 4 + 8 * i))
-            .try_fold(0usize, |sum, raw| sum.checked_add(raw?)),
+        FRAMES => frame_table(rest)
+            .ok()?
+            .iter()
+            .try_fold(0usize, |sum, (raw, _)| sum.checked_add(*raw)),
         _ => None,
     }
 }
@@ -197,16 +197,24 @@ fn exact(
     run: impl FnOnce(&mut Vec<u8>) -> std::io::Result<usize>,
 ) -> Result<Vec<u8>, String> {
     let mut buf = Vec::with_capacity(raw);
-    let n = run(&mut buf).map_err(|e| format!("the compressed body is damaged: {e}"))?;
-    if n != raw {
-        return Err(format!(
-            "the compressed body gives {n} bytes where it declares {raw}"
-        ));
-    }
+    gave(run(&mut buf), raw)?;
     Ok(buf)
 }
 
-fn unpack_frames(rest: &[u8], limit: usize) -> Result<Vec<u8>, String> {
+/// Checks that a decompression gave exactly the `raw` bytes declared.
+fn gave(n: std::io::Result<usize>, raw: usize) -> Result<(), String> {
+    match n {
+        Ok(n) if n == raw => Ok(()),
+        Ok(n) => Err(format!(
+            "the compressed body gives {n} bytes where it declares {raw}"
+        )),
+        Err(e) => Err(format!("the compressed body is damaged: {e}")),
+    }
+}
+
+/// The frames of a `FRAMES` body (after its codec byte): each one's declared length and its
+/// stored bytes, every length checked against what the body holds and what a frame can give.
+fn frame_table(rest: &[u8]) -> Result<Vec<(usize, &[u8])>, String> {
     let truncated = || "the compressed body is truncated".to_owned();
     let n = u32_at(rest, 0).ok_or_else(truncated)?;
     let table_end = n
@@ -215,12 +223,10 @@ fn unpack_frames(rest: &[u8], limit: usize) -> Result<Vec<u8>, String> {
         .filter(|end| *end <= rest.len())
         .ok_or_else(truncated)?;
     let mut frames = Vec::with_capacity(n);
-    let (mut raw_total, mut at) = (0usize, table_end);
+    let mut at = table_end;
     for i in 0..n {
         let raw = u32_at(rest, 4 + 8 * i).ok_or_else(truncated)?;
         let len = u32_at(rest, 8 + 8 * i).ok_or_else(truncated)?;
-        raw_total = raw_total.checked_add(raw).ok_or_else(truncated)?;
-        check_len(raw_total, limit)?;
         check_len(raw, FRAME_BYTES.min(most_from(len)))?;
         let end = at.checked_add(len).ok_or_else(truncated)?;
         frames.push((raw, rest.get(at..end).ok_or_else(truncated)?));
@@ -232,53 +238,69 @@ fn unpack_frames(rest: &[u8], limit: usize) -> Result<Vec<u8>, String> {
             rest.len() - at
         ));
     }
-    let parts = in_parallel(&frames, |(raw, frame)| {
-        // (A `Vec` is bounded by its capacity; the free function would take it as a slice.)
-        exact(*raw, |buf| {
-            Decompressor::new()?.decompress_to_buffer(frame, buf)
-        })
-    });
-    let mut body = Vec::with_capacity(raw_total);
-    for part in parts {
-        body.extend_from_slice(&part?);
+    Ok(frames)
+}
+
+/// A `FRAMES` body decompressed on every core, each frame straight into its place.
+fn unpack_frames(rest: &[u8], limit: usize) -> Result<Vec<u8>, String> {
+    let frames = frame_table(rest)?;
+    let raw_total = frames
+        .iter()
+        .try_fold(0usize, |sum, (raw, _)| sum.checked_add(*raw))
+        .ok_or("the compressed body is truncated")?;
+    check_len(raw_total, limit)?;
+    let mut body = vec![0u8; raw_total];
+    let mut places = Vec::with_capacity(frames.len());
+    let mut free = body.as_mut_slice();
+    for (raw, frame) in frames {
+        let (place, after) = std::mem::take(&mut free).split_at_mut(raw);
+        places.push((place, frame));
+        free = after;
     }
+    in_parallel(places, |(place, frame)| {
+        let raw = place.len();
+        gave(
+            Decompressor::new().and_then(|mut d| d.decompress_to_buffer(frame, place)),
+            raw,
+        )
+    })
+    .into_iter()
+    .collect::<Result<(), String>>()?;
     Ok(body)
 }
 
 /// `f` of every item, in order, spread over the machine's cores (one thread per core, each
 /// taking every k-th item; the calling thread is one of them).
-fn in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+fn in_parallel<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let n = items.len();
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .min(items.len())
+        .min(n)
         .max(1);
     if threads == 1 {
-        return items.iter().map(&f).collect();
+        return items.into_iter().map(f).collect();
+    }
+    let mut lanes: Vec<Vec<T>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, item) in items.into_iter().enumerate() {
+        lanes[i % threads].push(item);
     }
     let f = &f;
-    let mut lanes: Vec<Vec<R>> = std::thread::scope(|s| {
-        let others: Vec<_> = (1..threads)
-            .map(|lane| {
-                s.spawn(move || {
-                    items
-                        .iter()
-                        .skip(lane)
-                        .step_by(threads)
-                        .map(f)
-                        .collect::<Vec<R>>()
-                })
-            })
+    let mut lanes: Vec<std::vec::IntoIter<R>> = std::thread::scope(|s| {
+        let mut lanes = lanes.into_iter();
+        let mine = lanes.next().expect("at least one lane");
+        let others: Vec<_> = lanes
+            .map(|lane| s.spawn(move || lane.into_iter().map(f).collect::<Vec<R>>()))
             .collect();
-        let mine: Vec<R> = items.iter().step_by(threads).map(f).collect();
+        let mine: Vec<R> = mine.into_iter().map(f).collect();
         std::iter::once(mine)
             .chain(others.into_iter().map(|h| match h.join() {
                 Ok(lane) => lane,
                 Err(panic) => std::panic::resume_unwind(panic),
             }))
+            .map(Vec::into_iter)
             .collect()
     });
-    let mut lanes: Vec<_> = lanes.iter_mut().map(|l| l.drain(..)).collect();
-    (0..items.len())
+    (0..n)
         .map(|i| {
             lanes[i % threads]
                 .next()
@@ -313,7 +335,7 @@ mod tests {
             if body.len() >= 300 {
                 assert_eq!(out[0], EVENT_DICT_1, "{} bytes not compressed", body.len());
                 assert!(out.len() < body.len());
-            } else if body.len() < MIN_EVENT_BYTES {
+            } else if body.len() < MIN_PACKED_BYTES {
                 assert_eq!(out[0], PLAIN);
             }
         }
@@ -435,9 +457,9 @@ mod tests {
     fn in_parallel_keeps_the_order() {
         let items: Vec<usize> = (0..103).collect();
         assert_eq!(
-            in_parallel(&items, |x| x * 2),
+            in_parallel(items, |x| x * 2),
             (0..103).map(|x| x * 2).collect::<Vec<_>>()
         );
-        assert!(in_parallel(&[] as &[usize], |x| *x).is_empty());
+        assert!(in_parallel(Vec::<usize>::new(), |x| x).is_empty());
     }
 }

@@ -89,14 +89,7 @@ impl Store for MemoryStore {
         min: Seq,
         max: Seq,
     ) -> Result<Option<(Seq, Vec<u8>)>> {
-        if min > max {
-            return Ok(None);
-        }
-        Ok(self
-            .snapshots
-            .range((branch, min)..=(branch, max))
-            .next_back()
-            .map(|((_, s), b)| (*s, b.clone())))
+        super::copy_latest_snapshot(self, branch, min, max)
     }
 
     fn visit_latest_snapshot(

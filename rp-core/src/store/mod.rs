@@ -18,6 +18,22 @@ use crate::model::Seq;
 /// (The log encodes and decodes within it: [`crate::log::codec::MAX_SNAPSHOT_BYTES`].)
 pub const MAX_SNAPSHOT_BYTES: usize = 3 << 30;
 
+/// [`Store::latest_snapshot`] of a store that lends its snapshots
+/// ([`Store::visit_latest_snapshot`]): a copy of what it lends.
+fn copy_latest_snapshot(
+    store: &(impl Store + ?Sized),
+    branch: BranchId,
+    min: Seq,
+    max: Seq,
+) -> Result<Option<(Seq, Vec<u8>)>> {
+    let mut out = None;
+    store.visit_latest_snapshot(branch, min, max, &mut |seq, bytes| {
+        out = Some((seq, bytes.to_vec()));
+        Ok(())
+    })?;
+    Ok(out)
+}
+
 /// The internal id of a branch. Names are for users; ids never change or get reused.
 pub type BranchId = u64;
 

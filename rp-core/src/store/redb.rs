@@ -930,12 +930,7 @@ impl Store for RedbStore {
         min: Seq,
         max: Seq,
     ) -> Result<Option<(Seq, Vec<u8>)>> {
-        let mut out = None;
-        self.visit_latest_snapshot(branch, min, max, &mut |seq, bytes| {
-            out = Some((seq, bytes.to_vec()));
-            Ok(())
-        })?;
-        Ok(out)
+        super::copy_latest_snapshot(self, branch, min, max)
     }
 
     /// Lends the record where redb's read holds it (no copy), or, for one stored in parts, a
