@@ -704,3 +704,124 @@ mod tests {
         Engine::open(&path).expect("open");
     }
 }
+
+/// Reading a range of the log: every event in order, and the first error after every event
+/// before it.
+#[cfg(test)]
+mod visit_range_tests {
+    use super::*;
+    use crate::log::Event;
+    use crate::log::codec::encode_event;
+    use crate::store::{Commit, MemoryStore};
+
+    /// A store whose main branch holds events 1..=n, each the clock moved to its seq (the
+    /// record of `damaged` replaced by garbage, `missing` left out).
+    fn log(n: Seq, damaged: Option<Seq>, missing: Option<Seq>) -> MemoryStore {
+        let mut store = MemoryStore::new();
+        let events = (1..=n)
+            .filter(|seq| Some(*seq) != missing)
+            .map(|seq| {
+                let record = if Some(seq) == damaged {
+                    b"not a record at all".to_vec()
+                } else {
+                    encode_event(&Event::TimeAdvanced { to: seq as i64 })
+                };
+                (1, seq, record)
+            })
+            .collect();
+        store
+            .commit(Commit {
+                events,
+                ..Commit::default()
+            })
+            .unwrap();
+        store
+    }
+
+    /// The seqs visited (each checked against its event) and the visit's outcome; the visit
+    /// fails at `stop_at`.
+    fn visit(
+        store: &MemoryStore,
+        (first, last): (Seq, Seq),
+        stop_at: Option<Seq>,
+    ) -> (Vec<Seq>, Result<u64>) {
+        let mut seen = Vec::new();
+        let result = visit_range(store, &Catalog::new(), 1, first, last, &mut |seq, event| {
+            assert_eq!(event, Event::TimeAdvanced { to: seq as i64 });
+            seen.push(seq);
+            if Some(seq) == stop_at {
+                return Err(Error::conflict("the visit stops here"));
+            }
+            Ok(())
+        });
+        (seen, result)
+    }
+
+    fn corrupt_at(result: Result<u64>) -> (String, String) {
+        match result {
+            Err(Error::Corrupt {
+                location, message, ..
+            }) => (location, message),
+            other => panic!("expected a corrupt log, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_range_visits_every_event_in_order() {
+        let store = log(3000, None, None);
+        for range in [(1, 1), (1, 10), (5, 600), (1, 3000), (7, 2990)] {
+            let (seen, result) = visit(&store, range, None);
+            assert_eq!(seen, (range.0..=range.1).collect::<Vec<_>>(), "{range:?}");
+            let bytes: usize = (range.0..=range.1)
+                .map(|seq| encode_event(&Event::TimeAdvanced { to: seq as i64 }).len())
+                .sum();
+            assert_eq!(result.unwrap(), bytes as u64, "{range:?}");
+        }
+        let (seen, result) = visit(&store, (10, 9), None);
+        assert!(seen.is_empty());
+        assert_eq!(result.unwrap(), 0);
+    }
+
+    #[test]
+    fn a_damaged_record_ends_the_visit_after_every_event_before_it() {
+        for damaged in [1, 5, 1000, 2999, 3000] {
+            let store = log(3000, Some(damaged), None);
+            for range in [(1, 3000), (damaged.saturating_sub(3).max(1), damaged)] {
+                let (seen, result) = visit(&store, range, None);
+                assert_eq!(
+                    seen,
+                    (range.0..damaged).collect::<Vec<_>>(),
+                    "{damaged} in {range:?}"
+                );
+                let (location, _) = corrupt_at(result);
+                assert_eq!(location, format!("seq {damaged} of branch 1"));
+            }
+        }
+    }
+
+    #[test]
+    fn a_missing_record_ends_the_visit_after_every_event_before_it() {
+        for missing in [2, 1500, 3000] {
+            let store = log(3000, None, Some(missing));
+            let (seen, result) = visit(&store, (1, 3000), None);
+            assert_eq!(seen, (1..missing).collect::<Vec<_>>(), "{missing}");
+            let (_, message) = corrupt_at(result);
+            assert!(message.contains("missing"), "{message}");
+        }
+        // Past the end of the log.
+        let store = log(1000, None, None);
+        let (seen, result) = visit(&store, (1, 1200), None);
+        assert_eq!(seen, (1..=1000).collect::<Vec<_>>());
+        assert_eq!(corrupt_at(result).0, "seq 1001");
+    }
+
+    #[test]
+    fn the_visits_own_error_ends_it_at_once() {
+        let store = log(3000, Some(2500), None);
+        for stop in [1, 1000, 2499] {
+            let (seen, result) = visit(&store, (1, 3000), Some(stop));
+            assert_eq!(seen, (1..=stop).collect::<Vec<_>>(), "{stop}");
+            assert!(matches!(result, Err(Error::Conflict { .. })), "{result:?}");
+        }
+    }
+}

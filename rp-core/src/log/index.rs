@@ -1,13 +1,14 @@
 //! Lookups derived from the world's records, never serialised, rebuilt after a snapshot load.
 
 use super::World;
+use super::fading::{Fading, Schedule};
 use crate::error::{Error, Result};
 use crate::model::{
-    ContainerId, DecayStage, EntityId, FadeRule, Memory, MemoryId, MemoryKind, Millis, SceneId,
+    ContainerId, DecayStage, EntityId, Memory, MemoryId, MemoryKind, Millis, SceneId,
 };
 use imbl::{OrdMap, OrdSet};
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
+use rayon::prelude::*;
+use std::collections::btree_map;
 
 /// Derived lookups kept in step by `apply`.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -35,12 +36,9 @@ pub(crate) struct Index {
     pub open_scenes: OrdMap<ContainerId, OrdSet<SceneId>>,
     /// scene → the memories of its lines (compressed when it closes).
     pub memories_by_scene: OrdMap<SceneId, OrdSet<MemoryId>>,
-    /// (the moment it next moves on, memory) → (its owner, the stage it moves to), for every
-    /// memory that will fade further (docs/memory.md): the decay pass visits only those due,
-    /// not every memory.
-    pub fading: OrdMap<(Millis, MemoryId), (EntityId, DecayStage)>,
-    /// memory → its moment in `fading`.
-    pub fading_at: OrdMap<MemoryId, Millis>,
+    /// What fades when ([`Fading`]): the decay pass visits only the memories due, not every
+    /// memory.
+    pub fading: Fading,
 }
 
 impl Index {
@@ -66,21 +64,13 @@ impl Index {
     /// Records when `memory` next moves on to a later stage, and to which (`None`: it never
     /// will).
     pub fn set_fading(&mut self, memory: &Memory, next: Option<(DecayStage, Millis)>) {
-        let id = memory.id;
-        if let Some(old) = self.fading_at.remove(&id) {
-            self.fading.remove(&(old, id));
-        }
-        if let Some((stage, at)) = next {
-            self.fading.insert((at, id), (memory.owner, stage));
-            self.fading_at.insert(id, at);
-        }
+        let due = next.map(|(stage, at)| (at, memory.owner, stage));
+        self.fading.set(memory.id, due);
     }
 
     /// Forgets when memory `id` moves on (it is gone).
     pub fn unset_fading(&mut self, id: MemoryId) {
-        if let Some(old) = self.fading_at.remove(&id) {
-            self.fading.remove(&(old, id));
-        }
+        self.fading.set(id, None);
     }
 
     /// Records that `owner` holds `memory` (or no longer does).
@@ -97,32 +87,27 @@ impl Index {
 }
 
 impl Index {
-    /// The memory lookups of `world` (a world being loaded, with none yet), or the first
-    /// memory whose owner is missing.
+    /// The memory lookups of `world` (a world being loaded, with none yet) but what fades
+    /// when ([`Fading`]), or the first memory whose owner is missing.
     ///
     /// What a snapshot's load spends most of its reindexing on, so each map is built from a
     /// run sorted in its own key order rather than memory by memory: inserting keys in order
     /// walks one edge of the B-tree, and each owner's set is made once from its memories
-    /// (which the world lists by id) instead of being looked up for every memory.
+    /// (which the world lists by id) instead of being looked up for every memory. The sets
+    /// are independent of each other, so they are made on every core.
     fn index_memories(&mut self, world: &World) -> std::result::Result<(), (MemoryId, EntityId)> {
         type Sets<K> = std::collections::BTreeMap<K, Vec<MemoryId>>;
         let (mut owners, mut always, mut scenes): (Sets<EntityId>, Sets<EntityId>, Sets<SceneId>) =
             Default::default();
-        let mut fading = Vec::new();
-        let mut rules: HashMap<EntityId, FadeRule> = HashMap::new();
         for m in world.memories.iter() {
-            // One look-up of the owner per owner, not per memory.
-            let rule = match rules.entry(m.owner) {
-                Entry::Occupied(rule) => rule.into_mut(),
-                Entry::Vacant(_) if !world.entities.contains(&m.owner) => {
+            // The owner is looked up once, with its first memory.
+            match owners.entry(m.owner) {
+                btree_map::Entry::Occupied(ids) => ids.into_mut().push(m.id),
+                btree_map::Entry::Vacant(_) if !world.entities.contains(&m.owner) => {
                     return Err((m.id, m.owner));
                 }
-                Entry::Vacant(slot) => slot.insert(FadeRule::of(&world.drive_settings(m.owner))),
-            };
-            if let Some((stage, at)) = m.fading(rule) {
-                fading.push(((at, m.id), (m.owner, stage)));
+                btree_map::Entry::Vacant(ids) => ids.insert(Vec::new()).push(m.id),
             }
-            owners.entry(m.owner).or_default().push(m.id);
             if m.pinned || m.kind == MemoryKind::SceneSummary {
                 always.entry(m.owner).or_default().push(m.id);
             }
@@ -130,18 +115,16 @@ impl Index {
                 scenes.entry(scene).or_default().push(m.id);
             }
         }
-        fn sets<K: Ord + Clone>(runs: Sets<K>) -> OrdMap<K, OrdSet<MemoryId>> {
-            runs.into_iter()
+        fn sets<K: Ord + Clone + Send>(runs: Sets<K>) -> OrdMap<K, OrdSet<MemoryId>> {
+            let sets: Vec<(K, OrdSet<MemoryId>)> = runs
+                .into_par_iter()
                 .map(|(k, ids)| (k, ids.into_iter().collect::<OrdSet<_>>()))
-                .collect()
+                .collect();
+            sets.into_iter().collect()
         }
         self.memories_by_owner = sets(owners);
         self.always_by_owner = sets(always);
         self.memories_by_scene = sets(scenes);
-        // The world lists memories by id: `fading_at` is built in key order as it is.
-        self.fading_at = fading.iter().map(|((at, id), _)| (*id, *at)).collect();
-        fading.sort_unstable_by_key(|(key, _)| *key);
-        self.fading = fading.into_iter().collect();
         Ok(())
     }
 }
@@ -193,6 +176,24 @@ impl Index {
     /// Builds the index of `world`, failing if the records contradict each other (a decoded
     /// snapshot from a damaged or forged file).
     pub fn build(world: &World) -> Result<Index> {
+        Ok(Index {
+            fading: Fading::Ready(Schedule::of(world)),
+            ..Index::build_loading(world)?
+        })
+    }
+
+    /// [`Index::build`] for a world just loaded, which does not wait for what fades when: it
+    /// is built on another thread ([`Fading::load`]).
+    pub fn build_loading(world: &World) -> Result<Index> {
+        let ix = Index::build_without_fading(world)?;
+        Ok(Index {
+            fading: Fading::load(world),
+            ..ix
+        })
+    }
+
+    /// [`Index::build`] but what fades when.
+    fn build_without_fading(world: &World) -> Result<Index> {
         let bad = |reason: String| Error::invalid("snapshot", reason);
         let mut ix = Index::default();
         for c in world.containers.iter() {
@@ -371,38 +372,103 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_memory_lookups_built_at_once_are_the_ones_apply_keeps() {
+    /// A world with memories of two owners interleaved, pinned memories and scene summaries,
+    /// fading at times out of id order, and removals.
+    fn remembering_world() -> World {
         let mut w = world();
-        // Owners interleaved, pinned memories and scene summaries, fading at times out of id
-        // order, and removals: each map is built in its own key order.
         for id in 10..200u64 {
-            let owner = 3 + id % 2;
-            let memory = Memory {
-                kind: if id % 7 == 0 {
-                    MemoryKind::SceneSummary
-                } else {
-                    MemoryKind::Utterance
-                },
-                pinned: id % 5 == 0,
-                significance: (id % 10) as f64 / 10.0,
-                ..Memory::new(
-                    MemoryId(id),
-                    EntityId(owner),
-                    WitnessSet::from_iter([EntityId(owner)]),
-                    format!("memory {id}"),
-                    MemoryKind::Utterance,
-                    0.5,
-                    ((id * 7919) % 1000) as i64 * 60_000,
-                )
-            };
-            w.apply(&Event::MemoryAdded { memory }).unwrap();
+            w.apply(&Event::MemoryAdded {
+                memory: numbered_memory(id),
+            })
+            .unwrap();
         }
         for id in (10..200u64).step_by(3) {
             w.apply(&Event::MemoryRemoved { id: MemoryId(id) }).unwrap();
         }
-        assert!(!w.index.fading.is_empty() && !w.index.always_by_owner.is_empty());
+        w
+    }
+
+    fn numbered_memory(id: u64) -> Memory {
+        let owner = 3 + id % 2;
+        Memory {
+            kind: if id.is_multiple_of(7) {
+                MemoryKind::SceneSummary
+            } else {
+                MemoryKind::Utterance
+            },
+            pinned: id.is_multiple_of(5),
+            significance: (id % 10) as f64 / 10.0,
+            ..Memory::new(
+                MemoryId(id),
+                EntityId(owner),
+                WitnessSet::from_iter([EntityId(owner)]),
+                format!("memory {id}"),
+                MemoryKind::Utterance,
+                0.5,
+                ((id * 7919) % 1000) as i64 * 60_000,
+            )
+        }
+    }
+
+    #[test]
+    fn the_memory_lookups_built_at_once_are_the_ones_apply_keeps() {
+        // Each map is built in its own key order.
+        let w = remembering_world();
+        assert!(!w.index.fading.schedule().is_empty() && !w.index.always_by_owner.is_empty());
         assert_eq!(Index::build(&w).unwrap(), w.index);
+    }
+
+    #[test]
+    fn a_loaded_world_schedules_its_fading_on_another_thread_as_apply_would() {
+        let mut kept = remembering_world();
+        let mut loaded =
+            crate::log::codec::decode_snapshot(&crate::log::codec::encode_snapshot(&kept), "test")
+                .unwrap();
+        assert!(matches!(loaded.index.fading, Fading::Loading { .. }));
+        // Changes at once, while the schedule may still be on its way: added, removed and
+        // recalled memories, a memory that moves on, and time enough for most to fade.
+        let events = [
+            Event::MemoryAdded {
+                memory: numbered_memory(500),
+            },
+            Event::MemoryRemoved { id: MemoryId(11) },
+            Event::MemoriesRecalled {
+                ids: vec![MemoryId(14), MemoryId(15)],
+                at: 90_000,
+            },
+            Event::TimeAdvanced { to: 400_000_000 },
+        ];
+        for event in &events {
+            kept.apply(event).unwrap();
+            loaded.apply(event).unwrap();
+        }
+        assert_eq!(loaded.index, kept.index);
+        let due = |w: &World| w.fading_by(400_000_000);
+        assert!(!due(&kept).is_empty());
+        assert_eq!(due(&loaded), due(&kept));
+        // Memories due are summarised (they move on to their summary stage).
+        let summaries: Vec<MemorySummary> = due(&kept)
+            .into_iter()
+            .filter(|(_, owner, _)| *owner == EntityId(3))
+            .take(5)
+            .map(|(id, _, _)| MemorySummary {
+                id,
+                text: format!("in short, {id}"),
+                feeling: None,
+                about: None,
+            })
+            .collect();
+        assert_eq!(summaries.len(), 5);
+        let pass = Event::MemoriesSummarized {
+            owner: EntityId(3),
+            at: 400_000_000,
+            summaries,
+        };
+        kept.apply(&pass).unwrap();
+        loaded.apply(&pass).unwrap();
+        assert_eq!(loaded.index, kept.index);
+        assert_eq!(due(&loaded), due(&kept));
+        assert_eq!(loaded.next_fading_after(0), kept.next_fading_after(0),);
     }
 
     // Forged snapshots (their checksums can be made right) must not smuggle in states that

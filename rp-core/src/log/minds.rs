@@ -62,23 +62,13 @@ impl World {
     /// The memories due to move on to a later stage at or before `now`, soonest first, each
     /// with its owner and the stage it moves to (docs/memory.md): what a decay pass at `now`
     /// visits.
-    pub fn fading_by(
-        &self,
-        now: Millis,
-    ) -> impl Iterator<Item = (MemoryId, EntityId, DecayStage)> + '_ {
-        self.index
-            .fading
-            .range(..=(now, MemoryId(u64::MAX)))
-            .map(|((_, id), (owner, stage))| (*id, *owner, *stage))
+    pub fn fading_by(&self, now: Millis) -> Vec<(MemoryId, EntityId, DecayStage)> {
+        self.index.fading.schedule().due_by(now)
     }
 
     /// The first moment after `now` at which a memory moves on to a later stage.
     pub fn next_fading_after(&self, now: Millis) -> Option<Millis> {
-        self.index
-            .fading
-            .range((now.saturating_add(1), MemoryId(0))..)
-            .next()
-            .map(|((at, _), _)| *at)
+        self.index.fading.schedule().next_after(now)
     }
 
     /// Works out again when memory `id` next moves on (after it changed, or its owner's

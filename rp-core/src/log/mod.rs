@@ -9,6 +9,7 @@ pub mod codec;
 mod compress;
 mod event;
 mod event_json;
+mod fading;
 mod hearing;
 mod index;
 mod minds;

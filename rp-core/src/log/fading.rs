@@ -1,0 +1,258 @@
+//! What fades when: every memory that will move on to a later stage, ordered by the moment it
+//! next does (docs/memory.md), so a decay pass visits only the memories due.
+//!
+//! A lookup derived from the world's memories like the rest of the index, with one difference:
+//! at a million memories it is the costliest part of a load (half a second on this machine's
+//! cores), and nothing but a decay pass reads it. So a loaded world does not wait for it. It is
+//! built on another thread from the world as loaded, while the changes made since are noted;
+//! the first change after it is ready, or a decay pass, folds the two together, waiting for it
+//! only if it is still on its way.
+
+use super::World;
+use crate::model::{DecayStage, EntityId, FadeRule, MemoryId, Millis};
+use imbl::{OrdMap, Vector};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+/// Where a memory is next due: the moment, its owner, and the stage it moves on to.
+pub(crate) type Due = (Millis, EntityId, DecayStage);
+
+/// What fades when, with its reverse.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Schedule {
+    /// (the moment it next moves on, memory) → (its owner, the stage it moves to).
+    by_moment: OrdMap<(Millis, MemoryId), (EntityId, DecayStage)>,
+    /// memory → its moment in `by_moment`.
+    moment_of: OrdMap<MemoryId, Millis>,
+}
+
+impl Schedule {
+    /// The schedule of every memory of `world`, each under its owner's rule. A memory whose
+    /// owner is missing is left out (a world being loaded is refused for it elsewhere).
+    pub fn of(world: &World) -> Schedule {
+        let mut due = Vec::new();
+        let mut rules: HashMap<EntityId, Option<FadeRule>> = HashMap::new();
+        for m in world.memories.iter() {
+            // One look-up of the owner's rule per owner, not per memory.
+            let rule = rules.entry(m.owner).or_insert_with(|| {
+                world
+                    .entities
+                    .contains(&m.owner)
+                    .then(|| FadeRule::of(&world.drive_settings(m.owner)))
+            });
+            if let Some((stage, at)) = rule.as_ref().and_then(|rule| m.fading(rule)) {
+                due.push(((at, m.id), (m.owner, stage)));
+            }
+        }
+        // Each map from a run in its own key order (the world lists memories by id).
+        let moment_of = due.iter().map(|((at, id), _)| (*id, *at)).collect();
+        due.sort_unstable_by_key(|(key, _)| *key);
+        Schedule {
+            by_moment: due.into_iter().collect(),
+            moment_of,
+        }
+    }
+
+    fn set(&mut self, id: MemoryId, due: Option<Due>) {
+        if let Some(old) = self.moment_of.remove(&id) {
+            self.by_moment.remove(&(old, id));
+        }
+        if let Some((at, owner, stage)) = due {
+            self.by_moment.insert((at, id), (owner, stage));
+            self.moment_of.insert(id, at);
+        }
+    }
+
+    /// The memories due at or before `now`, soonest first: (memory, owner, stage).
+    pub fn due_by(&self, now: Millis) -> Vec<(MemoryId, EntityId, DecayStage)> {
+        self.by_moment
+            .range(..=(now, MemoryId(u64::MAX)))
+            .map(|((_, id), (owner, stage))| (*id, *owner, *stage))
+            .collect()
+    }
+
+    /// The first moment after `now` at which a memory moves on.
+    pub fn next_after(&self, now: Millis) -> Option<Millis> {
+        self.by_moment
+            .range((now.saturating_add(1), MemoryId(0))..)
+            .next()
+            .map(|((at, _), _)| *at)
+    }
+
+    /// Whether no memory will fade further.
+    #[cfg(test)]
+    pub fn is_empty(&self) -> bool {
+        self.by_moment.is_empty()
+    }
+}
+
+/// A world's [`Schedule`], or the one of the world as it was loaded (still being built on
+/// another thread) with the changes made since.
+#[derive(Clone, Debug)]
+pub(crate) enum Fading {
+    Ready(Schedule),
+    Loading {
+        loaded: Arc<OnceLock<Schedule>>,
+        since: Vector<(MemoryId, Option<Due>)>,
+    },
+}
+
+impl Default for Fading {
+    fn default() -> Self {
+        Fading::Ready(Schedule::default())
+    }
+}
+
+impl Fading {
+    /// The schedule of `world` (a world just loaded, as it is now), built on another thread:
+    /// what it holds is read through this handle, which waits for it if need be.
+    pub fn load(world: &World) -> Fading {
+        let loaded = Arc::new(OnceLock::new());
+        let (done, world) = (Arc::clone(&loaded), world.clone());
+        rayon::spawn(move || {
+            // A world dropped before its turn came (a past world looked at and let go) leaves
+            // nobody to read it: its copy is let go at once, not scheduled.
+            if Arc::strong_count(&done) == 1 {
+                return;
+            }
+            // Building a schedule cannot fail or panic: it reads the world as it is.
+            let schedule = Schedule::of(&world);
+            // The copy goes before the schedule is ready: one waiting for it may drop the
+            // world next, and would otherwise leave freeing all of it to this thread.
+            drop(world);
+            let _ = done.set(schedule);
+        });
+        Fading::Loading {
+            loaded,
+            since: Vector::new(),
+        }
+    }
+
+    /// Records that memory `id` is next due as `due` (`None`: never, or it is gone).
+    pub fn set(&mut self, id: MemoryId, due: Option<Due>) {
+        if let Fading::Loading { loaded, since } = self {
+            let Some(schedule) = loaded.get() else {
+                since.push_back((id, due));
+                return;
+            };
+            *self = Fading::Ready(caught_up(schedule, since));
+        }
+        if let Fading::Ready(schedule) = self {
+            schedule.set(id, due);
+        }
+    }
+
+    /// The schedule, waiting for it if it is still being built.
+    pub fn schedule(&self) -> Cow<'_, Schedule> {
+        match self {
+            Fading::Ready(schedule) => Cow::Borrowed(schedule),
+            Fading::Loading { loaded, since } => Cow::Owned(caught_up(loaded.wait(), since)),
+        }
+    }
+}
+
+/// `schedule` with the changes `since` made to it.
+fn caught_up(schedule: &Schedule, since: &Vector<(MemoryId, Option<Due>)>) -> Schedule {
+    let mut schedule = schedule.clone();
+    for (id, due) in since {
+        schedule.set(*id, *due);
+    }
+    schedule
+}
+
+impl PartialEq for Fading {
+    fn eq(&self, other: &Self) -> bool {
+        self.schedule() == other.schedule()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn due(at: Millis, owner: u64) -> Option<Due> {
+        Some((at, EntityId(owner), DecayStage::Summary))
+    }
+
+    /// A schedule of memories 1..=n, memory i due at 1000 - i (so the order by moment is not
+    /// the order by id).
+    fn schedule(n: u64) -> Schedule {
+        let mut s = Schedule::default();
+        for i in 1..=n {
+            s.set(MemoryId(i), due(1000 - i as Millis, i % 3));
+        }
+        s
+    }
+
+    /// A schedule still being built: `Fading::load` without the thread, so a test decides
+    /// when it is done.
+    fn loading() -> (Fading, Arc<OnceLock<Schedule>>) {
+        let loaded = Arc::new(OnceLock::new());
+        let fading = Fading::Loading {
+            loaded: Arc::clone(&loaded),
+            since: Vector::new(),
+        };
+        (fading, loaded)
+    }
+
+    #[test]
+    fn a_schedule_lists_what_is_due_soonest_first() {
+        let s = schedule(10);
+        let ids =
+            |s: &Schedule| -> Vec<u64> { s.due_by(992).iter().map(|(id, _, _)| id.0).collect() };
+        assert_eq!(ids(&s), vec![10, 9, 8]);
+        assert_eq!(s.next_after(992), Some(993));
+        assert_eq!(s.next_after(999), None);
+        let mut s = s;
+        // Moved later, then gone: each memory is listed once, at its latest moment.
+        s.set(MemoryId(10), due(5000, 1));
+        s.set(MemoryId(9), None);
+        assert_eq!(ids(&s), vec![8]);
+        assert_eq!(s.next_after(999), Some(5000));
+    }
+
+    #[test]
+    fn changes_made_while_loading_are_kept_once_it_is_built() {
+        let changes = [
+            (MemoryId(3), due(10, 0)),
+            (MemoryId(11), due(20, 2)),
+            (MemoryId(5), None),
+            (MemoryId(3), due(30, 0)),
+        ];
+        let mut expected = schedule(10);
+        for (id, d) in changes {
+            expected.set(id, d);
+        }
+        let (mut fading, loaded) = loading();
+        for (id, d) in changes {
+            fading.set(id, d);
+        }
+        let copy = fading.clone();
+        assert!(matches!(fading, Fading::Loading { ref since, .. } if since.len() == 4));
+        loaded.set(schedule(10)).unwrap();
+        // Read while still noted as changes...
+        assert_eq!(*fading.schedule(), expected);
+        // ...and folded in by the next change.
+        fading.set(MemoryId(1), None);
+        expected.set(MemoryId(1), None);
+        assert!(matches!(fading, Fading::Ready(_)));
+        assert_eq!(*fading.schedule(), expected);
+        // A copy taken before keeps its own changes, not the later ones.
+        assert_ne!(copy, fading);
+        let mut without = expected.clone();
+        without.set(MemoryId(1), due(999, 1));
+        assert_eq!(*copy.schedule(), without);
+    }
+
+    #[test]
+    fn a_schedule_being_built_equals_the_same_one_built_at_once() {
+        let (mut fading, loaded) = loading();
+        fading.set(MemoryId(2), None);
+        let mut ready = Fading::Ready(schedule(4));
+        ready.set(MemoryId(2), None);
+        loaded.set(schedule(4)).unwrap();
+        assert_eq!(fading, ready);
+        assert_ne!(fading, Fading::default());
+    }
+}
