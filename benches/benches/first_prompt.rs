@@ -446,7 +446,7 @@ fn child(save: &Path) {
     let first_prompt = sw.stop().wall;
     assert!(prompt.text().len() > 100, "a prompt was built");
     // Waits for the world's schedule of what fades when, built on another thread after the
-    // open (a decay pass would wait for it too).
+    // open (a decay pass in the meantime would build it itself).
     std::hint::black_box(engine.world().next_fading_after(0));
     let settled = sw.stop().wall;
     let origin = format!("{:?}", engine.memory_index_origin());

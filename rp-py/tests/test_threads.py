@@ -131,3 +131,38 @@ def test_an_open_that_fails_still_says_why(tmp_path: Path) -> None:
     not_a_save.write_text("hello", encoding="utf-8")
     with pytest.raises(NotASave):
         World.open(not_a_save)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_process_forked_after_opening_saves_opens_its_own(
+    tmp_path: Path, watchdog: None
+) -> None:
+    """multiprocessing forks by default on Linux: the threads rp uses to load a
+    save are started for the load, not kept in a pool whose threads a forked
+    child would not have, so the child's own opens do not hang."""
+    path = tmp_path / "tavern.rp"
+    world = World.create(path, TAVERN, snapshot_every=2)
+    world.advance_time(60_000)
+    world.close()
+    # Opened from its snapshot in the parent, before the fork.
+    World.open(path).close()
+    pid = os.fork()
+    if pid == 0:
+        status = 2
+        try:
+            child = World.open(path)
+            status = 0 if child.head > 0 else 1
+            child.close()
+        finally:
+            os._exit(status)
+    deadline = time.monotonic() + 60
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child's open hung")
+        time.sleep(0.05)
+    assert os.waitstatus_to_exitcode(status) == 0

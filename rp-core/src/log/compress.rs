@@ -13,7 +13,6 @@
 //! frame must give exactly the bytes it declares: a damaged body is an error, never a large
 //! allocation or a short read.
 
-use rayon::prelude::*;
 use std::cell::RefCell;
 use std::sync::OnceLock;
 use zstd::bulk::{Compressor, Decompressor};
@@ -100,10 +99,11 @@ pub(super) fn pack_frames(body: &[u8], out: &mut Vec<u8>) {
     let packed = if body.len() < MIN_PACKED_BYTES {
         None
     } else {
-        chunks
-            .par_iter()
-            .map(|chunk| zstd::bulk::compress(chunk, SNAPSHOT_LEVEL).ok())
-            .collect::<Option<Vec<Vec<u8>>>>()
+        in_parallel(chunks.clone(), |chunk| {
+            zstd::bulk::compress(chunk, SNAPSHOT_LEVEL).ok()
+        })
+        .into_iter()
+        .collect::<Option<Vec<Vec<u8>>>>()
     };
     let stored: usize = packed.iter().flatten().map(|p| p.len() + 8).sum();
     match packed {
@@ -257,17 +257,61 @@ fn unpack_frames(rest: &[u8], limit: usize) -> Result<Vec<u8>, String> {
         places.push((place, frame));
         free = after;
     }
-    places
-        .into_par_iter()
-        .map(|(place, frame)| {
-            let raw = place.len();
-            gave(
-                Decompressor::new().and_then(|mut d| d.decompress_to_buffer(frame, place)),
-                raw,
-            )
-        })
-        .collect::<Result<(), String>>()?;
+    in_parallel(places, |(place, frame)| {
+        let raw = place.len();
+        gave(
+            Decompressor::new().and_then(|mut d| d.decompress_to_buffer(frame, place)),
+            raw,
+        )
+    })
+    .into_iter()
+    .collect::<Result<(), String>>()?;
     Ok(body)
+}
+
+/// `f` of every item, in order, spread over the machine's cores (one thread per core, each
+/// taking every k-th item; the calling thread is one of them).
+///
+/// Scoped threads made for the call, not a pool such as rayon's: a pool's threads do not
+/// survive `fork`, and a process forked after rp used one (Python's `multiprocessing` forks by
+/// default on Linux) would hang at its first snapshot. Starting two threads costs tens of
+/// microseconds beside milliseconds of compression.
+fn in_parallel<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let n = items.len();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(n)
+        .max(1);
+    if threads == 1 {
+        return items.into_iter().map(f).collect();
+    }
+    let mut lanes: Vec<Vec<T>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, item) in items.into_iter().enumerate() {
+        lanes[i % threads].push(item);
+    }
+    let f = &f;
+    let mut lanes: Vec<std::vec::IntoIter<R>> = std::thread::scope(|s| {
+        let mut lanes = lanes.into_iter();
+        let mine = lanes.next().expect("at least one lane");
+        let others: Vec<_> = lanes
+            .map(|lane| s.spawn(move || lane.into_iter().map(f).collect::<Vec<R>>()))
+            .collect();
+        let mine: Vec<R> = mine.into_iter().map(f).collect();
+        std::iter::once(mine)
+            .chain(others.into_iter().map(|h| match h.join() {
+                Ok(lane) => lane,
+                Err(panic) => std::panic::resume_unwind(panic),
+            }))
+            .map(Vec::into_iter)
+            .collect()
+    });
+    (0..n)
+        .map(|i| {
+            lanes[i % threads]
+                .next()
+                .expect("every lane holds its items")
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -412,5 +456,15 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn in_parallel_keeps_the_order() {
+        let items: Vec<usize> = (0..103).collect();
+        assert_eq!(
+            in_parallel(items, |x| x * 2),
+            (0..103).map(|x| x * 2).collect::<Vec<_>>()
+        );
+        assert!(in_parallel(Vec::<usize>::new(), |x| x).is_empty());
     }
 }

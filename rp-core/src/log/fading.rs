@@ -2,11 +2,12 @@
 //! next does (docs/memory.md), so a decay pass visits only the memories due.
 //!
 //! A lookup derived from the world's memories like the rest of the index, with one difference:
-//! at a million memories it is the costliest part of a load (half a second on this machine's
-//! cores), and nothing but a decay pass reads it. So a loaded world does not wait for it. It is
-//! built on another thread from the world as loaded, while the changes made since are noted;
-//! the first change after it is ready, or a decay pass, folds the two together, waiting for it
-//! only if it is still on its way.
+//! at a million memories it is the costliest part of a load (half a second), and nothing but a
+//! decay pass reads it. So a loaded world does not wait for it. A thread started for it builds
+//! it from the world as loaded, while the changes made since are noted; the first change after
+//! it is ready folds the two together. A decay pass that comes before it is ready builds it
+//! from the world as loaded itself, rather than wait on the thread (the thread may not exist:
+//! a process forked by a host keeps the world but not the thread).
 
 use super::World;
 use crate::model::{DecayStage, EntityId, FadeRule, MemoryId, Millis};
@@ -87,15 +88,36 @@ impl Schedule {
     }
 }
 
-/// A world's [`Schedule`], or the one of the world as it was loaded (still being built on
-/// another thread) with the changes made since.
+/// A world's [`Schedule`], or the one of the world as it was loaded (being built on another
+/// thread) with the changes made since.
 #[derive(Clone, Debug)]
 pub(crate) enum Fading {
     Ready(Schedule),
     Loading {
-        loaded: Arc<OnceLock<Schedule>>,
+        loaded: Arc<Loaded>,
         since: Vector<(MemoryId, Option<Due>)>,
     },
+}
+
+/// A world as it was loaded and, once built, its schedule.
+pub(crate) struct Loaded {
+    world: World,
+    schedule: OnceLock<Schedule>,
+}
+
+impl Loaded {
+    /// The schedule, built here if the thread building it has not given it yet.
+    fn schedule(&self) -> &Schedule {
+        self.schedule.get_or_init(|| Schedule::of(&self.world))
+    }
+}
+
+impl std::fmt::Debug for Loaded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Loaded")
+            .field("ready", &self.schedule.get().is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for Fading {
@@ -105,24 +127,27 @@ impl Default for Fading {
 }
 
 impl Fading {
-    /// The schedule of `world` (a world just loaded, as it is now), built on another thread:
-    /// what it holds is read through this handle, which waits for it if need be.
+    /// The schedule of `world` (a world just loaded, as it is now), built on a thread started
+    /// for it.
     pub fn load(world: &World) -> Fading {
-        let loaded = Arc::new(OnceLock::new());
-        let (done, world) = (Arc::clone(&loaded), world.clone());
-        rayon::spawn(move || {
-            // A world dropped before its turn came (a past world looked at and let go) leaves
-            // nobody to read it: its copy is let go at once, not scheduled.
-            if Arc::strong_count(&done) == 1 {
-                return;
-            }
-            // Building a schedule cannot fail or panic: it reads the world as it is.
-            let schedule = Schedule::of(&world);
-            // The copy goes before the schedule is ready: one waiting for it may drop the
-            // world next, and would otherwise leave freeing all of it to this thread.
-            drop(world);
-            let _ = done.set(schedule);
+        let loaded = Arc::new(Loaded {
+            world: world.clone(),
+            schedule: OnceLock::new(),
         });
+        let on_thread = Arc::clone(&loaded);
+        // A thread of its own rather than a pool's: a pool's threads do not survive `fork`. If
+        // none can be started, the schedule is built when it is first needed.
+        let _ = std::thread::Builder::new()
+            .name("rp-fading".into())
+            .spawn(move || {
+                // A world let go before the thread ran (a past world looked at and dropped)
+                // leaves nobody to read its schedule.
+                if Arc::strong_count(&on_thread) > 1 {
+                    // Built outside the cell, then set: the cell is never left mid-build.
+                    let schedule = Schedule::of(&on_thread.world);
+                    let _ = on_thread.schedule.set(schedule);
+                }
+            });
         Fading::Loading {
             loaded,
             since: Vector::new(),
@@ -132,7 +157,7 @@ impl Fading {
     /// Records that memory `id` is next due as `due` (`None`: never, or it is gone).
     pub fn set(&mut self, id: MemoryId, due: Option<Due>) {
         if let Fading::Loading { loaded, since } = self {
-            let Some(schedule) = loaded.get() else {
+            let Some(schedule) = loaded.schedule.get() else {
                 since.push_back((id, due));
                 return;
             };
@@ -143,11 +168,11 @@ impl Fading {
         }
     }
 
-    /// The schedule, waiting for it if it is still being built.
+    /// The schedule (built now from the world as loaded, if the thread has not given it yet).
     pub fn schedule(&self) -> Cow<'_, Schedule> {
         match self {
             Fading::Ready(schedule) => Cow::Borrowed(schedule),
-            Fading::Loading { loaded, since } => Cow::Owned(caught_up(loaded.wait(), since)),
+            Fading::Loading { loaded, since } => Cow::Owned(caught_up(loaded.schedule(), since)),
         }
     }
 }
@@ -186,9 +211,12 @@ mod tests {
     }
 
     /// A schedule still being built: `Fading::load` without the thread, so a test decides
-    /// when it is done.
-    fn loading() -> (Fading, Arc<OnceLock<Schedule>>) {
-        let loaded = Arc::new(OnceLock::new());
+    /// when it is done (its world has no memories: built from it, the schedule is empty).
+    fn loading() -> (Fading, Arc<Loaded>) {
+        let loaded = Arc::new(Loaded {
+            world: World::new(),
+            schedule: OnceLock::new(),
+        });
         let fading = Fading::Loading {
             loaded: Arc::clone(&loaded),
             since: Vector::new(),
@@ -230,7 +258,7 @@ mod tests {
         }
         let copy = fading.clone();
         assert!(matches!(fading, Fading::Loading { ref since, .. } if since.len() == 4));
-        loaded.set(schedule(10)).unwrap();
+        loaded.schedule.set(schedule(10)).unwrap();
         // Read while still noted as changes...
         assert_eq!(*fading.schedule(), expected);
         // ...and folded in by the next change.
@@ -251,8 +279,23 @@ mod tests {
         fading.set(MemoryId(2), None);
         let mut ready = Fading::Ready(schedule(4));
         ready.set(MemoryId(2), None);
-        loaded.set(schedule(4)).unwrap();
+        loaded.schedule.set(schedule(4)).unwrap();
         assert_eq!(fading, ready);
         assert_ne!(fading, Fading::default());
+    }
+
+    #[test]
+    fn a_reader_that_comes_first_builds_the_schedule_from_the_world_as_loaded() {
+        // The thread never gives it (it could not start, or the process was forked).
+        let (mut fading, loaded) = loading();
+        fading.set(MemoryId(7), due(70, 1));
+        let mut expected = Schedule::default();
+        expected.set(MemoryId(7), due(70, 1));
+        assert_eq!(*fading.schedule(), expected);
+        assert!(loaded.schedule.get().is_some(), "built once, kept");
+        fading.set(MemoryId(8), due(80, 1));
+        expected.set(MemoryId(8), due(80, 1));
+        assert!(matches!(fading, Fading::Ready(_)));
+        assert_eq!(*fading.schedule(), expected);
     }
 }

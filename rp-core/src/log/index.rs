@@ -7,7 +7,6 @@ use crate::model::{
     ContainerId, DecayStage, EntityId, Memory, MemoryId, MemoryKind, Millis, SceneId,
 };
 use imbl::{OrdMap, OrdSet};
-use rayon::prelude::*;
 use std::collections::btree_map;
 
 /// Derived lookups kept in step by `apply`.
@@ -93,8 +92,7 @@ impl Index {
     /// What a snapshot's load spends most of its reindexing on, so each map is built from a
     /// run sorted in its own key order rather than memory by memory: inserting keys in order
     /// walks one edge of the B-tree, and each owner's set is made once from its memories
-    /// (which the world lists by id) instead of being looked up for every memory. The sets
-    /// are independent of each other, so they are made on every core.
+    /// (which the world lists by id) instead of being looked up for every memory.
     fn index_memories(&mut self, world: &World) -> std::result::Result<(), (MemoryId, EntityId)> {
         type Sets<K> = std::collections::BTreeMap<K, Vec<MemoryId>>;
         let (mut owners, mut always, mut scenes): (Sets<EntityId>, Sets<EntityId>, Sets<SceneId>) =
@@ -115,12 +113,10 @@ impl Index {
                 scenes.entry(scene).or_default().push(m.id);
             }
         }
-        fn sets<K: Ord + Clone + Send>(runs: Sets<K>) -> OrdMap<K, OrdSet<MemoryId>> {
-            let sets: Vec<(K, OrdSet<MemoryId>)> = runs
-                .into_par_iter()
+        fn sets<K: Ord + Clone>(runs: Sets<K>) -> OrdMap<K, OrdSet<MemoryId>> {
+            runs.into_iter()
                 .map(|(k, ids)| (k, ids.into_iter().collect::<OrdSet<_>>()))
-                .collect();
-            sets.into_iter().collect()
+                .collect()
         }
         self.memories_by_owner = sets(owners);
         self.always_by_owner = sets(always);

@@ -497,20 +497,13 @@ impl World {
 
     /// Rebuilds derived lookups and checks every reference, after decoding from a snapshot.
     pub(crate) fn reindex(&mut self) -> Result<()> {
-        // Independent of each other: the fact sheets compile on another core.
-        let (index, sheets) = rayon::join(
-            || Index::build_loading(self),
-            || {
-                let mut sheets = Sheets::default();
-                for e in self.entities.iter() {
-                    let sheet = sheets.compile(&e.name, &e.facts)?;
-                    sheets.compiled.insert(e.id, sheet);
-                }
-                Ok::<_, Error>(sheets)
-            },
-        );
-        self.index = index?;
-        self.sheets = sheets?;
+        self.index = Index::build_loading(self)?;
+        let mut sheets = Sheets::default();
+        for e in self.entities.iter() {
+            let sheet = sheets.compile(&e.name, &e.facts)?;
+            sheets.compiled.insert(e.id, sheet);
+        }
+        self.sheets = sheets;
         Ok(())
     }
 }
