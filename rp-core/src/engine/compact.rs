@@ -117,6 +117,16 @@ impl Engine {
     /// records of both formats, which read alike; the next compaction finishes the work.
     fn upgrade_records(&mut self) -> Result<u64> {
         let name = self.store.name().to_owned();
+        // A record in the current format (`None`: it is already), damage named where it was.
+        let upgrade = |bytes: &[u8], kind: RecordKind, branch: BranchId, seq: Seq| {
+            let what = match kind {
+                RecordKind::Event => "event",
+                RecordKind::Snapshot => "snapshot",
+                RecordKind::Meta => "metadata",
+            };
+            codec::upgrade(bytes, kind)
+                .map_err(|e| e.at(&name, format!("{what} at seq {seq} of branch {branch}")))
+        };
         let mut upgraded = 0u64;
         let mut batch = Commit {
             durable: true,
@@ -131,10 +141,7 @@ impl Engine {
                 let to = last.min(first.saturating_add(UPGRADE_EVENTS - 1));
                 self.store
                     .read_events(branch, first, to, &mut |seq, bytes| {
-                        let at = || format!("event at seq {seq} of branch {branch}");
-                        if let Some(new) = codec::upgrade(bytes, RecordKind::Event)
-                            .map_err(|e| e.at(&name, at()))?
-                        {
+                        if let Some(new) = upgrade(bytes, RecordKind::Event, branch, seq)? {
                             batch_bytes += new.len();
                             batch.events.push((branch, seq, new));
                         }
@@ -149,10 +156,7 @@ impl Engine {
                 // Read where the store holds it: a snapshot may be hundreds of megabytes.
                 self.store
                     .visit_latest_snapshot(branch, seq, seq, &mut |seq, bytes| {
-                        let at = || format!("snapshot at seq {seq} of branch {branch}");
-                        if let Some(new) = codec::upgrade(bytes, RecordKind::Snapshot)
-                            .map_err(|e| e.at(&name, at()))?
-                        {
+                        if let Some(new) = upgrade(bytes, RecordKind::Snapshot, branch, seq)? {
                             batch_bytes += new.len();
                             batch.snapshots.push((branch, seq, new));
                         }

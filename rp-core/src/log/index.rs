@@ -174,7 +174,7 @@ impl Index {
     pub fn build(world: &World) -> Result<Index> {
         Ok(Index {
             fading: Fading::Ready(Schedule::of(world)),
-            ..Index::build_loading(world)?
+            ..Index::build_without_fading(world)?
         })
     }
 
@@ -464,7 +464,7 @@ mod tests {
         loaded.apply(&pass).unwrap();
         assert_eq!(loaded.index, kept.index);
         assert_eq!(due(&loaded), due(&kept));
-        assert_eq!(loaded.next_fading_after(0), kept.next_fading_after(0),);
+        assert_eq!(loaded.next_fading_after(0), kept.next_fading_after(0));
     }
 
     // Forged snapshots (their checksums can be made right) must not smuggle in states that
