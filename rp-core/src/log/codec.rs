@@ -1,6 +1,6 @@
 //! The stored form of every record: a header (magic, format version, checksum) and a
-//! MessagePack body with named fields, compressed since format 2, decoded with explicit depth
-//! and size limits.
+//! MessagePack body with named fields (but a snapshot's memories: see `memory_rows`),
+//! compressed since format 2, decoded with explicit depth and size limits.
 //!
 //! ```text
 //! offset 0  2 bytes  b"rp"
@@ -9,11 +9,15 @@
 //! offset 8  ...      format 1: the body, MessagePack (rmp-serde, struct maps)
 //!                    format 2: one byte saying how the body is stored (plain, or compressed:
 //!                    see `compress`), then the body so stored
+//!                    format 3: as format 2; a snapshot's memories are written by position,
+//!                    in chunks that decode on every core (`memory_rows`)
 //! ```
 //!
 //! An event is compressed with a dictionary built in (about 2.5× smaller), a snapshot as
-//! independent frames that decompress on every core (about 4× smaller). Format 1 records,
-//! which saves written before format 2 hold, read as they always did.
+//! independent frames that decompress on every core (about 4× smaller). Records of formats 1
+//! and 2, which saves written before hold, read as they always did. Format 3 changed only the
+//! body of a snapshot, so a build of format 2 refuses a save of format 3 as written by a newer
+//! build (`UnsupportedVersion`) rather than misreading its snapshots as damage.
 
 use super::compress;
 use super::{Event, World};
@@ -22,7 +26,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 /// The format version this build writes and the newest it reads (it reads every older one).
-pub const FORMAT_VERSION: u16 = 2;
+pub const FORMAT_VERSION: u16 = 3;
 /// The largest record this build will decode (an event or the metadata; a snapshot may be
 /// larger, up to [`MAX_SNAPSHOT_BYTES`]).
 pub const MAX_RECORD_BYTES: usize = 512 * 1024 * 1024;
@@ -51,7 +55,7 @@ pub fn record_sizes(record: &[u8]) -> Option<(usize, usize)> {
     }
     let body = match u16::from_le_bytes([record[2], record[3]]) {
         1 => record.len() - HEADER,
-        FORMAT_VERSION => compress::body_len(&record[HEADER..])?,
+        2..=FORMAT_VERSION => compress::body_len(&record[HEADER..])?,
         _ => return None,
     };
     Some((record.len(), body))
@@ -191,9 +195,11 @@ pub(crate) enum RecordKind {
     Meta,
 }
 
-/// The record rewritten in the current format when it is of an older one (the same body,
-/// stored as this build stores that kind of record); `None` when it is current already.
-/// Damage found on the way is an error, as decoding it would be.
+/// The record rewritten in the current format when it is of format 1 (the same body, stored
+/// as this build stores that kind of record: compressed, about half the size); `None` when it
+/// is of format 2 or later. A record of format 2 is left as it is: its body is what format 3
+/// reads, stored as format 3 stores it, and rewriting every record of a long save would gain
+/// nothing. Damage found on the way is an error, as decoding it would be.
 pub(crate) fn upgrade(record: &[u8], kind: RecordKind) -> Result<Option<Vec<u8>>, DecodeError> {
     Ok(match open(record, MAX_SNAPSHOT_BYTES)? {
         (1, body) => Some(store_body(body, kind)),
@@ -408,6 +414,33 @@ mod tests {
             upgrade(&damaged, RecordKind::Event),
             Err(DecodeError::Corrupt(_))
         ));
+    }
+
+    #[test]
+    fn a_format_2_record_reads_and_stays_as_it_is() {
+        // Format 3 changed only how a snapshot's memories are written: a record of format 2
+        // (the same stored body under version 2) reads to the same value, and is not rewritten.
+        for (record, kind) in [
+            (encode_event(&memory()), RecordKind::Event),
+            (encode(&sample()), RecordKind::Meta),
+        ] {
+            let mut old = record.clone();
+            old[2..4].copy_from_slice(&2u16.to_le_bytes());
+            let old = seal(old);
+            assert_eq!(
+                decode::<Event>(&old).unwrap(),
+                decode::<Event>(&record).unwrap()
+            );
+            assert_eq!(record_sizes(&old), record_sizes(&record));
+            assert_eq!(upgrade(&old, kind).unwrap(), None);
+        }
+        let world = World::default();
+        let mut old = encode_snapshot(&world);
+        old[2..4].copy_from_slice(&2u16.to_le_bytes());
+        assert_eq!(
+            decode_snapshot(&seal(old), "test").unwrap().to_bytes(),
+            world.to_bytes()
+        );
     }
 
     proptest::proptest! {

@@ -276,7 +276,7 @@ fn unpack_frames(rest: &[u8], limit: usize) -> Result<Vec<u8>, String> {
 /// survive `fork`, and a process forked after rp used one (Python's `multiprocessing` forks by
 /// default on Linux) would hang at its first snapshot. Starting two threads costs tens of
 /// microseconds beside milliseconds of compression.
-fn in_parallel<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+pub(super) fn in_parallel<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
     let n = items.len();
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())

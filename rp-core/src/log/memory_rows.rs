@@ -1,31 +1,141 @@
-//! How a world's memories are written in a snapshot: each memory as an array of all its
-//! fields in the order `Memory` declares them, not as a map of named fields.
+//! How a world's memories are written in a snapshot: in chunks of [`CHUNK`] memories, each
+//! chunk a MessagePack `bin` holding an array of memories, and each memory the array of all
+//! its fields in the order `Memory` declares them rather than a map of named fields.
 //!
 //! A long campaign's snapshot is mostly memories (a million of them at 1M memories), and
-//! decoding is most of opening it: reading each field's name and matching it costs a third of
-//! a memory's decoding (measured in benches/README.md, "Memories written by position"). A
-//! memory's fields that are usually empty are still skipped by name in events and in JSON;
-//! here every field is written, so that a position always means the same field.
+//! decoding them is most of opening it (benches/README.md, "Memories written by position"):
+//! - **by position**, because reading each field's name and matching it cost a third of a
+//!   memory's decoding. The fields that are usually empty are still skipped by name in events
+//!   and in JSON; here every field is written, so that a position always means one field;
+//! - **in chunks**, because a chunk is a self-contained value whose length is known before it
+//!   is read: the chunks decode on every core (as the snapshot's frames decompress), and the
+//!   table is filled from them in order.
 //!
-//! Reading needs nothing of its own: `Memory`'s derived `Deserialize` reads an array by
-//! position as it reads a map by name, so a snapshot of either kind (and one written before
-//! this, by name) loads with the same code.
+//! A snapshot written before, one memory after the other by name, reads as it did: a table of
+//! memories may hold chunks and single memories (by name or by position), in any order, and a
+//! memory is refused if its id was read before.
 
-use super::table::Table;
+use super::compress::in_parallel;
+use super::table::{Loading, Table};
 use crate::model::Memory;
+use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeSeq, SerializeTuple, Serializer};
+use std::borrow::Cow;
+use std::sync::Arc;
 
-/// Serialises the memories table for a world's snapshot: by position for a binary format,
-/// by name (as [`Table`] writes every record) for a human-readable one such as JSON.
+/// Memories per chunk: about 3 MB of a campaign's memories, so that a million of them make
+/// sixty chunks to share between cores, and a small world one.
+const CHUNK: usize = 16_384;
+
+/// Serialises the memories table for a world's snapshot: in chunks of memories by position
+/// for a binary format (rp's MessagePack, which the chunks are written in whatever the
+/// serializer), by name (as [`Table`] writes every record) for a human-readable one such as
+/// JSON.
 pub(super) fn serialize<S: Serializer>(table: &Table<Memory>, s: S) -> Result<S::Ok, S::Error> {
     if s.is_human_readable() {
         return table.serialize(s);
     }
-    let mut seq = s.serialize_seq(Some(table.len()))?;
-    for memory in table.iter() {
-        seq.serialize_element(&ByPosition(memory))?;
+    let rows: Vec<&Memory> = table.iter().collect();
+    let chunks = in_parallel(rows.chunks(CHUNK).collect(), |chunk: &[&Memory]| {
+        let mut out = Vec::with_capacity(chunk.len() * 160);
+        let mut ser = rmp_serde::Serializer::new(&mut out).with_struct_map();
+        // A memory serialises infallibly into a Vec (as every model type does).
+        ser.collect_seq(chunk.iter().map(|m| ByPosition(m)))
+            .expect("serialising into memory cannot fail");
+        out
+    });
+    let mut seq = s.serialize_seq(Some(chunks.len()))?;
+    for chunk in &chunks {
+        seq.serialize_element(&Bytes(chunk))?;
     }
     seq.end()
+}
+
+/// Reads the memories table of a snapshot of any age (see the module's documentation).
+pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Table<Memory>, D::Error> {
+    d.deserialize_seq(Rows)
+}
+
+/// Bytes written as a MessagePack `bin`.
+struct Bytes<'a>(&'a [u8]);
+
+impl Serialize for Bytes<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(self.0)
+    }
+}
+
+/// The visitor of a memories table.
+struct Rows;
+
+impl<'de> Visitor<'de> for Rows {
+    type Value = Table<Memory>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a sequence of memories or chunks of memories")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Table<Memory>, A::Error> {
+        let mut loading = Loading::default();
+        let mut chunks = Vec::new();
+        while let Some(item) = seq.next_element::<Item<'de>>()? {
+            match item {
+                Item::One(memory) => loading.insert(memory).map_err(A::Error::custom)?,
+                Item::Chunk(bytes) => chunks.push(bytes),
+            }
+        }
+        // Each memory is decoded into its own `Arc` at once (serde's `rc`), not moved into one.
+        let decoded = in_parallel(chunks, |bytes| {
+            super::codec::decode_payload::<Vec<Arc<Memory>>>(&bytes)
+        });
+        for memories in decoded {
+            for memory in
+                memories.map_err(|e| A::Error::custom(format!("a chunk of memories: {e}")))?
+            {
+                loading.insert(memory).map_err(A::Error::custom)?;
+            }
+        }
+        Ok(loading.table)
+    }
+}
+
+/// An element of a memories table: a chunk, or one memory (by name or by position).
+enum Item<'de> {
+    Chunk(Cow<'de, [u8]>),
+    One(Arc<Memory>),
+}
+
+impl<'de> Deserialize<'de> for Item<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ItemVisitor)
+    }
+}
+
+struct ItemVisitor;
+
+impl<'de> Visitor<'de> for ItemVisitor {
+    type Value = Item<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a memory or a chunk of memories")
+    }
+
+    fn visit_borrowed_bytes<E: serde::de::Error>(self, v: &'de [u8]) -> Result<Item<'de>, E> {
+        Ok(Item::Chunk(Cow::Borrowed(v)))
+    }
+
+    fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Item<'de>, E> {
+        Ok(Item::Chunk(Cow::Owned(v.to_vec())))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Item<'de>, A::Error> {
+        Memory::deserialize(SeqAccessDeserializer::new(seq)).map(|m| Item::One(Arc::new(m)))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Item<'de>, A::Error> {
+        Memory::deserialize(MapAccessDeserializer::new(map)).map(|m| Item::One(Arc::new(m)))
+    }
 }
 
 /// One memory as the array of its fields.
@@ -117,13 +227,37 @@ mod tests {
         t
     }
 
-    fn by_position(t: &Table<Memory>) -> Vec<u8> {
+    /// The table as a snapshot writes it.
+    fn written(t: &Table<Memory>) -> Vec<u8> {
         let mut out = Vec::new();
         serialize(
             t,
             &mut rmp_serde::Serializer::new(&mut out).with_struct_map(),
         )
         .unwrap();
+        out
+    }
+
+    /// A table read back as a snapshot reads it (the walk and limits of any record first).
+    fn read(bytes: &[u8]) -> Result<Table<Memory>, String> {
+        #[derive(serde::Deserialize)]
+        struct Snapshot(#[serde(with = "super")] Table<Memory>);
+        codec::decode_payload::<Snapshot>(bytes).map(|s| s.0)
+    }
+
+    /// One memory by position, as a chunk holds it.
+    fn row(m: &Memory) -> Vec<u8> {
+        let mut out = Vec::new();
+        ByPosition(m)
+            .serialize(&mut rmp_serde::Serializer::new(&mut out).with_struct_map())
+            .unwrap();
+        out
+    }
+
+    fn bin(bytes: &[u8]) -> Vec<u8> {
+        let mut out = vec![0xc6]; // bin 32
+        out.extend((bytes.len() as u32).to_be_bytes());
+        out.extend(bytes);
         out
     }
 
@@ -135,9 +269,8 @@ mod tests {
         (sparse.feeling, sparse.about, sparse.last_accessed) = (None, None, None);
         (sparse.sources, sparse.stability, sparse.pinned) = (Vec::new(), 0.0, false);
         let t = table(&[full(), sparse]);
-        let bytes = by_position(&t);
-        let back: Table<Memory> = codec::decode_payload(&bytes).unwrap();
-        assert_eq!(back, t);
+        let bytes = written(&t);
+        assert_eq!(read(&bytes).unwrap(), t);
         // And it is positional: no field's name is written.
         assert!(
             !bytes.windows(12).any(|w| w == b"significance"),
@@ -146,18 +279,76 @@ mod tests {
     }
 
     #[test]
-    fn named_and_positional_records_load_side_by_side() {
-        // A snapshot written before memories went by position holds maps; one table may
-        // even mix them (as a hand-made record could): both read the same.
-        let a = full();
-        let mut b = full();
-        b.id = MemoryId(9);
-        let mut body = vec![0x92]; // an array of two
+    fn a_large_table_goes_in_chunks_and_comes_back_whole() {
+        let memories: Vec<Memory> = (0..CHUNK as u64 * 2 + 5)
+            .map(|i| Memory {
+                id: MemoryId(i * 3 + 1),
+                text: format!("memory {i}"),
+                ..full()
+            })
+            .collect();
+        let t = table(&memories);
+        let bytes = written(&t);
+        // An array of three chunks, each a bin.
+        assert_eq!(bytes[0], 0x93);
+        assert_eq!(bytes[1], 0xc6);
+        assert_eq!(read(&bytes).unwrap(), t);
+        // The same world, the same bytes.
+        assert_eq!(written(&table(&memories)), bytes);
+    }
+
+    #[test]
+    fn named_positional_and_chunked_memories_load_side_by_side() {
+        // A snapshot written before memories went by position holds maps, one per memory; a
+        // hand-made one may mix every form: all read the same.
+        let [a, b, c, d] = [7, 9, 11, 2].map(|id| Memory {
+            id: MemoryId(id),
+            ..full()
+        });
+        let mut body = vec![0x94]; // an array of four
         body.extend(codec::encode_payload(&a));
-        let positional = by_position(&table(std::slice::from_ref(&b)));
-        body.extend(&positional[1..]); // past its own one-element array header
-        let back: Table<Memory> = codec::decode_payload(&body).unwrap();
-        assert_eq!(back, table(&[a, b]));
+        body.extend(row(&b));
+        body.extend(bin(&[&[0x91][..], &row(&c)].concat()));
+        body.extend(codec::encode_payload(&d));
+        assert_eq!(read(&body).unwrap(), table(&[a, b, c, d]));
+        // The old form as the old table wrote it.
+        let t = table(&[full()]);
+        assert_eq!(read(&codec::encode_payload(&t)).unwrap(), t);
+    }
+
+    #[test]
+    fn a_memory_twice_is_refused_wherever_it_comes() {
+        let m = full();
+        let chunk = bin(&[&[0x91][..], &row(&m)].concat());
+        for body in [
+            [&[0x92][..], &row(&m), &chunk].concat(),
+            [&[0x92][..], &chunk, &chunk].concat(),
+            [&[0x92][..], &row(&m), &codec::encode_payload(&m)].concat(),
+        ] {
+            let e = read(&body).unwrap_err();
+            assert!(e.contains("duplicate record"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_damaged_chunk_is_an_error() {
+        let m = full();
+        let good = [&[0x91][..], &row(&m)].concat();
+        let cases: [(&[u8], &str); 4] = [
+            // Claims two memories, holds one.
+            (&[&[0x92][..], &row(&m)].concat(), "chunk of memories"),
+            // Bytes after its array.
+            (&[&good[..], &[0xc0]].concat(), "trailing"),
+            // Not MessagePack at all.
+            (&[0xc1, 0xc1], "chunk of memories"),
+            // A memory short of its text.
+            (&[0x91, 0x93, 7, 3, 0x90], "invalid length"),
+        ];
+        for (chunk, expected) in cases {
+            let body = [&[0x91][..], &bin(chunk)].concat();
+            let e = read(&body).unwrap_err();
+            assert!(e.contains(expected), "{expected}: {e}");
+        }
     }
 
     #[test]
@@ -167,7 +358,7 @@ mod tests {
         let decode = |row: &[u8]| {
             let mut body = vec![0x91];
             body.extend_from_slice(row);
-            codec::decode_payload::<Table<Memory>>(&body).unwrap_err()
+            read(&body).unwrap_err()
         };
         // Three fields: the text (which has no default) is missing.
         let e = decode(&[0x93, 7, 3, 0x90]);
@@ -178,6 +369,9 @@ mod tests {
         // The owner given as a string.
         let e = decode(&[0x94, 7, 0xa1, b'x', 0x90, 0xa1, b't']);
         assert!(e.contains("marker"), "{e}");
+        // Neither a memory nor a chunk.
+        let e = decode(&[5]);
+        assert!(e.contains("a memory or a chunk"), "{e}");
     }
 
     #[test]

@@ -116,24 +116,49 @@ impl<'de, V: Keyed + Deserialize<'de>> Deserialize<'de> for Table<V> {
 
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Table<V>, A::Error> {
                 // Each record goes into the table as it is decoded (a snapshot holds a million
-                // memories: no list of them all first). Records come in key order as a table
-                // writes them, so a key above the last one needs no look-up to be new.
-                let mut table = Table::default();
-                let mut last: Option<V::Key> = None;
+                // memories: no list of them all first).
+                let mut loading = Loading::default();
                 while let Some(v) = seq.next_element::<V>()? {
-                    let key = v.key();
-                    if last.as_ref().is_some_and(|l| *l >= key) && table.contains(&key) {
-                        return Err(A::Error::custom(format!("duplicate record {key:?}")));
-                    }
-                    if last.as_ref().is_none_or(|l| *l < key) {
-                        last = Some(key);
-                    }
-                    table.insert(v);
+                    loading.insert(Arc::new(v)).map_err(A::Error::custom)?;
                 }
-                Ok(table)
+                Ok(loading.table)
             }
         }
         deserializer.deserialize_seq(Records(std::marker::PhantomData))
+    }
+}
+
+/// A table being loaded from records, each refused if its key is already there.
+pub(crate) struct Loading<V: Keyed> {
+    pub(crate) table: Table<V>,
+    /// The highest key so far: records come in key order as a table writes them, so a key
+    /// above it needs no look-up to be new.
+    last: Option<V::Key>,
+}
+
+impl<V: Keyed> Default for Loading<V> {
+    fn default() -> Self {
+        Loading {
+            table: Table::default(),
+            last: None,
+        }
+    }
+}
+
+impl<V: Keyed> Loading<V> {
+    /// Adds a record; an error naming it if one with its key was loaded before.
+    pub(crate) fn insert(&mut self, v: Arc<V>) -> Result<(), String> {
+        let key = v.key();
+        match &self.last {
+            Some(last) if *last >= key => {
+                if self.table.contains(&key) {
+                    return Err(format!("duplicate record {key:?}"));
+                }
+            }
+            _ => self.last = Some(key.clone()),
+        }
+        self.table.0.insert(key, v);
+        Ok(())
     }
 }
 

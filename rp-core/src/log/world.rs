@@ -46,7 +46,7 @@ pub struct World {
     pub(super) containers: Table<Container>,
     pub(super) edges: Table<Edge>,
     pub(super) groups: Table<Group>,
-    #[serde(serialize_with = "super::memory_rows::serialize")]
+    #[serde(with = "super::memory_rows")]
     pub(super) memories: Table<Memory>,
     pub(super) dialogue: Vector<Utterance>,
     pub(super) scoped_events: Table<ScopedEvent>,
