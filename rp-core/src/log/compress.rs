@@ -15,6 +15,7 @@
 
 use std::cell::RefCell;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use zstd::bulk::{Compressor, Decompressor};
 use zstd::dict::{DecoderDictionary, EncoderDictionary};
 
@@ -314,6 +315,61 @@ pub(super) fn in_parallel<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + 
         .collect()
 }
 
+/// `f` of every item, spread over the machine's cores as [`in_parallel`], each result handed
+/// to `take` on the calling thread in the items' order as soon as it and those before it are
+/// ready: the calling thread consumes while the others still work, so what `take` does costs
+/// no time of its own when it is shorter than `f`. The first error of `take` stops the work
+/// (each thread stops after the item it is on) and is returned.
+///
+/// Threads made for the call, as [`in_parallel`]'s. With a single core it is a loop.
+pub(super) fn in_order<T: Send, R: Send, E>(
+    items: Vec<T>,
+    f: impl Fn(T) -> R + Sync,
+    mut take: impl FnMut(R) -> Result<(), E>,
+) -> Result<(), E> {
+    let n = items.len();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(n);
+    if threads <= 1 {
+        return items.into_iter().try_for_each(|item| take(f(item)));
+    }
+    let mut lanes: Vec<Vec<(usize, T)>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, item) in items.into_iter().enumerate() {
+        lanes[i % threads].push((i, item));
+    }
+    let (f, stop) = (&f, &AtomicBool::new(false));
+    std::thread::scope(|s| {
+        let (done, ready) = std::sync::mpsc::channel::<(usize, R)>();
+        for lane in lanes {
+            let done = done.clone();
+            s.spawn(move || {
+                for (i, item) in lane {
+                    if stop.load(Ordering::Relaxed) || done.send((i, f(item))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(done);
+        // A result ahead of its turn waits in its slot (at most one per thread, roughly).
+        let mut slots: Vec<Option<R>> = (0..n).map(|_| None).collect();
+        let mut next = 0;
+        let taken = ready.iter().try_for_each(|(i, r)| {
+            slots[i] = Some(r);
+            while let Some(r) = slots.get_mut(next).and_then(Option::take) {
+                next += 1;
+                take(r)?;
+            }
+            Ok(())
+        });
+        if taken.is_err() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        taken
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -466,5 +522,36 @@ mod tests {
             (0..103).map(|x| x * 2).collect::<Vec<_>>()
         );
         assert!(in_parallel(Vec::<usize>::new(), |x| x).is_empty());
+    }
+
+    #[test]
+    fn in_order_hands_over_in_order_and_stops_at_the_first_error() {
+        let mut seen = Vec::new();
+        let all = in_order(
+            (0..103).collect(),
+            |x: usize| x * 2,
+            |r| {
+                seen.push(r);
+                Ok::<(), String>(())
+            },
+        );
+        assert_eq!(all, Ok(()));
+        assert_eq!(seen, (0..103).map(|x| x * 2).collect::<Vec<_>>());
+        let mut seen = Vec::new();
+        let stopped = in_order(
+            (0..103).collect(),
+            |x: usize| x,
+            |r| {
+                if r == 40 {
+                    return Err(format!("refused {r}"));
+                }
+                seen.push(r);
+                Ok(())
+            },
+        );
+        assert_eq!(stopped, Err("refused 40".to_string()));
+        assert_eq!(seen, (0..40).collect::<Vec<_>>());
+        let none = in_order(Vec::<usize>::new(), |x| x, |_| Err("never called"));
+        assert_eq!(none, Ok(()));
     }
 }

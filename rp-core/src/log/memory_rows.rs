@@ -9,13 +9,13 @@
 //!   and in JSON; here every field is written, so that a position always means one field;
 //! - **in chunks**, because a chunk is a self-contained value whose length is known before it
 //!   is read: the chunks decode on every core (as the snapshot's frames decompress), and the
-//!   table is filled from them in order.
+//!   table is filled from them in order, each chunk as soon as it is decoded.
 //!
 //! A snapshot written before, one memory after the other by name, reads as it did: a table of
 //! memories may hold chunks and single memories (by name or by position), in any order, and a
 //! memory is refused if its id was read before.
 
-use super::compress::in_parallel;
+use super::compress::{in_order, in_parallel};
 use super::table::{Loading, Table};
 use crate::model::Memory;
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
@@ -85,17 +85,17 @@ impl<'de> Visitor<'de> for Rows {
                 Item::Chunk(bytes) => chunks.push(bytes),
             }
         }
-        // Each memory is decoded into its own `Arc` at once (serde's `rc`), not moved into one.
-        let decoded = in_parallel(chunks, |bytes| {
-            super::codec::decode_payload::<Vec<Arc<Memory>>>(&bytes)
-        });
-        for memories in decoded {
-            for memory in
-                memories.map_err(|e| A::Error::custom(format!("a chunk of memories: {e}")))?
-            {
-                loading.insert(memory).map_err(A::Error::custom)?;
-            }
-        }
+        // Each memory is decoded into its own `Arc` at once (serde's `rc`), not moved into one,
+        // and the table is filled with a chunk's memories while the next chunks decode.
+        in_order(
+            chunks,
+            |bytes| super::codec::decode_payload::<Vec<Arc<Memory>>>(&bytes),
+            |memories| {
+                let memories = memories.map_err(|e| format!("a chunk of memories: {e}"))?;
+                memories.into_iter().try_for_each(|m| loading.insert(m))
+            },
+        )
+        .map_err(A::Error::custom)?;
         Ok(loading.table)
     }
 }
