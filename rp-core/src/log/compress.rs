@@ -270,58 +270,27 @@ fn unpack_frames(rest: &[u8], limit: usize) -> Result<Vec<u8>, String> {
     Ok(body)
 }
 
-/// `f` of every item, in order, spread over the machine's cores (one thread per core, each
-/// taking every k-th item; the calling thread is one of them).
+/// `f` of every item, in order, spread over the machine's cores ([`in_order`] collecting).
+pub(super) fn in_parallel<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let mut out = Vec::with_capacity(items.len());
+    let Ok(()) = in_order(items, f, |r| {
+        out.push(r);
+        Ok::<(), std::convert::Infallible>(())
+    });
+    out
+}
+
+/// `f` of every item, spread over the machine's cores (one thread per core, each taking every
+/// k-th item), each result handed to `take` on the calling thread in the items' order as soon
+/// as it and those before it are ready: the calling thread consumes while the others still
+/// work, so what `take` does costs no time of its own when it is shorter than `f`. The first
+/// error of `take` stops the work (each thread stops after the item it is on) and is returned.
+/// With a single core, or a single item, it is a loop on the calling thread.
 ///
 /// Scoped threads made for the call, not a pool such as rayon's: a pool's threads do not
 /// survive `fork`, and a process forked after rp used one (Python's `multiprocessing` forks by
 /// default on Linux) would hang at its first snapshot. Starting two threads costs tens of
 /// microseconds beside milliseconds of compression.
-pub(super) fn in_parallel<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
-    let n = items.len();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(n)
-        .max(1);
-    if threads == 1 {
-        return items.into_iter().map(f).collect();
-    }
-    let mut lanes: Vec<Vec<T>> = (0..threads).map(|_| Vec::new()).collect();
-    for (i, item) in items.into_iter().enumerate() {
-        lanes[i % threads].push(item);
-    }
-    let f = &f;
-    let mut lanes: Vec<std::vec::IntoIter<R>> = std::thread::scope(|s| {
-        let mut lanes = lanes.into_iter();
-        let mine = lanes.next().expect("at least one lane");
-        let others: Vec<_> = lanes
-            .map(|lane| s.spawn(move || lane.into_iter().map(f).collect::<Vec<R>>()))
-            .collect();
-        let mine: Vec<R> = mine.into_iter().map(f).collect();
-        std::iter::once(mine)
-            .chain(others.into_iter().map(|h| match h.join() {
-                Ok(lane) => lane,
-                Err(panic) => std::panic::resume_unwind(panic),
-            }))
-            .map(Vec::into_iter)
-            .collect()
-    });
-    (0..n)
-        .map(|i| {
-            lanes[i % threads]
-                .next()
-                .expect("every lane holds its items")
-        })
-        .collect()
-}
-
-/// `f` of every item, spread over the machine's cores as [`in_parallel`], each result handed
-/// to `take` on the calling thread in the items' order as soon as it and those before it are
-/// ready: the calling thread consumes while the others still work, so what `take` does costs
-/// no time of its own when it is shorter than `f`. The first error of `take` stops the work
-/// (each thread stops after the item it is on) and is returned.
-///
-/// Threads made for the call, as [`in_parallel`]'s. With a single core it is a loop.
 pub(super) fn in_order<T: Send, R: Send, E>(
     items: Vec<T>,
     f: impl Fn(T) -> R + Sync,
