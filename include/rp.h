@@ -1577,6 +1577,58 @@ enum rp_result rp_engine_report_availability(struct rp_engine *engine,
                                              double availability,
                                              int64_t now);
 
+// Sets when the engine's next commits reach stable storage, by name:
+// `"immediate"` (the default: every commit is on disk before the call that
+// made it returns) or `"eventual"` (faster: consecutive commits are held
+// and written together, in one transaction, with the next durable one:
+// `rp_engine_flush`, every 4,096 events, or `rp_engine_free`; a crash may
+// lose the latest commits, never part of one). Going back to `"immediate"`
+// makes every earlier commit durable first.
+//
+// `durability` is UTF-8 of `durability_len` bytes (borrowed for the call).
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_INVALID` for another name;
+// `RP_RESULT_STORAGE` when making earlier commits durable fails;
+// `RP_RESULT_CONFLICT` when called from a callback running on this engine;
+// `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_UTF8`,
+// `RP_RESULT_INVALID_HANDLE`. On any error the durability is unchanged.
+//
+// Thread: any (see `rp_engine`). Does file I/O when going back to
+// `"immediate"`.
+//
+// # Safety
+//
+// `durability` points to `durability_len` readable bytes.
+enum rp_result rp_engine_set_durability(struct rp_engine *engine,
+                                        const char *durability,
+                                        size_t durability_len);
+
+// Writes the engine's durability, `"immediate"` or `"eventual"`, to
+// `*out_name` (a string the caller releases with `rp_string_free`).
+//
+// Returns `RP_RESULT_OK`, `RP_RESULT_CONFLICT` (from a callback running on
+// this engine), `RP_RESULT_NULL_ARGUMENT`, `RP_RESULT_INVALID_HANDLE`.
+//
+// Thread: any (see `rp_engine`).
+//
+// # Safety
+//
+// `out_name` is writable.
+enum rp_result rp_engine_durability(struct rp_engine *engine, char **out_name);
+
+// Makes every earlier commit of the engine durable: needed only with the
+// `"eventual"` durability (`rp_engine_set_durability`); freeing the engine
+// does it too.
+//
+// Returns `RP_RESULT_OK`; `RP_RESULT_STORAGE` when the save cannot be
+// written (the engine keeps the commits and writes them with the next
+// commit, or the next call says they are lost); `RP_RESULT_CONFLICT` when
+// called from a callback running on this engine; `RP_RESULT_NULL_ARGUMENT`,
+// `RP_RESULT_INVALID_HANDLE`.
+//
+// Thread: any (see `rp_engine`). Does file I/O (an fsync).
+enum rp_result rp_engine_flush(struct rp_engine *engine);
+
 // Writes what editing line `line_id` to `text` (`text_len` bytes of UTF-8; `NULL` with 0:
 // deleting it) with `options_json` would do to `*out_json` (a string the caller releases with
 // `rp_string_free`), changing nothing (docs/edits.md, "The preview"):

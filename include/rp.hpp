@@ -646,6 +646,16 @@ public:
         detail::check(rp_engine_export_branch(engine_, detail::text(name), name.size(),
                                               detail::text(path), path.size()));
     }
+    // rp_engine_set_durability: "immediate" or "eventual".
+    void set_durability(std::string_view name) {
+        detail::check(rp_engine_set_durability(engine_, detail::text(name), name.size()));
+    }
+    // rp_engine_durability: "immediate" or "eventual".
+    std::string durability() {
+        return detail::string_out([&](char **out) { return rp_engine_durability(engine_, out); });
+    }
+    // rp_engine_flush: every earlier commit durable.
+    void flush() { detail::check(rp_engine_flush(engine_)); }
     // rp_engine_compact: what it did, as JSON.
     std::string compact() {
         return detail::string_out([&](char **out) { return rp_engine_compact(engine_, out); });

@@ -50,6 +50,7 @@ mod cards;
 mod compact;
 mod condition;
 mod drives;
+mod durability;
 mod edits;
 mod engine;
 mod error;

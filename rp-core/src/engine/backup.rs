@@ -77,7 +77,7 @@ impl Engine {
         let snapshot = if id == self.catalog.current {
             codec::encode_snapshot(&self.world)
         } else {
-            codec::encode_snapshot(&load_world(self.store.as_ref(), &self.catalog, id, head)?)
+            codec::encode_snapshot(&load_world(&self.store, &self.catalog, id, head)?)
         };
         const ONLY: BranchId = 1;
         let catalog = Catalog {

@@ -185,7 +185,7 @@ impl Engine {
         } else {
             old
         };
-        let mut cost = super::load_cost(self.store.as_ref(), &catalog, branch, to_seq)?;
+        let mut cost = super::load_cost(&self.store, &catalog, branch, to_seq)?;
         let commit = Commit {
             events: events
                 .iter()
@@ -305,7 +305,7 @@ impl Engine {
     /// Loads the world of `branch` at `head` under `catalog`, commits the catalog, then
     /// switches, so a failure anywhere leaves everything as it was.
     fn move_to(&mut self, catalog: Catalog, branch: BranchId, head: Seq) -> Result<()> {
-        let (world, cost) = load_world_costed(self.store.as_ref(), &catalog, branch, head)?;
+        let (world, cost) = load_world_costed(&self.store, &catalog, branch, head)?;
         self.commit_catalog(catalog, Vec::new())?;
         self.heads.insert(branch, head);
         self.world = world;

@@ -7,7 +7,7 @@ use super::{Engine, LoadCost, MAX_UNSYNCED_EVENTS};
 use crate::error::{Error, Result};
 use crate::log::{Event, World, codec};
 use crate::model::Seq;
-use crate::store::{BranchId, Commit, Store};
+use crate::store::{BranchId, Commit, Grouped, Store};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 /// A validated batch: the world after it, and the transaction that records it.
@@ -145,7 +145,10 @@ impl Engine {
         let before = (self.world.clone(), self.cost, self.heads.clone());
         let name = self.store.name().to_owned();
         let sidecar = self.store.sidecar();
-        let store = std::mem::replace(&mut self.store, Box::new(Busy(name.clone(), sidecar)));
+        let store = std::mem::replace(
+            &mut self.store,
+            Grouped::new(Box::new(Busy(name.clone(), sidecar))),
+        );
         let job = Box::new(Job {
             store,
             commit,
@@ -400,6 +403,48 @@ mod tests {
         drop(engine);
         let reopened = Engine::open(dir.path().join("save.rp")).expect("open");
         assert_eq!(reopened.world().now(), 9);
+    }
+
+    #[test]
+    fn eventual_commits_are_written_together_with_the_next_durable_one() {
+        let store = crate::store::grouped::tests::Counting::default();
+        let commits = store.commits.clone();
+        let written = || commits.load(std::sync::atomic::Ordering::SeqCst);
+        let options = super::super::EngineOptions {
+            durability: super::super::Durability::Eventual,
+            snapshot_every: 0,
+            ..Default::default()
+        };
+        let mut engine = Engine::new_in(Box::new(store), "Grouped", 0, options).expect("create");
+        let created = written();
+        for to in 1..=50 {
+            engine.append(tick(to)).expect("append");
+        }
+        assert_eq!(written(), created, "eventual commits are held");
+        assert_eq!(engine.events(1, engine.head()).expect("read").len(), 51);
+        engine.flush().expect("flush");
+        assert_eq!(written(), created + 1, "one transaction for the fifty");
+        // Going back to immediate flushes; every commit is then written as it is made.
+        engine.append(tick(60)).expect("append");
+        engine
+            .set_durability(super::super::Durability::Immediate)
+            .expect("immediate");
+        assert_eq!(written(), created + 2);
+        engine.append(tick(61)).expect("append");
+        assert_eq!(written(), created + 3);
+        let store = engine.into_store();
+        assert_eq!(store.last_seq(1).expect("last"), Some(53));
+    }
+
+    #[test]
+    fn durability_names_parse_and_a_bad_one_is_invalid() {
+        use super::super::Durability;
+        for d in [Durability::Immediate, Durability::Eventual] {
+            assert_eq!(d.name().parse::<Durability>().expect("a name"), d);
+        }
+        let err = "sometimes".parse::<Durability>().expect_err("not a name");
+        assert_eq!(err.kind(), crate::ErrorKind::Invalid, "{err}");
+        assert!(err.to_string().contains("\"sometimes\""), "{err}");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::progress::{Meter, Progress};
 use crate::error::{Error, Result};
 use crate::log::codec::{self, RecordKind};
 use crate::model::Seq;
-use crate::store::{BranchId, Commit};
+use crate::store::{BranchId, Commit, Store};
 use serde::Serialize;
 use std::path::Path;
 

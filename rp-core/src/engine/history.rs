@@ -43,7 +43,7 @@ use super::{Engine, latest_snapshot_world, visit_range};
 use crate::error::{Error, Result};
 use crate::log::{BeliefReads, BeliefView, Event, World, settings_reach};
 use crate::model::{AsOf, Edge, EntityId, HistoryPoint, Memory, Millis, Seq};
-use crate::store::BranchId;
+use crate::store::{BranchId, Store};
 mod belief_index;
 use belief_index::BeliefIndex;
 use serde::Serialize;
@@ -588,7 +588,7 @@ impl Engine {
         let mut found = None;
         let mut world = World::new();
         visit_range(
-            self.store.as_ref(),
+            &self.store,
             &self.catalog,
             branch,
             1,
@@ -641,7 +641,7 @@ impl Engine {
         if seq - from > self.history.every {
             // Far from any checkpoint: the nearest persisted snapshot may be nearer.
             if let Some((snap, _)) =
-                latest_snapshot_world(self.store.as_ref(), &self.catalog, branch, seq, from)?
+                latest_snapshot_world(&self.store, &self.catalog, branch, seq, from)?
             {
                 world = Some(snap);
             }
@@ -682,7 +682,7 @@ impl Engine {
             last - first + 1,
         );
         let read = visit_range(
-            self.store.as_ref(),
+            &self.store,
             &self.catalog,
             branch,
             first,

@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::log::{Event, World, codec};
 use crate::memory::{IndexOrigin, MemoryIndex, split_owners};
 use crate::model::{EntityId, Seq};
-use crate::store::BranchId;
+use crate::store::{BranchId, Store};
 use std::collections::HashSet;
 
 /// The format of the payload; another is built again. (Format 1 had no owner field.)

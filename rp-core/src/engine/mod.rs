@@ -29,7 +29,7 @@ use crate::facts::{Decision, SeededDraws};
 use crate::log::codec::{self, DecodeError};
 use crate::log::{Event, Message, World, WorldSettings};
 use crate::model::{EntityId, Millis, Seq};
-use crate::store::{BranchId, Commit, MemoryStore, RedbStore, Store};
+use crate::store::{BranchId, Commit, Grouped, MemoryStore, RedbStore, Store};
 use catalog::{Catalog, Segment};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -43,6 +43,33 @@ pub enum Durability {
     /// With the next immediate commit, [`Engine::flush`], or close. Faster; a crash may lose
     /// the most recent commits, never part of one.
     Eventual,
+}
+
+impl Durability {
+    /// The name bindings and configuration use: `"immediate"` or `"eventual"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Durability::Immediate => "immediate",
+            Durability::Eventual => "eventual",
+        }
+    }
+}
+
+impl std::str::FromStr for Durability {
+    type Err = Error;
+
+    /// A durability by [`Durability::name`]; any other name is [`crate::ErrorKind::Invalid`].
+    fn from_str(name: &str) -> Result<Durability> {
+        [Durability::Immediate, Durability::Eventual]
+            .into_iter()
+            .find(|d| d.name() == name)
+            .ok_or_else(|| {
+                Error::invalid(
+                    "durability",
+                    format!("{name:?} is not \"immediate\" or \"eventual\""),
+                )
+            })
+    }
 }
 
 /// How an engine writes, and whom it tells how long work goes.
@@ -88,7 +115,8 @@ impl Default for EngineOptions {
 /// # Ok::<(), rp_core::Error>(())
 /// ```
 pub struct Engine {
-    store: Box<dyn Store>,
+    /// Eventual commits are held and written with the next durable one (`store/grouped.rs`).
+    store: Grouped,
     options: EngineOptions,
     catalog: Catalog,
     heads: BTreeMap<BranchId, Seq>,
@@ -209,7 +237,7 @@ impl Engine {
             options.settings.seed = derive_seed(name, now);
         }
         let mut engine = Engine {
-            store,
+            store: Grouped::new(store),
             heads: BTreeMap::from([(catalog.current, 0)]),
             catalog,
             options,
@@ -248,7 +276,7 @@ impl Engine {
             load_world_reporting(store.as_ref(), &catalog, catalog.current, head, progress)?;
         store.prepare_writes()?;
         Ok(Engine {
-            store,
+            store: Grouped::new(store),
             options,
             catalog,
             heads,
@@ -288,9 +316,10 @@ impl Engine {
         &self.options
     }
 
-    /// Closes the engine and hands back its store (to reopen it, or inspect it).
+    /// Closes the engine and hands back its store (to reopen it, or inspect it), with every
+    /// commit written to it (eventual ones not yet durably, as closing would leave them).
     pub fn into_store(self) -> Box<dyn Store> {
-        self.store
+        self.store.into_inner()
     }
 
     /// The store's name (the file path, or `":memory:"`).
@@ -335,6 +364,21 @@ impl Engine {
         Ok(decision)
     }
 
+    /// Sets when the next commits reach stable storage. Going back to
+    /// [`Durability::Immediate`] makes every earlier commit durable first ([`Engine::flush`]);
+    /// if that fails the durability is unchanged and the error says why.
+    ///
+    /// With [`Durability::Eventual`], consecutive commits are written together: one
+    /// transaction, with the next durable commit ([`Engine::flush`], every
+    /// [`MAX_UNSYNCED_EVENTS`] events, or closing), so a crash loses at most those.
+    pub fn set_durability(&mut self, durability: Durability) -> Result<()> {
+        if durability == Durability::Immediate {
+            self.flush()?;
+        }
+        self.options.durability = durability;
+        Ok(())
+    }
+
     /// Makes every earlier commit durable (a no-op with [`Durability::Immediate`]).
     pub fn flush(&mut self) -> Result<()> {
         self.resync_if_stale()?;
@@ -362,15 +406,15 @@ impl Engine {
         last: Seq,
         f: &mut dyn FnMut(Seq, Event) -> Result<()>,
     ) -> Result<()> {
-        visit_range(self.store.as_ref(), &self.catalog, branch, first, last, f).map(drop)
+        visit_range(&self.store, &self.catalog, branch, first, last, f).map(drop)
     }
 
     fn resync_if_stale(&mut self) -> Result<()> {
         if !self.stale {
             return Ok(());
         }
-        let catalog = load_catalog(self.store.as_ref())?;
-        let heads = load_heads(self.store.as_ref(), &catalog)?;
+        let catalog = load_catalog(&self.store)?;
+        let heads = load_heads(&self.store, &catalog)?;
         let head = heads[&catalog.current];
         let same_branch = catalog.current == self.catalog.current;
         if same_branch && head < self.head() {
@@ -399,7 +443,7 @@ impl Engine {
         let world = if same_branch && head == self.head() {
             self.world.clone()
         } else {
-            load_world(self.store.as_ref(), &catalog, catalog.current, head)?
+            load_world(&self.store, &catalog, catalog.current, head)?
         };
         let lost = (same_branch && head < self.head()).then(|| (head + 1, self.head()));
         self.catalog = catalog;

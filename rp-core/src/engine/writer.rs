@@ -8,14 +8,14 @@ use super::LoadCost;
 use crate::error::{Error, Result};
 use crate::log::{World, codec};
 use crate::model::Seq;
-use crate::store::{BranchId, Commit, Store};
+use crate::store::{BranchId, Commit, Grouped, Store};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::thread::JoinHandle;
 
 /// A commit for the writer.
 pub(super) struct Job {
-    pub store: Box<dyn Store>,
+    pub store: Grouped,
     pub commit: Commit,
     /// The world to snapshot, and where, if the commit takes a snapshot.
     pub snapshot: Option<(BranchId, Seq, World)>,
@@ -25,7 +25,7 @@ pub(super) struct Job {
 
 /// What the writer hands back: always the store, and how the commit went.
 pub(super) struct Done {
-    pub store: Box<dyn Store>,
+    pub store: Grouped,
     pub result: Result<LoadCost>,
 }
 

@@ -5,9 +5,11 @@
 //!
 //! [`RedbStore`] is the save game: one redb file. [`MemoryStore`] keeps everything in RAM.
 
+pub(crate) mod grouped;
 mod memory;
 pub(crate) mod redb;
 
+pub(crate) use self::grouped::Grouped;
 pub use self::memory::MemoryStore;
 pub use self::redb::{BackendFactory, RedbStore};
 

@@ -525,6 +525,12 @@ void test_the_save_backups_compaction_and_progress() {
     CHECK(copy.head() == engine.head());
     CHECK(contains(copy.branches().c_str(), "\"name\":\"side\""));
     CHECK(contains(copy.compact().c_str(), "\"file_bytes_before\":"));
+    // Eventual commits, then a flush; a bad durability throws and changes nothing.
+    copy.set_durability("eventual");
+    CHECK(copy.durability() == "eventual");
+    copy.flush();
+    CHECK(code_of([&] { copy.set_durability("sometimes"); }) == RP_RESULT_INVALID);
+    CHECK(copy.durability() == "eventual");
     copy.close();
 
     // One branch, as the only one of a new save.

@@ -1422,6 +1422,13 @@ class World:
         running on this world)."""
     def flush(self) -> None:
         """Makes every earlier commit durable."""
+    @property
+    def durability(self) -> str:
+        """When commits reach stable storage."""
+    def set_durability(self, durability: str) -> None:
+        """Sets when the next commits reach stable storage; eventual commits are written
+        together, with the next durable one. Going back to "immediate" flushes first. Raises
+        InvalidInput (another name) or StorageError (the flush failed); nothing changes then."""
     def _repr_html_(self) -> str: ...
     def graph(self) -> Graph:
         """The relationship graph, drawn as SVG."""

@@ -433,6 +433,25 @@ impl World {
         self.with_engine(py, |engine| engine.flush())
     }
 
+    /// When commits reach stable storage: ``"immediate"`` or ``"eventual"``
+    /// (as for ``create``).
+    #[getter]
+    fn durability(&self, py: Python<'_>) -> PyResult<&'static str> {
+        self.with_engine(py, |engine| Ok(engine.options().durability.name()))
+    }
+
+    /// Sets when the next commits reach stable storage, ``"immediate"`` or
+    /// ``"eventual"`` (as for ``create``). With ``"eventual"``, consecutive
+    /// commits are written together in one transaction, with the next
+    /// durable one. Going back to ``"immediate"`` flushes first.
+    ///
+    /// Raises ``InvalidInput`` for another name and ``StorageError`` when
+    /// the flush fails; either way nothing changes.
+    fn set_durability(&self, py: Python<'_>, durability: &str) -> PyResult<()> {
+        let durability: Durability = durability.parse().map_err(|e| to_py_err(py, e))?;
+        self.with_engine(py, |engine| engine.set_durability(durability))
+    }
+
     /// Closes the world and its save file. Closing twice does nothing.
     /// Raises ``Conflict`` from the ``generate`` of the World's own
     /// ``advance``, which holds it.
@@ -525,19 +544,7 @@ fn engine_options(
     durability: &str,
     snapshot_every: u64,
 ) -> PyResult<EngineOptions> {
-    let durability = match durability {
-        "immediate" => Durability::Immediate,
-        "eventual" => Durability::Eventual,
-        other => {
-            return Err(to_py_err(
-                py,
-                rp_core::Error::Invalid {
-                    what: "durability",
-                    reason: format!("{other:?} is not \"immediate\" or \"eventual\""),
-                },
-            ));
-        }
-    };
+    let durability = durability.parse().map_err(|e| to_py_err(py, e))?;
     Ok(EngineOptions {
         durability,
         snapshot_every,
