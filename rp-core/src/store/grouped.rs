@@ -345,6 +345,74 @@ pub(crate) mod tests {
         assert_eq!(inner.last_seq(1).expect("last"), Some(3));
     }
 
+    /// A branch as reads see it: its last seq, its events, its snapshots' seqs.
+    type Branch = (BranchId, Option<Seq>, Vec<(Seq, Vec<u8>)>, Vec<Seq>);
+
+    /// What a store holds, as its reads see it, branch by branch.
+    fn contents(store: &dyn Store) -> Vec<Branch> {
+        (1..=2)
+            .map(|branch| {
+                let mut events = Vec::new();
+                store
+                    .read_events(branch, 0, Seq::MAX, &mut |s, b| {
+                        events.push((s, b.to_vec()));
+                        Ok(())
+                    })
+                    .expect("read");
+                let last = store.last_seq(branch).expect("last");
+                let snapshots = store.snapshot_seqs(branch).expect("snapshots");
+                (branch, last, events, snapshots)
+            })
+            .collect()
+    }
+
+    proptest::proptest! {
+        /// Whatever commits it is given (eventual, durable, rewinds, snapshots, on two
+        /// branches), a grouped store reads at every step as the store it wraps would read
+        /// given them directly, and holds the same once handed back.
+        #[test]
+        fn a_grouped_store_reads_as_the_store_it_wraps(
+            ops in proptest::collection::vec((1u64..=2, 0u8..6, 1u64..4), 1..60)
+        ) {
+            let mut plain = MemoryStore::new();
+            let mut store = Grouped::new(Box::new(MemoryStore::new()));
+            let mut heads = [0u64; 3];
+            for (branch, kind, n) in ops {
+                let head = &mut heads[branch as usize];
+                let commit = match kind {
+                    // Events, mostly eventual.
+                    0..=2 => {
+                        let c = events(branch, *head + 1..=*head + n);
+                        *head += n;
+                        Commit { durable: kind == 2, ..c }
+                    }
+                    // A rewind of n events, with a new one after it.
+                    3 => {
+                        let after = head.saturating_sub(n);
+                        *head = after + 1;
+                        Commit { purge: vec![(branch, after)], ..events(branch, after + 1..=after + 1) }
+                    }
+                    // A snapshot at the head.
+                    4 => Commit { snapshots: vec![(branch, *head, vec![7])], ..Commit::default() },
+                    _ => Commit { durable: true, ..Commit::default() },
+                };
+                let copy = Commit {
+                    events: commit.events.clone(),
+                    snapshots: commit.snapshots.clone(),
+                    meta: commit.meta.clone(),
+                    purge: commit.purge.clone(),
+                    drop_snapshots: commit.drop_snapshots.clone(),
+                    durable: commit.durable,
+                };
+                plain.commit(copy).expect("plain");
+                store.commit(commit).expect("grouped");
+                proptest::prop_assert_eq!(contents(&store), contents(&plain));
+            }
+            let inner = store.into_inner();
+            proptest::prop_assert_eq!(contents(inner.as_ref()), contents(&plain));
+        }
+    }
+
     #[test]
     fn dropping_writes_what_is_held() {
         let (mut store, commits) = grouped();
