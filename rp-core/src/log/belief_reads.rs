@@ -15,6 +15,7 @@
 //! copy of them before each event would cost more than the rest together.
 
 use super::World;
+use super::layered::Diff;
 use super::table::Table;
 use crate::log::Event;
 use crate::model::{Belief, DriveSettings, Edge, Entity, EntityId, PersonBelief};
@@ -176,9 +177,9 @@ impl World {
     ) {
         for d in before.entities.diff(&self.entities) {
             let (id, old, new) = match d {
-                DiffItem::Add(k, v) => (*k, None, Some(v)),
-                DiffItem::Update { old, new } => (*new.0, Some(old.1), Some(new.1)),
-                DiffItem::Remove(k, v) => (*k, Some(v), None),
+                Diff::Add(v) => (v.id, None, Some(v)),
+                Diff::Update { old, new } => (new.id, Some(old), Some(new)),
+                Diff::Remove(v) => (v.id, Some(v), None),
             };
             let (was, is) = (named(old), named(new));
             if was != is {
@@ -211,10 +212,10 @@ impl World {
         }
         for d in before.edges.diff(&self.edges) {
             match d {
-                DiffItem::Add(k, v) | DiffItem::Update { new: (k, v), .. } => {
-                    out(BeliefChange::Edge(*k, Some(v)))
+                Diff::Add(v) | Diff::Update { new: v, .. } => {
+                    out(BeliefChange::Edge((v.from, v.to), Some(v)))
                 }
-                DiffItem::Remove(k, _) => out(BeliefChange::Edge(*k, None)),
+                Diff::Remove(v) => out(BeliefChange::Edge((v.from, v.to), None)),
             }
         }
         match reach {

@@ -2,12 +2,25 @@
 
 use super::World;
 use super::fading::{Fading, Schedule};
+use super::layered::{Entry, Layered};
 use crate::error::{Error, Result};
 use crate::model::{
     ContainerId, DecayStage, EntityId, Memory, MemoryId, MemoryKind, Millis, SceneId,
 };
 use imbl::{OrdMap, OrdSet};
 use std::collections::btree_map;
+
+/// A set of memory ids, as each owner's and each scene's are kept: in a sorted array when a
+/// snapshot is loaded (built by pushing, not by a million inserts), and in a persistent map
+/// for what changes since ([`Layered`]).
+pub(crate) type IdSet = Layered<MemoryId>;
+
+impl Entry for MemoryId {
+    type Key = MemoryId;
+    fn key(&self) -> MemoryId {
+        *self
+    }
+}
 
 /// Derived lookups kept in step by `apply`.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -27,14 +40,14 @@ pub(crate) struct Index {
     /// item → the entity whose inventory holds it.
     pub carried_by: OrdMap<EntityId, EntityId>,
     /// owner → its memories (so one character's memories are found without a scan).
-    pub memories_by_owner: OrdMap<EntityId, OrdSet<MemoryId>>,
+    pub memories_by_owner: OrdMap<EntityId, IdSet>,
     /// owner → its pinned memories and scene summaries (what every prompt loads, found
     /// without going through all its memories).
-    pub always_by_owner: OrdMap<EntityId, OrdSet<MemoryId>>,
+    pub always_by_owner: OrdMap<EntityId, IdSet>,
     /// container → its open scenes (the newest is its current one).
     pub open_scenes: OrdMap<ContainerId, OrdSet<SceneId>>,
     /// scene → the memories of its lines (compressed when it closes).
-    pub memories_by_scene: OrdMap<SceneId, OrdSet<MemoryId>>,
+    pub memories_by_scene: OrdMap<SceneId, IdSet>,
     /// What fades when ([`Fading`]): the decay pass visits only the memories due, not every
     /// memory.
     pub fading: Fading,
@@ -89,57 +102,74 @@ impl Index {
     /// The memory lookups of `world` (a world being loaded, with none yet) but what fades
     /// when ([`Fading`]), or the first memory whose owner is missing.
     ///
-    /// What a snapshot's load spends most of its reindexing on, so each map is built from a
-    /// run sorted in its own key order rather than memory by memory: inserting keys in order
-    /// walks one edge of the B-tree, and each owner's set is made once from its memories
-    /// (which the world lists by id) instead of being looked up for every memory.
+    /// What a snapshot's load spends most of its reindexing on, so the memories are read on
+    /// every core (a stretch of them on each, each stretch's runs by owner and by scene in id
+    /// order), and each owner's set is made at once from its run, without a look-up per
+    /// memory ([`IdSet`]).
     fn index_memories(&mut self, world: &World) -> std::result::Result<(), (MemoryId, EntityId)> {
-        type Sets<K> = std::collections::BTreeMap<K, Vec<MemoryId>>;
-        let (mut owners, mut always, mut scenes): (Sets<EntityId>, Sets<EntityId>, Sets<SceneId>) =
-            Default::default();
-        for m in world.memories.iter() {
-            // The owner is looked up once, with its first memory.
-            match owners.entry(m.owner) {
-                btree_map::Entry::Occupied(ids) => ids.into_mut().push(m.id),
-                btree_map::Entry::Vacant(_) if !world.entities.contains(&m.owner) => {
-                    return Err((m.id, m.owner));
+        type Runs<K> = std::collections::BTreeMap<K, Vec<MemoryId>>;
+        #[derive(Default)]
+        struct Stretch {
+            owners: Runs<EntityId>,
+            always: Runs<EntityId>,
+            scenes: Runs<SceneId>,
+        }
+        fn read(world: &World, memories: &[&Memory]) -> Result<Stretch, (MemoryId, EntityId)> {
+            let mut runs = Stretch::default();
+            for m in memories {
+                // The owner is looked up once, with its first memory.
+                match runs.owners.entry(m.owner) {
+                    btree_map::Entry::Occupied(ids) => ids.into_mut().push(m.id),
+                    btree_map::Entry::Vacant(_) if !world.entities.contains(&m.owner) => {
+                        return Err((m.id, m.owner));
+                    }
+                    btree_map::Entry::Vacant(ids) => ids.insert(Vec::new()).push(m.id),
                 }
-                btree_map::Entry::Vacant(ids) => ids.insert(Vec::new()).push(m.id),
+                if m.pinned || m.kind == MemoryKind::SceneSummary {
+                    runs.always.entry(m.owner).or_default().push(m.id);
+                }
+                if let Some(scene) = m.scene {
+                    runs.scenes.entry(scene).or_default().push(m.id);
+                }
             }
-            if m.pinned || m.kind == MemoryKind::SceneSummary {
-                always.entry(m.owner).or_default().push(m.id);
-            }
-            if let Some(scene) = m.scene {
-                scenes.entry(scene).or_default().push(m.id);
+            Ok(runs)
+        }
+        fn join<K: Ord>(into: &mut Runs<K>, runs: Runs<K>) {
+            for (k, ids) in runs {
+                into.entry(k).or_default().extend(ids);
             }
         }
-        fn sets<K: Ord + Clone>(runs: Sets<K>) -> OrdMap<K, OrdSet<MemoryId>> {
+        fn sets<K: Ord + Clone>(runs: Runs<K>) -> OrdMap<K, IdSet> {
+            // Each run is in id order (stretches in order, each in id order): no sort, no
+            // duplicate.
             runs.into_iter()
-                .map(|(k, ids)| (k, ids.into_iter().collect::<OrdSet<_>>()))
+                .map(|(k, ids)| (k, IdSet::from_sorted(ids)))
                 .collect()
         }
-        self.memories_by_owner = sets(owners);
-        self.always_by_owner = sets(always);
-        self.memories_by_scene = sets(scenes);
+        /// Memories per stretch: enough that a stretch costs far more than its thread.
+        const STRETCH: usize = 65_536;
+        let memories: Vec<&Memory> = world.memories.iter().collect();
+        let stretches = memories.chunks(STRETCH).collect();
+        let mut all = Stretch::default();
+        for runs in super::compress::in_parallel(stretches, |part| read(world, part)) {
+            let runs = runs?;
+            join(&mut all.owners, runs.owners);
+            join(&mut all.always, runs.always);
+            join(&mut all.scenes, runs.scenes);
+        }
+        self.memories_by_owner = sets(all.owners);
+        self.always_by_owner = sets(all.always);
+        self.memories_by_scene = sets(all.scenes);
         Ok(())
     }
 }
 
 /// Takes `id` out of `key`'s set in `map`.
-pub(crate) fn drop_from_set<K: Ord + Clone>(
-    map: &mut OrdMap<K, OrdSet<MemoryId>>,
-    key: K,
-    id: MemoryId,
-) {
+pub(crate) fn drop_from_set<K: Ord + Clone>(map: &mut OrdMap<K, IdSet>, key: K, id: MemoryId) {
     add_to_set(map, key, id, false);
 }
 
-fn add_to_set<K: Ord + Clone>(
-    map: &mut OrdMap<K, OrdSet<MemoryId>>,
-    owner: K,
-    id: MemoryId,
-    holds: bool,
-) {
+fn add_to_set<K: Ord + Clone>(map: &mut OrdMap<K, IdSet>, owner: K, id: MemoryId, holds: bool) {
     // In place: a set copied out and back would copy its nodes on every change.
     match map.get_mut(&owner) {
         Some(set) if holds => {
@@ -152,7 +182,7 @@ fn add_to_set<K: Ord + Clone>(
             }
         }
         None if holds => {
-            map.insert(owner, OrdSet::unit(id));
+            map.insert(owner, IdSet::unit(id));
         }
         None => {}
     }

@@ -81,7 +81,7 @@ impl<'de> Visitor<'de> for Rows {
         let mut chunks = Vec::new();
         while let Some(item) = seq.next_element::<Item<'de>>()? {
             match item {
-                Item::One(memory) => loading.insert(memory).map_err(A::Error::custom)?,
+                Item::One(memory) => loading.insert(memory),
                 Item::Chunk(bytes) => chunks.push(bytes),
             }
         }
@@ -92,11 +92,12 @@ impl<'de> Visitor<'de> for Rows {
             |bytes| super::codec::decode_payload::<Vec<Arc<Memory>>>(&bytes),
             |memories| {
                 let memories = memories.map_err(|e| format!("a chunk of memories: {e}"))?;
-                memories.into_iter().try_for_each(|m| loading.insert(m))
+                memories.into_iter().for_each(|m| loading.insert(m));
+                Ok::<(), String>(())
             },
         )
         .map_err(A::Error::custom)?;
-        Ok(loading.table)
+        loading.finish().map_err(A::Error::custom)
     }
 }
 

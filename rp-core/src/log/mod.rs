@@ -12,6 +12,7 @@ mod event_json;
 mod fading;
 mod hearing;
 mod index;
+mod layered;
 mod memory_rows;
 mod minds;
 mod names;

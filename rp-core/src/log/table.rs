@@ -4,7 +4,7 @@
 //! of the world and thrown away on failure. A table serialises as the sequence of its records
 //! in key order, which is deterministic and readable as JSON.
 
-use imbl::OrdMap;
+use super::layered::{Diff, Entry, Layered};
 use serde::de::{Deserialize, Deserializer, Error as _, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeSeq, Serializer};
 use std::sync::Arc;
@@ -17,17 +17,26 @@ pub trait Keyed: Clone {
     fn key(&self) -> Self::Key;
 }
 
-/// An ordered, copy-on-write map of records by their own key.
-#[derive(Clone, Debug)]
-pub struct Table<V: Keyed>(OrdMap<V::Key, Arc<V>>);
-
-impl<V: Keyed> Default for Table<V> {
-    fn default() -> Self {
-        Table(OrdMap::new())
+impl<V: Keyed + PartialEq> Entry for Arc<V> {
+    type Key = V::Key;
+    fn key(&self) -> V::Key {
+        V::key(self)
     }
 }
 
-impl<V: Keyed> Table<V> {
+/// An ordered, copy-on-write map of records by their own key. A table loaded from a snapshot
+/// keeps its records in one sorted array and what changes since in a persistent map
+/// ([`Layered`]).
+#[derive(Clone, Debug)]
+pub struct Table<V: Keyed + PartialEq>(Layered<Arc<V>>);
+
+impl<V: Keyed + PartialEq> Default for Table<V> {
+    fn default() -> Self {
+        Table(Layered::default())
+    }
+}
+
+impl<V: Keyed + PartialEq> Table<V> {
     /// The record with that key.
     pub fn get(&self, key: &V::Key) -> Option<&V> {
         self.0.get(key).map(Arc::as_ref)
@@ -35,12 +44,12 @@ impl<V: Keyed> Table<V> {
 
     /// True if a record has that key.
     pub fn contains(&self, key: &V::Key) -> bool {
-        self.0.contains_key(key)
+        self.0.contains(key)
     }
 
     /// The records in key order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &V> + '_ {
-        self.0.values().map(Arc::as_ref)
+        self.0.iter().map(Arc::as_ref)
     }
 
     /// The records whose keys fall in `range`, in key order.
@@ -48,7 +57,7 @@ impl<V: Keyed> Table<V> {
         &self,
         range: R,
     ) -> impl DoubleEndedIterator<Item = &V> + '_ {
-        self.0.range(range).map(|(_, v)| v.as_ref())
+        self.0.range(range).map(Arc::as_ref)
     }
 
     /// The number of records.
@@ -62,23 +71,16 @@ impl<V: Keyed> Table<V> {
     }
 
     pub(crate) fn insert(&mut self, value: V) {
-        self.0.insert(value.key(), Arc::new(value));
+        self.0.insert(Arc::new(value));
     }
 
     pub(crate) fn remove(&mut self, key: &V::Key) -> Option<V> {
         self.0.remove(key).map(Arc::unwrap_or_clone)
     }
 
-    /// The records added, changed or removed from `self` to `other` (records shared by both
-    /// are skipped without a look, so a table compared with an earlier clone of itself costs
-    /// what changed since).
-    pub(crate) fn diff<'a>(
-        &'a self,
-        other: &'a Self,
-    ) -> impl Iterator<Item = imbl::ordmap::DiffItem<'a, 'a, V::Key, Arc<V>>> + 'a
-    where
-        V: PartialEq,
-    {
+    /// The records added, changed or removed from `self` to `other`, in key order (a table
+    /// compared with an earlier clone of itself costs what changed since).
+    pub(crate) fn diff<'a>(&'a self, other: &'a Self) -> Vec<Diff<'a, Arc<V>>> {
         self.0.diff(&other.0)
     }
 
@@ -94,20 +96,20 @@ impl<V: Keyed + PartialEq> PartialEq for Table<V> {
     }
 }
 
-impl<V: Keyed + Serialize> Serialize for Table<V> {
+impl<V: Keyed + PartialEq + Serialize> Serialize for Table<V> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
-        for v in self.0.values() {
+        for v in self.0.iter() {
             seq.serialize_element(v.as_ref())?;
         }
         seq.end()
     }
 }
 
-impl<'de, V: Keyed + Deserialize<'de>> Deserialize<'de> for Table<V> {
+impl<'de, V: Keyed + PartialEq + Deserialize<'de>> Deserialize<'de> for Table<V> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct Records<V>(std::marker::PhantomData<V>);
-        impl<'de, V: Keyed + Deserialize<'de>> Visitor<'de> for Records<V> {
+        impl<'de, V: Keyed + PartialEq + Deserialize<'de>> Visitor<'de> for Records<V> {
             type Value = Table<V>;
 
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -115,50 +117,41 @@ impl<'de, V: Keyed + Deserialize<'de>> Deserialize<'de> for Table<V> {
             }
 
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Table<V>, A::Error> {
-                // Each record goes into the table as it is decoded (a snapshot holds a million
-                // memories: no list of them all first).
                 let mut loading = Loading::default();
                 while let Some(v) = seq.next_element::<V>()? {
-                    loading.insert(Arc::new(v)).map_err(A::Error::custom)?;
+                    loading.insert(Arc::new(v));
                 }
-                Ok(loading.table)
+                loading.finish().map_err(A::Error::custom)
             }
         }
         deserializer.deserialize_seq(Records(std::marker::PhantomData))
     }
 }
 
-/// A table being loaded from records, each refused if its key is already there.
-pub(crate) struct Loading<V: Keyed> {
-    pub(crate) table: Table<V>,
-    /// The highest key so far: records come in key order as a table writes them, so a key
-    /// above it needs no look-up to be new.
-    last: Option<V::Key>,
+/// A table being loaded from records (in key order as a table writes them, or in any order).
+pub(crate) struct Loading<V: Keyed + PartialEq> {
+    records: Vec<Arc<V>>,
 }
 
-impl<V: Keyed> Default for Loading<V> {
+impl<V: Keyed + PartialEq> Default for Loading<V> {
     fn default() -> Self {
         Loading {
-            table: Table::default(),
-            last: None,
+            records: Vec::new(),
         }
     }
 }
 
-impl<V: Keyed> Loading<V> {
-    /// Adds a record; an error naming it if one with its key was loaded before.
-    pub(crate) fn insert(&mut self, v: Arc<V>) -> Result<(), String> {
-        let key = v.key();
-        match &self.last {
-            Some(last) if *last >= key => {
-                if self.table.contains(&key) {
-                    return Err(format!("duplicate record {key:?}"));
-                }
-            }
-            _ => self.last = Some(key.clone()),
-        }
-        self.table.0.insert(key, v);
-        Ok(())
+impl<V: Keyed + PartialEq> Loading<V> {
+    /// Adds a record.
+    pub(crate) fn insert(&mut self, v: Arc<V>) {
+        self.records.push(v);
+    }
+
+    /// The table of the records added; an error naming a record whose key was added twice.
+    pub(crate) fn finish(self) -> Result<Table<V>, String> {
+        Layered::from_entries(self.records)
+            .map(Table)
+            .map_err(|key| format!("duplicate record {key:?}"))
     }
 }
 
