@@ -259,6 +259,20 @@ pub(crate) struct Iter<'a, E: Entry> {
     change_back: Option<Change<'a, E>>,
 }
 
+/// The next item of a layer at one end: the one this end holds, else the next of the
+/// layer's iterator at this end, else (the iterator spent) the one the other end holds, which
+/// is then the layer's last.
+fn peek<T: Copy>(
+    mine: &mut Option<T>,
+    theirs: &mut Option<T>,
+    next: impl FnOnce() -> Option<T>,
+) -> Option<T> {
+    if mine.is_none() {
+        *mine = next().or_else(|| theirs.take());
+    }
+    *mine
+}
+
 /// Which end of an [`Iter`] moves.
 #[derive(Clone, Copy)]
 enum End {
@@ -267,37 +281,28 @@ enum End {
 }
 
 impl<'a, E: Entry> Iter<'a, E> {
-    /// The next entry of the base at `end` (left in place). An entry one end has looked at
-    /// is the last of its layer for the other end once the layer's iterator is spent.
+    /// The next entry of the base at `end` (left in place).
     fn peek_base(&mut self, end: End) -> Option<&'a E> {
-        let (mine, theirs) = match end {
-            End::Front => (&mut self.base_front, &mut self.base_back),
-            End::Back => (&mut self.base_back, &mut self.base_front),
-        };
-        if mine.is_none() {
-            *mine = match end {
-                End::Front => self.base.next(),
-                End::Back => self.base.next_back(),
-            }
-            .or_else(|| theirs.take());
+        let base = &mut self.base;
+        match end {
+            End::Front => peek(&mut self.base_front, &mut self.base_back, || base.next()),
+            End::Back => peek(&mut self.base_back, &mut self.base_front, || {
+                base.next_back()
+            }),
         }
-        *mine
     }
 
-    /// The next change at `end` (left in place), as [`Iter::peek_base`].
+    /// The next change at `end` (left in place).
     fn peek_change(&mut self, end: End) -> Option<Change<'a, E>> {
-        let (mine, theirs) = match end {
-            End::Front => (&mut self.change_front, &mut self.change_back),
-            End::Back => (&mut self.change_back, &mut self.change_front),
-        };
-        if mine.is_none() {
-            *mine = match end {
-                End::Front => self.changes.next(),
-                End::Back => self.changes.next_back(),
-            }
-            .or_else(|| theirs.take());
+        let changes = &mut self.changes;
+        match end {
+            End::Front => peek(&mut self.change_front, &mut self.change_back, || {
+                changes.next()
+            }),
+            End::Back => peek(&mut self.change_back, &mut self.change_front, || {
+                changes.next_back()
+            }),
         }
-        *mine
     }
 
     fn step(&mut self, end: End) -> Option<&'a E> {
