@@ -16,6 +16,7 @@
 
 use super::World;
 use super::layered::Diff;
+use super::pairs::PairMap;
 use super::table::Table;
 use crate::log::Event;
 use crate::model::{Belief, DriveSettings, Edge, Entity, EntityId, PersonBelief};
@@ -80,8 +81,8 @@ impl BeliefReads for World {
 pub struct BeliefMaps {
     entities: Table<Entity>,
     edges: Table<Edge>,
-    people: OrdMap<(EntityId, EntityId), PersonBelief>,
-    beliefs: OrdMap<(EntityId, EntityId), Belief>,
+    people: PairMap<PersonBelief>,
+    beliefs: PairMap<Belief>,
     reported: OrdMap<EntityId, Belief>,
 }
 
@@ -188,18 +189,18 @@ impl World {
         }
         for d in before.people.diff(&self.people) {
             match d {
-                DiffItem::Add(k, v) | DiffItem::Update { new: (k, v), .. } => {
+                Diff::Add((k, v)) | Diff::Update { new: (k, v), .. } => {
                     out(BeliefChange::Person(*k, Some(v)))
                 }
-                DiffItem::Remove(k, _) => out(BeliefChange::Person(*k, None)),
+                Diff::Remove((k, _)) => out(BeliefChange::Person(*k, None)),
             }
         }
         for d in before.beliefs.diff(&self.beliefs) {
             match d {
-                DiffItem::Add(k, v) | DiffItem::Update { new: (k, v), .. } => {
+                Diff::Add((k, v)) | Diff::Update { new: (k, v), .. } => {
                     out(BeliefChange::Seen(*k, Some(*v)))
                 }
-                DiffItem::Remove(k, _) => out(BeliefChange::Seen(*k, None)),
+                Diff::Remove((k, _)) => out(BeliefChange::Seen(*k, None)),
             }
         }
         for d in before.reported.diff(&self.reported) {

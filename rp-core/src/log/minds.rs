@@ -122,43 +122,45 @@ pub(super) fn contact_key(a: EntityId, b: EntityId) -> (EntityId, EntityId) {
 /// were kept once per pair holds each both ways, with the same time: read back once.
 pub(super) mod contact_map {
     use super::contact_key;
+    use crate::log::pairs::PairMap;
     use crate::model::{EntityId, Millis};
     use serde::{Deserialize, Deserializer};
 
     pub use super::pair_map::serialize;
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(
-        d: D,
-    ) -> Result<imbl::OrdMap<(EntityId, EntityId), Millis>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<PairMap<Millis>, D::Error> {
         let items: Vec<(EntityId, EntityId, Millis)> = Vec::deserialize(d)?;
-        let mut map = imbl::OrdMap::new();
-        for (a, b, at) in items {
-            let key = contact_key(a, b);
-            let latest = map.get(&key).map_or(at, |t: &Millis| (*t).max(at));
-            map.insert(key, latest);
-        }
-        Ok(map)
+        // A snapshot from before contacts were kept once per pair holds each both ways: the
+        // latest of the two is kept.
+        let mut contacts: Vec<_> = items
+            .into_iter()
+            .map(|(a, b, at)| (contact_key(a, b), at))
+            .collect();
+        contacts.sort_by_key(|(pair, at)| (*pair, std::cmp::Reverse(*at)));
+        contacts.dedup_by_key(|(pair, _)| *pair);
+        PairMap::from_entries(contacts)
+            .map_err(|pair| serde::de::Error::custom(format!("contact {pair:?} twice")))
     }
 }
 
 pub(super) mod pair_map {
+    use crate::log::pairs::PairMap;
     use crate::model::EntityId;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    type Map<V> = imbl::OrdMap<(EntityId, EntityId), V>;
-
-    pub fn serialize<S: Serializer, V: Serialize + Clone>(
-        map: &Map<V>,
+    pub fn serialize<S: Serializer, V: Serialize + Clone + PartialEq>(
+        map: &PairMap<V>,
         s: S,
     ) -> Result<S::Ok, S::Error> {
         s.collect_seq(map.iter().map(|((a, b), v)| (a, b, v)))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>, V: Deserialize<'de> + Clone>(
+    pub fn deserialize<'de, D: Deserializer<'de>, V: Deserialize<'de> + Clone + PartialEq>(
         d: D,
-    ) -> Result<Map<V>, D::Error> {
+    ) -> Result<PairMap<V>, D::Error> {
         let items: Vec<(EntityId, EntityId, V)> = Vec::deserialize(d)?;
-        Ok(items.into_iter().map(|(a, b, v)| ((a, b), v)).collect())
+        PairMap::from_entries(items.into_iter().map(|(a, b, v)| ((a, b), v)).collect())
+            .map_err(|pair| serde::de::Error::custom(format!("pair {pair:?} twice")))
     }
 }
 
@@ -169,7 +171,7 @@ mod contact_tests {
     #[derive(serde::Serialize, serde::Deserialize)]
     struct Kept {
         #[serde(with = "contact_map")]
-        contacts: imbl::OrdMap<(EntityId, EntityId), Millis>,
+        contacts: crate::log::pairs::PairMap<Millis>,
     }
 
     #[test]
@@ -191,5 +193,28 @@ mod contact_tests {
             contact_key(EntityId(9), EntityId(4)),
             contact_key(EntityId(4), EntityId(9))
         );
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Seen {
+        #[serde(with = "pair_map")]
+        beliefs: crate::log::pairs::PairMap<Belief>,
+    }
+
+    #[test]
+    fn pairs_load_in_any_order_and_a_pair_twice_is_refused() {
+        let b = |at| format!(r#"{{"availability": 1.0, "at": {at}}}"#);
+        let shuffled = format!(r#"{{"beliefs": [[5, 3, {}], [2, 7, {}]]}}"#, b(1), b(2));
+        let seen: Seen = serde_json::from_str(&shuffled).unwrap();
+        let pairs: Vec<_> = seen.beliefs.keys().copied().collect();
+        assert_eq!(
+            pairs,
+            [(EntityId(2), EntityId(7)), (EntityId(5), EntityId(3))]
+        );
+        let twice = format!(r#"{{"beliefs": [[5, 3, {}], [5, 3, {}]]}}"#, b(1), b(2));
+        let e = serde_json::from_str::<Seen>(&twice)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("twice"), "{e}");
     }
 }

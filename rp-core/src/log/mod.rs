@@ -16,6 +16,7 @@ mod layered;
 mod memory_rows;
 mod minds;
 mod names;
+mod pairs;
 mod requirements;
 mod respond;
 mod rules;

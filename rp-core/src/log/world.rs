@@ -79,16 +79,16 @@ pub struct World {
     /// per pair, under (lower id, higher id) ([`super::minds::contact_key`]): a contact is
     /// always both ways.
     #[serde(default, with = "super::minds::contact_map")]
-    pub(super) contacts: imbl::OrdMap<(EntityId, EntityId), Millis>,
+    pub(super) contacts: super::pairs::PairMap<Millis>,
     /// What each (observer, observed) pair believes of the observed's availability.
     #[serde(default, with = "super::minds::pair_map")]
-    pub(super) beliefs: imbl::OrdMap<(EntityId, EntityId), Belief>,
+    pub(super) beliefs: super::pairs::PairMap<Belief>,
     /// What the host last reported of an entity's availability (believed by everyone).
     #[serde(default)]
     pub(super) reported: imbl::OrdMap<EntityId, Belief>,
     /// What each (observer, observed) pair believes of the observed person (docs/beliefs.md).
     #[serde(default, with = "super::minds::pair_map")]
-    pub(super) people: imbl::OrdMap<(EntityId, EntityId), PersonBelief>,
+    pub(super) people: super::pairs::PairMap<PersonBelief>,
     /// When the last decay pass ran (docs/memory.md); `None` before the first.
     #[serde(default)]
     pub(super) decay_passed: Option<Millis>,

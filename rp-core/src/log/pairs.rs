@@ -1,0 +1,84 @@
+//! `PairMap<V>`: what the world keeps of each pair of entities (contacts, what one saw of
+//! another's availability, what one believes of another), as a persistent map in two layers
+//! ([`Layered`]): the pairs a snapshot loaded in one sorted array, and the changes since.
+//!
+//! A world of 10,000 characters keeps hundreds of thousands of pairs, and a snapshot's load
+//! inserted each into a persistent B-tree one at a time: 40 % of the thread that opens the
+//! replay bench's world (benches/README.md, "Tables loaded in bulk"). Loaded in bulk, they
+//! are an array filled by pushing.
+
+use super::layered::{Diff, Entry, Layered};
+use crate::model::EntityId;
+use std::ops::RangeBounds;
+
+/// Two entities, in the order the map's meaning gives them (observer, observed), or for a
+/// contact (lower id, higher id).
+pub(crate) type Pair = (EntityId, EntityId);
+
+impl<V: Clone + PartialEq> Entry for (Pair, V) {
+    type Key = Pair;
+    fn key(&self) -> Pair {
+        self.0
+    }
+}
+
+/// A persistent map from a [`Pair`] to what is kept of it (see the module's documentation).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PairMap<V: Clone + PartialEq>(Layered<(Pair, V)>);
+
+impl<V: Clone + PartialEq> Default for PairMap<V> {
+    fn default() -> Self {
+        PairMap(Layered::default())
+    }
+}
+
+impl<V: Clone + PartialEq> PairMap<V> {
+    /// The map of `entries`, in any order; the first pair found twice if one is.
+    pub(crate) fn from_entries(entries: Vec<(Pair, V)>) -> Result<Self, Pair> {
+        Layered::from_entries(entries).map(PairMap)
+    }
+
+    /// What is kept of `pair`.
+    pub fn get(&self, pair: &Pair) -> Option<&V> {
+        self.0.get(pair).map(|(_, v)| v)
+    }
+
+    /// Mutable access to what is kept of `pair`.
+    pub(crate) fn get_mut(&mut self, pair: &Pair) -> Option<&mut V> {
+        self.0.get_mut(pair).map(|(_, v)| v)
+    }
+
+    /// Keeps `value` for `pair`, replacing what was kept.
+    pub(crate) fn insert(&mut self, pair: Pair, value: V) {
+        self.0.insert((pair, value));
+    }
+
+    /// Forgets `pair`; what was kept of it.
+    pub(crate) fn remove(&mut self, pair: &Pair) -> Option<V> {
+        self.0.remove(pair).map(|(_, v)| v)
+    }
+
+    /// Every pair and what is kept of it, in pair order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&Pair, &V)> + '_ {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+
+    /// Every pair, in order.
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &Pair> + '_ {
+        self.0.iter().map(|(k, _)| k)
+    }
+
+    /// The pairs in `range`, in order, with what is kept of each.
+    pub fn range<R: RangeBounds<Pair>>(
+        &self,
+        range: R,
+    ) -> impl DoubleEndedIterator<Item = (&Pair, &V)> + '_ {
+        self.0.range(range).map(|(k, v)| (k, v))
+    }
+
+    /// The pairs added, changed or removed from `self` to `other`, in pair order (a map
+    /// compared with an earlier clone of itself costs what changed since).
+    pub(crate) fn diff<'a>(&'a self, other: &'a Self) -> Vec<Diff<'a, (Pair, V)>> {
+        self.0.diff(&other.0)
+    }
+}
