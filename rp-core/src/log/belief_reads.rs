@@ -178,9 +178,9 @@ impl World {
     ) {
         for d in before.entities.diff(&self.entities) {
             let (id, old, new) = match d {
-                Diff::Add(v) => (v.id, None, Some(v)),
-                Diff::Update { old, new } => (new.id, Some(old), Some(new)),
-                Diff::Remove(v) => (v.id, Some(v), None),
+                Diff::Add(k, v) => (*k, None, Some(v)),
+                Diff::Update { key, old, new } => (*key, Some(old), Some(new)),
+                Diff::Remove(k, v) => (*k, Some(v), None),
             };
             let (was, is) = (named(old), named(new));
             if was != is {
@@ -189,18 +189,18 @@ impl World {
         }
         for d in before.people.diff(&self.people) {
             match d {
-                Diff::Add((k, v)) | Diff::Update { new: (k, v), .. } => {
+                Diff::Add(k, v) | Diff::Update { key: k, new: v, .. } => {
                     out(BeliefChange::Person(*k, Some(v)))
                 }
-                Diff::Remove((k, _)) => out(BeliefChange::Person(*k, None)),
+                Diff::Remove(k, _) => out(BeliefChange::Person(*k, None)),
             }
         }
         for d in before.beliefs.diff(&self.beliefs) {
             match d {
-                Diff::Add((k, v)) | Diff::Update { new: (k, v), .. } => {
+                Diff::Add(k, v) | Diff::Update { key: k, new: v, .. } => {
                     out(BeliefChange::Seen(*k, Some(*v)))
                 }
-                Diff::Remove((k, _)) => out(BeliefChange::Seen(*k, None)),
+                Diff::Remove(k, _) => out(BeliefChange::Seen(*k, None)),
             }
         }
         for d in before.reported.diff(&self.reported) {
@@ -213,10 +213,10 @@ impl World {
         }
         for d in before.edges.diff(&self.edges) {
             match d {
-                Diff::Add(v) | Diff::Update { new: v, .. } => {
-                    out(BeliefChange::Edge((v.from, v.to), Some(v)))
+                Diff::Add(k, v) | Diff::Update { key: k, new: v, .. } => {
+                    out(BeliefChange::Edge(*k, Some(v)))
                 }
-                Diff::Remove(v) => out(BeliefChange::Edge((v.from, v.to), None)),
+                Diff::Remove(k, _) => out(BeliefChange::Edge(*k, None)),
             }
         }
         match reach {

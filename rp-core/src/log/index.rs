@@ -2,7 +2,7 @@
 
 use super::World;
 use super::fading::{Fading, Schedule};
-use super::layered::{Entry, Layered};
+use super::layered::Layered;
 use crate::error::{Error, Result};
 use crate::model::{
     ContainerId, DecayStage, EntityId, Memory, MemoryId, MemoryKind, Millis, SceneId,
@@ -13,14 +13,7 @@ use std::collections::btree_map;
 /// A set of memory ids, as each owner's and each scene's are kept: in a sorted array when a
 /// snapshot is loaded (built by pushing, not by a million inserts), and in a persistent map
 /// for what changes since ([`Layered`]).
-pub(crate) type IdSet = Layered<MemoryId>;
-
-impl Entry for MemoryId {
-    type Key = MemoryId;
-    fn key(&self) -> MemoryId {
-        *self
-    }
-}
+pub(crate) type IdSet = Layered<MemoryId, ()>;
 
 /// Derived lookups kept in step by `apply`.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -143,7 +136,12 @@ impl Index {
             // Each run is in id order (stretches in order, each in id order): no sort, no
             // duplicate.
             runs.into_iter()
-                .map(|(k, ids)| (k, IdSet::from_sorted(ids)))
+                .map(|(k, ids)| {
+                    (
+                        k,
+                        IdSet::from_sorted(ids.into_iter().map(|id| (id, ())).collect()),
+                    )
+                })
                 .collect()
         }
         /// Memories per stretch: enough that a stretch costs far more than its thread.
@@ -173,7 +171,7 @@ fn add_to_set<K: Ord + Clone>(map: &mut OrdMap<K, IdSet>, owner: K, id: MemoryId
     // In place: a set copied out and back would copy its nodes on every change.
     match map.get_mut(&owner) {
         Some(set) if holds => {
-            set.insert(id);
+            set.insert(id, ());
         }
         Some(set) => {
             set.remove(&id);
@@ -182,7 +180,7 @@ fn add_to_set<K: Ord + Clone>(map: &mut OrdMap<K, IdSet>, owner: K, id: MemoryId
             }
         }
         None if holds => {
-            map.insert(owner, IdSet::unit(id));
+            map.insert(owner, IdSet::unit(id, ()));
         }
         None => {}
     }

@@ -1,6 +1,6 @@
-//! `Layered<E>`: a persistent (copy-on-write) ordered collection of entries, in two layers: a
-//! sorted array loaded in bulk and shared by every clone, and the changes made since, in a
-//! persistent map.
+//! `Layered<K, V>`: a persistent (copy-on-write) ordered map in two layers: a sorted array
+//! of `(key, value)` loaded in bulk and shared by every clone, and the changes made since, in
+//! a persistent map.
 //!
 //! Why not a persistent map alone: a snapshot of a long campaign holds a million memories,
 //! and a persistent B-tree has no bulk construction, so loading one was a million inserts on
@@ -9,9 +9,10 @@
 //! by pushing. What changes after the load (a turn's few records) goes into the map, so a
 //! clone stays O(1) and a batch applied to a copy of the world costs what it changes.
 //!
-//! Reads look in the changes first, then in the array (binary search). Iteration merges the
-//! two in key order. A record of the array that is changed is copied into the changes, as a
-//! shared node of a persistent map is; one that is removed leaves a tombstone there.
+//! Reads look in the changes first, then in the array (binary search over keys held in the
+//! array itself, no pointer followed per probe). Iteration merges the two in key order. A
+//! value of the array that is changed is copied into the changes, as a shared node of a
+//! persistent map is; one that is removed leaves a tombstone there.
 
 use imbl::OrdMap;
 use imbl::ordmap::{DiffItem, RangedIter};
@@ -19,38 +20,30 @@ use imbl::shared_ptr::DefaultSharedPtr;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
-/// An entry that knows its own key.
-pub(crate) trait Entry: Clone + PartialEq {
-    /// The key type.
-    type Key: Ord + Clone + std::fmt::Debug;
-    /// The entry's key.
-    fn key(&self) -> Self::Key;
-}
-
-/// A persistent ordered collection: a shared sorted base and the changes since (see the
-/// module's documentation).
+/// A persistent ordered map: a shared sorted base and the changes since (see the module's
+/// documentation).
 #[derive(Clone)]
-pub(crate) struct Layered<E: Entry> {
+pub(crate) struct Layered<K: Ord + Clone, V: Clone> {
     /// Entries loaded in bulk, sorted by key, no key twice.
-    base: Arc<[E]>,
-    /// Since the load: an entry added or replaced (`Some`), or one of `base` removed (`None`).
-    changes: OrdMap<E::Key, Option<E>>,
+    base: Arc<[(K, V)]>,
+    /// Since the load: a value added or replaced (`Some`), or one of `base` removed (`None`).
+    changes: OrdMap<K, Option<V>>,
     /// The number of entries visible.
     len: usize,
 }
 
-/// How one entry differs between two collections ([`Layered::diff`]).
+/// How one entry differs between two maps ([`Layered::diff`]).
 #[derive(Debug, PartialEq)]
-pub(crate) enum Diff<'a, E> {
+pub(crate) enum Diff<'a, K, V> {
     /// In the second only.
-    Add(&'a E),
+    Add(&'a K, &'a V),
     /// In both, not equal.
-    Update { old: &'a E, new: &'a E },
+    Update { key: &'a K, old: &'a V, new: &'a V },
     /// In the first only.
-    Remove(&'a E),
+    Remove(&'a K, &'a V),
 }
 
-impl<E: Entry> Default for Layered<E> {
+impl<K: Ord + Clone, V: Clone> Default for Layered<K, V> {
     fn default() -> Self {
         Layered {
             base: Arc::from(Vec::new()),
@@ -60,25 +53,21 @@ impl<E: Entry> Default for Layered<E> {
     }
 }
 
-impl<E: Entry> Layered<E> {
-    /// A collection of `entries`, in any order; the first key found twice if one is.
-    pub fn from_entries(mut entries: Vec<E>) -> Result<Self, E::Key> {
-        if !entries.is_sorted_by(|a, b| a.key() < b.key()) {
-            entries.sort_by_key(E::key);
-            if let Some(w) = entries.windows(2).find(|w| w[0].key() == w[1].key()) {
-                return Err(w[0].key());
+impl<K: Ord + Clone, V: Clone> Layered<K, V> {
+    /// A map of `entries`, in any order; the first key found twice if one is.
+    pub fn from_entries(mut entries: Vec<(K, V)>) -> Result<Self, K> {
+        if !entries.is_sorted_by(|a, b| a.0 < b.0) {
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            if let Some(w) = entries.windows(2).find(|w| w[0].0 == w[1].0) {
+                return Err(w[0].0.clone());
             }
         }
-        Ok(Layered {
-            len: entries.len(),
-            base: Arc::from(entries),
-            changes: OrdMap::new(),
-        })
+        Ok(Layered::from_sorted(entries))
     }
 
-    /// A collection of `entries` known to be in key order, no key twice.
-    pub fn from_sorted(entries: Vec<E>) -> Self {
-        debug_assert!(entries.is_sorted_by(|a, b| a.key() < b.key()));
+    /// A map of `entries` known to be in key order, no key twice.
+    pub fn from_sorted(entries: Vec<(K, V)>) -> Self {
+        debug_assert!(entries.is_sorted_by(|a, b| a.0 < b.0));
         Layered {
             len: entries.len(),
             base: Arc::from(entries),
@@ -86,10 +75,10 @@ impl<E: Entry> Layered<E> {
         }
     }
 
-    /// A collection of one entry.
-    pub fn unit(entry: E) -> Self {
+    /// A map of one entry.
+    pub fn unit(key: K, value: V) -> Self {
         let mut one = Layered::default();
-        one.insert(entry);
+        one.insert(key, value);
         one
     }
 
@@ -103,28 +92,27 @@ impl<E: Entry> Layered<E> {
         self.len == 0
     }
 
-    /// The entry with that key.
-    pub fn get(&self, key: &E::Key) -> Option<&E> {
+    /// The value of `key`.
+    pub fn get(&self, key: &K) -> Option<&V> {
         match self.changes.get(key) {
             Some(changed) => changed.as_ref(),
             None => self.in_base(key),
         }
     }
 
-    /// True if an entry has that key.
-    pub fn contains(&self, key: &E::Key) -> bool {
+    /// True if `key` has a value.
+    pub fn contains(&self, key: &K) -> bool {
         self.get(key).is_some()
     }
 
-    fn in_base(&self, key: &E::Key) -> Option<&E> {
-        let at = self.base.binary_search_by(|e| e.key().cmp(key)).ok()?;
-        Some(&self.base[at])
+    fn in_base(&self, key: &K) -> Option<&V> {
+        let at = self.base.binary_search_by(|(k, _)| k.cmp(key)).ok()?;
+        Some(&self.base[at].1)
     }
 
-    /// Adds `entry`, or replaces the one with its key; the one it replaces.
-    pub fn insert(&mut self, entry: E) -> Option<E> {
-        let key = entry.key();
-        let old = match self.changes.insert(key.clone(), Some(entry)) {
+    /// Sets the value of `key`; the one it replaces.
+    pub fn insert(&mut self, key: K, value: V) -> Option<V> {
+        let old = match self.changes.insert(key.clone(), Some(value)) {
             Some(changed) => changed,
             None => self.in_base(&key).cloned(),
         };
@@ -134,8 +122,8 @@ impl<E: Entry> Layered<E> {
         old
     }
 
-    /// Takes out the entry with that key.
-    pub fn remove(&mut self, key: &E::Key) -> Option<E> {
+    /// Takes out the value of `key`.
+    pub fn remove(&mut self, key: &K) -> Option<V> {
         let old = match self.changes.get(key) {
             Some(None) => return None,
             Some(Some(_)) if self.in_base(key).is_some() => {
@@ -152,9 +140,9 @@ impl<E: Entry> Layered<E> {
         old
     }
 
-    /// Mutable access to the entry with that key (an entry of the base is copied into the
-    /// changes first).
-    pub fn get_mut(&mut self, key: &E::Key) -> Option<&mut E> {
+    /// Mutable access to the value of `key` (a value of the base is copied into the changes
+    /// first).
+    pub fn get_mut(&mut self, key: &K) -> Option<&mut V> {
         if !self.changes.contains_key(key) {
             let copy = self.in_base(key)?.clone();
             self.changes.insert(key.clone(), Some(copy));
@@ -163,20 +151,25 @@ impl<E: Entry> Layered<E> {
     }
 
     /// The entries in key order.
-    pub fn iter(&self) -> Iter<'_, E> {
+    pub fn iter(&self) -> Iter<'_, K, V> {
         self.range(..)
     }
 
+    /// The keys in order.
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &K> + '_ {
+        self.iter().map(|(k, _)| k)
+    }
+
     /// The entries whose keys fall in `range`, in key order.
-    pub fn range<R: RangeBounds<E::Key>>(&self, range: R) -> Iter<'_, E> {
+    pub fn range<R: RangeBounds<K>>(&self, range: R) -> Iter<'_, K, V> {
         let from = match range.start_bound() {
-            Bound::Included(k) => self.base.partition_point(|e| e.key() < *k),
-            Bound::Excluded(k) => self.base.partition_point(|e| e.key() <= *k),
+            Bound::Included(k) => self.base.partition_point(|(b, _)| b < k),
+            Bound::Excluded(k) => self.base.partition_point(|(b, _)| b <= k),
             Bound::Unbounded => 0,
         };
         let to = match range.end_bound() {
-            Bound::Included(k) => self.base.partition_point(|e| e.key() <= *k),
-            Bound::Excluded(k) => self.base.partition_point(|e| e.key() < *k),
+            Bound::Included(k) => self.base.partition_point(|(b, _)| b <= k),
+            Bound::Excluded(k) => self.base.partition_point(|(b, _)| b < k),
             Bound::Unbounded => self.base.len(),
         };
         Iter {
@@ -188,75 +181,82 @@ impl<E: Entry> Layered<E> {
             change_back: None,
         }
     }
+}
 
-    /// The entries added, changed or removed from `self` to `other`, in key order. Two
-    /// collections that share their base (one a clone of the other, changed since) are
-    /// compared by their changes alone, so the cost is what changed.
-    pub fn diff<'a>(&'a self, other: &'a Self) -> Vec<Diff<'a, E>> {
+impl<K: Ord + Clone, V: Clone + PartialEq> Layered<K, V> {
+    /// The entries added, changed or removed from `self` to `other`, in key order. Two maps
+    /// that share their base (one a clone of the other, changed since) are compared by their
+    /// changes alone, so the cost is what changed.
+    pub fn diff<'a>(&'a self, other: &'a Self) -> Vec<Diff<'a, K, V>> {
         let mut out = Vec::new();
-        let mut push = |old: Option<&'a E>, new: Option<&'a E>| match (old, new) {
-            (None, Some(new)) => out.push(Diff::Add(new)),
-            (Some(old), None) => out.push(Diff::Remove(old)),
-            (Some(old), Some(new)) if old != new => out.push(Diff::Update { old, new }),
+        let mut push = |key: &'a K, old: Option<&'a V>, new: Option<&'a V>| match (old, new) {
+            (None, Some(new)) => out.push(Diff::Add(key, new)),
+            (Some(old), None) => out.push(Diff::Remove(key, old)),
+            (Some(old), Some(new)) if old != new => out.push(Diff::Update { key, old, new }),
             _ => {}
         };
         if Arc::ptr_eq(&self.base, &other.base) {
             for item in self.changes.diff(&other.changes) {
                 match item {
-                    DiffItem::Add(key, new) => push(self.in_base(key), new.as_ref()),
-                    DiffItem::Remove(key, old) => push(old.as_ref(), other.in_base(key)),
-                    DiffItem::Update { old, new } => push(old.1.as_ref(), new.1.as_ref()),
+                    DiffItem::Add(key, new) => push(key, self.in_base(key), new.as_ref()),
+                    DiffItem::Remove(key, old) => push(key, old.as_ref(), other.in_base(key)),
+                    DiffItem::Update { old, new } => push(new.0, old.1.as_ref(), new.1.as_ref()),
                 }
             }
             return out;
         }
         let (mut a, mut b) = (self.iter().peekable(), other.iter().peekable());
         loop {
-            match (a.peek(), b.peek()) {
+            let order = match (a.peek(), b.peek()) {
                 (None, None) => return out,
-                (Some(_), None) => push(a.next(), None),
-                (None, Some(_)) => push(None, b.next()),
-                (Some(x), Some(y)) => match x.key().cmp(&y.key()) {
-                    std::cmp::Ordering::Less => push(a.next(), None),
-                    std::cmp::Ordering::Greater => push(None, b.next()),
-                    std::cmp::Ordering::Equal => push(a.next(), b.next()),
-                },
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (Some((x, _)), Some((y, _))) => x.cmp(y),
+            };
+            match order {
+                std::cmp::Ordering::Less => {
+                    let (k, v) = a.next().expect("peeked");
+                    push(k, Some(v), None);
+                }
+                std::cmp::Ordering::Greater => {
+                    let (k, v) = b.next().expect("peeked");
+                    push(k, None, Some(v));
+                }
+                std::cmp::Ordering::Equal => {
+                    let ((k, old), (_, new)) =
+                        (a.next().expect("peeked"), b.next().expect("peeked"));
+                    push(k, Some(old), Some(new));
+                }
             }
         }
     }
 }
 
-impl<E: Entry> PartialEq for Layered<E> {
+impl<K: Ord + Clone, V: Clone + PartialEq> PartialEq for Layered<K, V> {
     fn eq(&self, other: &Self) -> bool {
         self.len == other.len && self.diff(other).is_empty()
     }
 }
 
-impl<E: Entry + std::fmt::Debug> std::fmt::Debug for Layered<E> {
+impl<K: Ord + Clone + std::fmt::Debug, V: Clone + std::fmt::Debug> std::fmt::Debug
+    for Layered<K, V>
+{
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
+        f.debug_map().entries(self.iter()).finish()
     }
 }
 
-impl<'a, E: Entry> IntoIterator for &'a Layered<E> {
-    type Item = &'a E;
-    type IntoIter = Iter<'a, E>;
-    fn into_iter(self) -> Iter<'a, E> {
-        self.iter()
-    }
-}
-
-type Change<'a, E> = (&'a <E as Entry>::Key, &'a Option<E>);
+type Change<'a, K, V> = (&'a K, &'a Option<V>);
 
 /// The entries of a [`Layered`] in key order, from either end: the base and the changes
 /// merged, each end holding the next entry of each layer it has looked at.
-pub(crate) struct Iter<'a, E: Entry> {
-    base: std::slice::Iter<'a, E>,
-    changes: RangedIter<'a, E::Key, Option<E>, DefaultSharedPtr>,
-    base_front: Option<&'a E>,
-    base_back: Option<&'a E>,
-    change_front: Option<Change<'a, E>>,
-    change_back: Option<Change<'a, E>>,
+pub(crate) struct Iter<'a, K: Ord + Clone, V: Clone> {
+    base: std::slice::Iter<'a, (K, V)>,
+    changes: RangedIter<'a, K, Option<V>, DefaultSharedPtr>,
+    base_front: Option<&'a (K, V)>,
+    base_back: Option<&'a (K, V)>,
+    change_front: Option<Change<'a, K, V>>,
+    change_back: Option<Change<'a, K, V>>,
 }
 
 /// The next item of a layer at one end: the one this end holds, else the next of the
@@ -280,9 +280,9 @@ enum End {
     Back,
 }
 
-impl<'a, E: Entry> Iter<'a, E> {
+impl<'a, K: Ord + Clone, V: Clone> Iter<'a, K, V> {
     /// The next entry of the base at `end` (left in place).
-    fn peek_base(&mut self, end: End) -> Option<&'a E> {
+    fn peek_base(&mut self, end: End) -> Option<&'a (K, V)> {
         let base = &mut self.base;
         match end {
             End::Front => peek(&mut self.base_front, &mut self.base_back, || base.next()),
@@ -293,7 +293,7 @@ impl<'a, E: Entry> Iter<'a, E> {
     }
 
     /// The next change at `end` (left in place).
-    fn peek_change(&mut self, end: End) -> Option<Change<'a, E>> {
+    fn peek_change(&mut self, end: End) -> Option<Change<'a, K, V>> {
         let changes = &mut self.changes;
         match end {
             End::Front => peek(&mut self.change_front, &mut self.change_back, || {
@@ -305,7 +305,7 @@ impl<'a, E: Entry> Iter<'a, E> {
         }
     }
 
-    fn step(&mut self, end: End) -> Option<&'a E> {
+    fn step(&mut self, end: End) -> Option<(&'a K, &'a V)> {
         loop {
             let base = self.peek_base(end);
             let change = self.peek_change(end);
@@ -314,7 +314,7 @@ impl<'a, E: Entry> Iter<'a, E> {
                 (None, None) => return None,
                 (Some(_), None) => (true, false),
                 (None, Some(_)) => (false, true),
-                (Some(b), Some((k, _))) => match (b.key().cmp(k), end) {
+                (Some((b, _)), Some((k, _))) => match (b.cmp(k), end) {
                     (std::cmp::Ordering::Equal, _) => (true, true),
                     (std::cmp::Ordering::Less, End::Front)
                     | (std::cmp::Ordering::Greater, End::Back) => (true, false),
@@ -327,25 +327,25 @@ impl<'a, E: Entry> Iter<'a, E> {
             };
             let base = if take_base { base_slot.take() } else { None };
             if !take_change {
-                return base;
+                return base.map(|(k, v)| (k, v));
             }
             // A change stands for the base's entry of its key: a new value, or none.
-            if let Some((_, Some(entry))) = change_slot.take() {
-                return Some(entry);
+            if let Some((k, Some(v))) = change_slot.take() {
+                return Some((k, v));
             }
         }
     }
 }
 
-impl<'a, E: Entry> Iterator for Iter<'a, E> {
-    type Item = &'a E;
-    fn next(&mut self) -> Option<&'a E> {
+impl<'a, K: Ord + Clone, V: Clone> Iterator for Iter<'a, K, V> {
+    type Item = (&'a K, &'a V);
+    fn next(&mut self) -> Option<(&'a K, &'a V)> {
         self.step(End::Front)
     }
 }
 
-impl<'a, E: Entry> DoubleEndedIterator for Iter<'a, E> {
-    fn next_back(&mut self) -> Option<&'a E> {
+impl<'a, K: Ord + Clone, V: Clone> DoubleEndedIterator for Iter<'a, K, V> {
+    fn next_back(&mut self) -> Option<(&'a K, &'a V)> {
         self.step(End::Back)
     }
 }
@@ -360,11 +360,14 @@ mod tests {
     #[derive(Clone, Debug, PartialEq)]
     struct Kv(u8, u8);
 
-    impl Entry for Kv {
-        type Key = u8;
-        fn key(&self) -> u8 {
-            self.0
-        }
+    type Map = Layered<u8, u8>;
+
+    fn load(entries: Vec<Kv>) -> Result<Map, u8> {
+        Map::from_entries(entries.into_iter().map(|Kv(k, v)| (k, v)).collect())
+    }
+
+    fn listed<'a>(it: impl Iterator<Item = (&'a u8, &'a u8)>) -> Vec<Kv> {
+        it.map(|(k, v)| Kv(*k, *v)).collect()
     }
 
     #[derive(Clone, Debug)]
@@ -398,12 +401,12 @@ mod tests {
             .collect()
     }
 
-    fn as_triples(diff: Vec<Diff<'_, Kv>>) -> Vec<(u8, Option<u8>, Option<u8>)> {
+    fn as_triples(diff: Vec<Diff<'_, u8, u8>>) -> Vec<(u8, Option<u8>, Option<u8>)> {
         diff.into_iter()
             .map(|d| match d {
-                Diff::Add(n) => (n.0, None, Some(n.1)),
-                Diff::Remove(o) => (o.0, Some(o.1), None),
-                Diff::Update { old, new } => (old.0, Some(old.1), Some(new.1)),
+                Diff::Add(k, n) => (*k, None, Some(*n)),
+                Diff::Remove(k, o) => (*k, Some(*o), None),
+                Diff::Update { key, old, new } => (*key, Some(*old), Some(*new)),
             })
             .collect()
     }
@@ -422,51 +425,50 @@ mod tests {
             split in 0..50usize,
         ) {
             let mut model = loaded.clone();
-            let mut under = Layered::from_entries(entries(&loaded).into_iter().rev().collect())
-                .unwrap();
+            let mut under = load(entries(&loaded).into_iter().rev().collect()).unwrap();
             let mut fork = (model.clone(), under.clone());
             for op in ops {
                 match op {
                     Op::Insert(k, v) => {
-                        let old = under.insert(Kv(k, v)).map(|e| e.1);
+                        let old = under.insert(k, v);
                         prop_assert_eq!(old, model.insert(k, v));
                     }
                     Op::Remove(k) => {
-                        prop_assert_eq!(under.remove(&k).map(|e| e.1), model.remove(&k));
+                        prop_assert_eq!(under.remove(&k), model.remove(&k));
                     }
                     Op::Bump(k) => {
-                        let got = under.get_mut(&k).map(|e| { e.1 = e.1.wrapping_add(1); e.1 });
+                        let got = under.get_mut(&k).map(|v| { *v = v.wrapping_add(1); *v });
                         let want = model.get_mut(&k).map(|v| { *v = v.wrapping_add(1); *v });
                         prop_assert_eq!(got, want);
                     }
                     Op::Fork => fork = (model.clone(), under.clone()),
                 }
                 prop_assert_eq!(under.len(), model.len());
-                prop_assert_eq!(under.iter().cloned().collect::<Vec<_>>(), entries(&model));
+                prop_assert_eq!(listed(under.iter()), entries(&model));
             }
             for k in 0..45u8 {
-                prop_assert_eq!(under.get(&k).map(|e| e.1), model.get(&k).copied());
+                prop_assert_eq!(under.get(&k).copied(), model.get(&k).copied());
             }
             let want: Vec<Kv> = entries(&model).into_iter().rev().collect();
-            prop_assert_eq!(under.iter().rev().cloned().collect::<Vec<_>>(), want);
+            prop_assert_eq!(listed(under.iter().rev()), want);
             // Both ends at once: front `split` entries, then the rest from the back.
             let mut it = under.iter();
-            let mut front: Vec<Kv> = it.by_ref().take(split).cloned().collect();
-            let mut back: Vec<Kv> = it.rev().cloned().collect();
+            let mut front: Vec<Kv> = listed(it.by_ref().take(split));
+            let mut back: Vec<Kv> = listed(it.rev());
             back.reverse();
             front.extend(back);
             prop_assert_eq!(front, entries(&model));
             if lo <= hi {
-                let got: Vec<u8> = under.range(lo..hi).map(|e| e.0).collect();
+                let got: Vec<u8> = under.range(lo..hi).map(|(k, _)| *k).collect();
                 let want: Vec<u8> = model.range(lo..hi).map(|(k, _)| *k).collect();
                 prop_assert_eq!(got, want);
-                let got: Vec<u8> = under.range(lo..=hi).rev().map(|e| e.0).collect();
+                let got: Vec<u8> = under.range(lo..=hi).rev().map(|(k, _)| *k).collect();
                 let want: Vec<u8> = model.range(lo..=hi).rev().map(|(k, _)| *k).collect();
                 prop_assert_eq!(got, want);
             }
             let (old_model, old) = fork;
             prop_assert_eq!(as_triples(old.diff(&under)), model_diff(&old_model, &model));
-            let reloaded = Layered::from_entries(entries(&model)).unwrap();
+            let reloaded = load(entries(&model)).unwrap();
             prop_assert_eq!(as_triples(old.diff(&reloaded)), model_diff(&old_model, &model));
             prop_assert!(reloaded == under);
             prop_assert_eq!(old == under, old_model == model);
@@ -476,8 +478,8 @@ mod tests {
     #[test]
     fn a_key_loaded_twice_is_named() {
         let twice = vec![Kv(3, 0), Kv(1, 0), Kv(3, 1)];
-        assert_eq!(Layered::from_entries(twice).unwrap_err(), 3);
+        assert_eq!(load(twice).unwrap_err(), 3);
         let sorted = vec![Kv(1, 0), Kv(2, 0), Kv(2, 1)];
-        assert_eq!(Layered::from_entries(sorted).unwrap_err(), 2);
+        assert_eq!(load(sorted).unwrap_err(), 2);
     }
 }

@@ -7,7 +7,7 @@
 //! replay bench's world (benches/README.md, "Tables loaded in bulk"). Loaded in bulk, they
 //! are an array filled by pushing.
 
-use super::layered::{Diff, Entry, Layered};
+use super::layered::{Diff, Layered};
 use crate::model::EntityId;
 use std::ops::RangeBounds;
 
@@ -15,16 +15,9 @@ use std::ops::RangeBounds;
 /// contact (lower id, higher id).
 pub(crate) type Pair = (EntityId, EntityId);
 
-impl<V: Clone + PartialEq> Entry for (Pair, V) {
-    type Key = Pair;
-    fn key(&self) -> Pair {
-        self.0
-    }
-}
-
 /// A persistent map from a [`Pair`] to what is kept of it (see the module's documentation).
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct PairMap<V: Clone + PartialEq>(Layered<(Pair, V)>);
+pub(crate) struct PairMap<V: Clone + PartialEq>(Layered<Pair, V>);
 
 impl<V: Clone + PartialEq> Default for PairMap<V> {
     fn default() -> Self {
@@ -40,32 +33,32 @@ impl<V: Clone + PartialEq> PairMap<V> {
 
     /// What is kept of `pair`.
     pub fn get(&self, pair: &Pair) -> Option<&V> {
-        self.0.get(pair).map(|(_, v)| v)
+        self.0.get(pair)
     }
 
     /// Mutable access to what is kept of `pair`.
     pub(crate) fn get_mut(&mut self, pair: &Pair) -> Option<&mut V> {
-        self.0.get_mut(pair).map(|(_, v)| v)
+        self.0.get_mut(pair)
     }
 
     /// Keeps `value` for `pair`, replacing what was kept.
     pub(crate) fn insert(&mut self, pair: Pair, value: V) {
-        self.0.insert((pair, value));
+        self.0.insert(pair, value);
     }
 
     /// Forgets `pair`; what was kept of it.
     pub(crate) fn remove(&mut self, pair: &Pair) -> Option<V> {
-        self.0.remove(pair).map(|(_, v)| v)
+        self.0.remove(pair)
     }
 
     /// Every pair and what is kept of it, in pair order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&Pair, &V)> + '_ {
-        self.0.iter().map(|(k, v)| (k, v))
+        self.0.iter()
     }
 
     /// Every pair, in order.
     pub fn keys(&self) -> impl DoubleEndedIterator<Item = &Pair> + '_ {
-        self.0.iter().map(|(k, _)| k)
+        self.0.keys()
     }
 
     /// The pairs in `range`, in order, with what is kept of each.
@@ -73,12 +66,12 @@ impl<V: Clone + PartialEq> PairMap<V> {
         &self,
         range: R,
     ) -> impl DoubleEndedIterator<Item = (&Pair, &V)> + '_ {
-        self.0.range(range).map(|(k, v)| (k, v))
+        self.0.range(range)
     }
 
     /// The pairs added, changed or removed from `self` to `other`, in pair order (a map
     /// compared with an earlier clone of itself costs what changed since).
-    pub(crate) fn diff<'a>(&'a self, other: &'a Self) -> Vec<Diff<'a, (Pair, V)>> {
+    pub(crate) fn diff<'a>(&'a self, other: &'a Self) -> Vec<Diff<'a, Pair, V>> {
         self.0.diff(&other.0)
     }
 }

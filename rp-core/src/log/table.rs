@@ -4,7 +4,7 @@
 //! of the world and thrown away on failure. A table serialises as the sequence of its records
 //! in key order, which is deterministic and readable as JSON.
 
-use super::layered::{Diff, Entry, Layered};
+use super::layered::{Diff, Layered};
 use serde::de::{Deserialize, Deserializer, Error as _, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeSeq, Serializer};
 use std::sync::Arc;
@@ -17,18 +17,11 @@ pub trait Keyed: Clone {
     fn key(&self) -> Self::Key;
 }
 
-impl<V: Keyed + PartialEq> Entry for Arc<V> {
-    type Key = V::Key;
-    fn key(&self) -> V::Key {
-        V::key(self)
-    }
-}
-
 /// An ordered, copy-on-write map of records by their own key. A table loaded from a snapshot
 /// keeps its records in one sorted array and what changes since in a persistent map
 /// ([`Layered`]).
 #[derive(Clone, Debug)]
-pub struct Table<V: Keyed + PartialEq>(Layered<Arc<V>>);
+pub struct Table<V: Keyed + PartialEq>(Layered<V::Key, Arc<V>>);
 
 impl<V: Keyed + PartialEq> Default for Table<V> {
     fn default() -> Self {
@@ -49,7 +42,7 @@ impl<V: Keyed + PartialEq> Table<V> {
 
     /// The records in key order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &V> + '_ {
-        self.0.iter().map(Arc::as_ref)
+        self.0.iter().map(|(_, v)| v.as_ref())
     }
 
     /// The records whose keys fall in `range`, in key order.
@@ -57,7 +50,7 @@ impl<V: Keyed + PartialEq> Table<V> {
         &self,
         range: R,
     ) -> impl DoubleEndedIterator<Item = &V> + '_ {
-        self.0.range(range).map(Arc::as_ref)
+        self.0.range(range).map(|(_, v)| v.as_ref())
     }
 
     /// The number of records.
@@ -71,7 +64,7 @@ impl<V: Keyed + PartialEq> Table<V> {
     }
 
     pub(crate) fn insert(&mut self, value: V) {
-        self.0.insert(Arc::new(value));
+        self.0.insert(value.key(), Arc::new(value));
     }
 
     pub(crate) fn remove(&mut self, key: &V::Key) -> Option<V> {
@@ -80,7 +73,7 @@ impl<V: Keyed + PartialEq> Table<V> {
 
     /// The records added, changed or removed from `self` to `other`, in key order (a table
     /// compared with an earlier clone of itself costs what changed since).
-    pub(crate) fn diff<'a>(&'a self, other: &'a Self) -> Vec<Diff<'a, Arc<V>>> {
+    pub(crate) fn diff<'a>(&'a self, other: &'a Self) -> Vec<Diff<'a, V::Key, Arc<V>>> {
         self.0.diff(&other.0)
     }
 
@@ -99,7 +92,7 @@ impl<V: Keyed + PartialEq> PartialEq for Table<V> {
 impl<V: Keyed + PartialEq + Serialize> Serialize for Table<V> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
-        for v in self.0.iter() {
+        for (_, v) in self.0.iter() {
             seq.serialize_element(v.as_ref())?;
         }
         seq.end()
@@ -130,7 +123,7 @@ impl<'de, V: Keyed + PartialEq + Deserialize<'de>> Deserialize<'de> for Table<V>
 
 /// A table being loaded from records (in key order as a table writes them, or in any order).
 pub(crate) struct Loading<V: Keyed + PartialEq> {
-    records: Vec<Arc<V>>,
+    records: Vec<(V::Key, Arc<V>)>,
 }
 
 impl<V: Keyed + PartialEq> Default for Loading<V> {
@@ -144,7 +137,7 @@ impl<V: Keyed + PartialEq> Default for Loading<V> {
 impl<V: Keyed + PartialEq> Loading<V> {
     /// Adds a record.
     pub(crate) fn insert(&mut self, v: Arc<V>) {
-        self.records.push(v);
+        self.records.push((v.key(), v));
     }
 
     /// The table of the records added; an error naming a record whose key was added twice.

@@ -321,7 +321,7 @@ impl World {
             .memories_by_owner
             .get(&owner)
             .into_iter()
-            .flat_map(|ids| ids.iter())
+            .flat_map(|ids| ids.keys())
             .filter_map(|id| self.memories.get(id))
             .filter(move |m| m.owner == owner && m.witnesses.contains(owner))
     }
@@ -341,7 +341,7 @@ impl World {
             .always_by_owner
             .get(&owner)
             .into_iter()
-            .flat_map(|ids| ids.iter())
+            .flat_map(|ids| ids.keys())
             .filter_map(|id| self.memories.get(id))
             .filter(move |m| m.owner == owner && m.witnesses.contains(owner))
     }
@@ -447,7 +447,7 @@ impl World {
             .memories_by_scene
             .get(&scene)
             .into_iter()
-            .flat_map(|ids| ids.iter())
+            .flat_map(|ids| ids.keys())
             .filter_map(|id| self.memories.get(id))
     }
 

@@ -134,7 +134,7 @@ impl World {
         }
         // Its witnesses' summaries stand for its lines from now on.
         let lines = self.index.memories_by_scene.get(&id).cloned();
-        for m in lines.iter().flatten() {
+        for m in lines.iter().flat_map(|ids| ids.keys()) {
             if let Some(memory) = self.memories.get_mut(m)
                 && memory.decay == DecayStage::Full
             {
