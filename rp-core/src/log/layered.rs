@@ -143,8 +143,12 @@ impl<K: Ord + Clone, V: Clone> Layered<K, V> {
     /// Mutable access to the value of `key` (a value of the base is copied into the changes
     /// first).
     pub fn get_mut(&mut self, key: &K) -> Option<&mut V> {
-        if !self.changes.contains_key(key) {
-            let copy = self.in_base(key)?.clone();
+        // The array is searched first (no tree walk; nothing to search in a world that was
+        // never loaded), so a key only in the changes costs one walk of them.
+        if let Some(loaded) = self.in_base(key)
+            && !self.changes.contains_key(key)
+        {
+            let copy = loaded.clone();
             self.changes.insert(key.clone(), Some(copy));
         }
         self.changes.get_mut(key)?.as_mut()

@@ -138,8 +138,7 @@ pub(super) mod contact_map {
             .collect();
         contacts.sort_by_key(|(pair, at)| (*pair, std::cmp::Reverse(*at)));
         contacts.dedup_by_key(|(pair, _)| *pair);
-        PairMap::from_entries(contacts)
-            .map_err(|pair| serde::de::Error::custom(format!("contact {pair:?} twice")))
+        Ok(PairMap::from_sorted(contacts))
     }
 }
 
@@ -148,14 +147,14 @@ pub(super) mod pair_map {
     use crate::model::EntityId;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    pub fn serialize<S: Serializer, V: Serialize + Clone + PartialEq>(
+    pub fn serialize<S: Serializer, V: Serialize + Clone>(
         map: &PairMap<V>,
         s: S,
     ) -> Result<S::Ok, S::Error> {
         s.collect_seq(map.iter().map(|((a, b), v)| (a, b, v)))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>, V: Deserialize<'de> + Clone + PartialEq>(
+    pub fn deserialize<'de, D: Deserializer<'de>, V: Deserialize<'de> + Clone>(
         d: D,
     ) -> Result<PairMap<V>, D::Error> {
         let items: Vec<(EntityId, EntityId, V)> = Vec::deserialize(d)?;

@@ -17,18 +17,23 @@ pub(crate) type Pair = (EntityId, EntityId);
 
 /// A persistent map from a [`Pair`] to what is kept of it (see the module's documentation).
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct PairMap<V: Clone + PartialEq>(Layered<Pair, V>);
+pub(crate) struct PairMap<V: Clone>(Layered<Pair, V>);
 
-impl<V: Clone + PartialEq> Default for PairMap<V> {
+impl<V: Clone> Default for PairMap<V> {
     fn default() -> Self {
         PairMap(Layered::default())
     }
 }
 
-impl<V: Clone + PartialEq> PairMap<V> {
+impl<V: Clone> PairMap<V> {
     /// The map of `entries`, in any order; the first pair found twice if one is.
     pub(crate) fn from_entries(entries: Vec<(Pair, V)>) -> Result<Self, Pair> {
         Layered::from_entries(entries).map(PairMap)
+    }
+
+    /// The map of `entries`, known to be in pair order, no pair twice.
+    pub(crate) fn from_sorted(entries: Vec<(Pair, V)>) -> Self {
+        PairMap(Layered::from_sorted(entries))
     }
 
     /// What is kept of `pair`.
@@ -71,7 +76,10 @@ impl<V: Clone + PartialEq> PairMap<V> {
 
     /// The pairs added, changed or removed from `self` to `other`, in pair order (a map
     /// compared with an earlier clone of itself costs what changed since).
-    pub(crate) fn diff<'a>(&'a self, other: &'a Self) -> Vec<Diff<'a, Pair, V>> {
+    pub(crate) fn diff<'a>(&'a self, other: &'a Self) -> Vec<Diff<'a, Pair, V>>
+    where
+        V: PartialEq,
+    {
         self.0.diff(&other.0)
     }
 }

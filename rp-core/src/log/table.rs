@@ -21,15 +21,15 @@ pub trait Keyed: Clone {
 /// keeps its records in one sorted array and what changes since in a persistent map
 /// ([`Layered`]).
 #[derive(Clone, Debug)]
-pub struct Table<V: Keyed + PartialEq>(Layered<V::Key, Arc<V>>);
+pub struct Table<V: Keyed>(Layered<V::Key, Arc<V>>);
 
-impl<V: Keyed + PartialEq> Default for Table<V> {
+impl<V: Keyed> Default for Table<V> {
     fn default() -> Self {
         Table(Layered::default())
     }
 }
 
-impl<V: Keyed + PartialEq> Table<V> {
+impl<V: Keyed> Table<V> {
     /// The record with that key.
     pub fn get(&self, key: &V::Key) -> Option<&V> {
         self.0.get(key).map(Arc::as_ref)
@@ -73,7 +73,10 @@ impl<V: Keyed + PartialEq> Table<V> {
 
     /// The records added, changed or removed from `self` to `other`, in key order (a table
     /// compared with an earlier clone of itself costs what changed since).
-    pub(crate) fn diff<'a>(&'a self, other: &'a Self) -> Vec<Diff<'a, V::Key, Arc<V>>> {
+    pub(crate) fn diff<'a>(&'a self, other: &'a Self) -> Vec<Diff<'a, V::Key, Arc<V>>>
+    where
+        V: PartialEq,
+    {
         self.0.diff(&other.0)
     }
 
@@ -89,7 +92,7 @@ impl<V: Keyed + PartialEq> PartialEq for Table<V> {
     }
 }
 
-impl<V: Keyed + PartialEq + Serialize> Serialize for Table<V> {
+impl<V: Keyed + Serialize> Serialize for Table<V> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
         for (_, v) in self.0.iter() {
@@ -99,10 +102,10 @@ impl<V: Keyed + PartialEq + Serialize> Serialize for Table<V> {
     }
 }
 
-impl<'de, V: Keyed + PartialEq + Deserialize<'de>> Deserialize<'de> for Table<V> {
+impl<'de, V: Keyed + Deserialize<'de>> Deserialize<'de> for Table<V> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct Records<V>(std::marker::PhantomData<V>);
-        impl<'de, V: Keyed + PartialEq + Deserialize<'de>> Visitor<'de> for Records<V> {
+        impl<'de, V: Keyed + Deserialize<'de>> Visitor<'de> for Records<V> {
             type Value = Table<V>;
 
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -122,11 +125,11 @@ impl<'de, V: Keyed + PartialEq + Deserialize<'de>> Deserialize<'de> for Table<V>
 }
 
 /// A table being loaded from records (in key order as a table writes them, or in any order).
-pub(crate) struct Loading<V: Keyed + PartialEq> {
+pub(crate) struct Loading<V: Keyed> {
     records: Vec<(V::Key, Arc<V>)>,
 }
 
-impl<V: Keyed + PartialEq> Default for Loading<V> {
+impl<V: Keyed> Default for Loading<V> {
     fn default() -> Self {
         Loading {
             records: Vec::new(),
@@ -134,7 +137,7 @@ impl<V: Keyed + PartialEq> Default for Loading<V> {
     }
 }
 
-impl<V: Keyed + PartialEq> Loading<V> {
+impl<V: Keyed> Loading<V> {
     /// Adds a record.
     pub(crate) fn insert(&mut self, v: Arc<V>) {
         self.records.push((v.key(), v));
