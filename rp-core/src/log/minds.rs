@@ -163,6 +163,31 @@ pub(super) mod pair_map {
     }
 }
 
+/// The beliefs about availability as a snapshot keeps them: as [`pair_map`] does, but each
+/// belief written by position (`[availability, at]`, not a map of its two named fields) in a
+/// binary format: a world of 10,000 characters who have talked keeps hundreds of thousands of
+/// them, and matching the names was most of reading one. serde's derived reader takes either
+/// form, so snapshots of any age read alike.
+pub(super) mod belief_map {
+    use crate::log::pairs::PairMap;
+    use crate::model::Belief;
+    use serde::Serializer;
+
+    pub use super::pair_map::deserialize;
+
+    pub fn serialize<S: Serializer>(map: &PairMap<Belief>, s: S) -> Result<S::Ok, S::Error> {
+        if s.is_human_readable() {
+            return super::pair_map::serialize(map, s);
+        }
+        // Named without `..`: a field added to `Belief` does not compile until it is written
+        // here too, in its place.
+        s.collect_seq(
+            map.iter()
+                .map(|((a, b), Belief { availability, at })| (a, b, (availability, at))),
+        )
+    }
+}
+
 #[cfg(test)]
 mod contact_tests {
     use super::*;
@@ -192,6 +217,46 @@ mod contact_tests {
             contact_key(EntityId(9), EntityId(4)),
             contact_key(EntityId(4), EntityId(9))
         );
+    }
+
+    #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+    struct Believed {
+        #[serde(with = "belief_map")]
+        beliefs: crate::log::pairs::PairMap<Belief>,
+    }
+
+    #[test]
+    fn beliefs_are_written_by_position_and_read_in_either_form() {
+        let belief = |availability, at| Belief { availability, at };
+        let mut beliefs = crate::log::pairs::PairMap::default();
+        beliefs.insert((EntityId(5), EntityId(3)), belief(0.5, 7));
+        beliefs.insert((EntityId(2), EntityId(9)), belief(1.0, 4));
+        let kept = Believed { beliefs };
+        let bytes = crate::log::codec::encode_payload(&kept);
+        assert!(
+            !bytes.windows(12).any(|w| w == b"availability"),
+            "names were written"
+        );
+        let back: Believed = crate::log::codec::decode_payload(&bytes).unwrap();
+        assert_eq!(back, kept);
+        // As a snapshot from before wrote them: each belief a map of its named fields. And
+        // as a build from before reads them: each belief by serde's derived reader.
+        #[derive(serde::Serialize, serde::Deserialize)]
+        struct ByName {
+            #[serde(with = "pair_map")]
+            beliefs: crate::log::pairs::PairMap<Belief>,
+        }
+        let older = crate::log::codec::encode_payload(&ByName {
+            beliefs: kept.beliefs.clone(),
+        });
+        assert!(older.windows(12).any(|w| w == b"availability"));
+        let back: Believed = crate::log::codec::decode_payload(&older).unwrap();
+        assert_eq!(back, kept);
+        let by_old: ByName = crate::log::codec::decode_payload(&bytes).unwrap();
+        assert_eq!(by_old.beliefs, kept.beliefs);
+        // JSON keeps the names.
+        let v = serde_json::to_value(&kept).unwrap();
+        assert_eq!(v["beliefs"][0][2]["availability"], 1.0);
     }
 
     #[derive(Debug, serde::Deserialize)]

@@ -7,6 +7,7 @@ mod belief_reads;
 mod beliefs;
 pub mod codec;
 mod compress;
+mod edge_rows;
 mod event;
 mod event_json;
 mod fading;

@@ -44,6 +44,7 @@ pub struct World {
     pub(super) next_id: u64,
     pub(super) entities: Table<Entity>,
     pub(super) containers: Table<Container>,
+    #[serde(with = "super::edge_rows")]
     pub(super) edges: Table<Edge>,
     pub(super) groups: Table<Group>,
     #[serde(with = "super::memory_rows")]
@@ -81,7 +82,7 @@ pub struct World {
     #[serde(default, with = "super::minds::contact_map")]
     pub(super) contacts: super::pairs::PairMap<Millis>,
     /// What each (observer, observed) pair believes of the observed's availability.
-    #[serde(default, with = "super::minds::pair_map")]
+    #[serde(default, with = "super::minds::belief_map")]
     pub(super) beliefs: super::pairs::PairMap<Belief>,
     /// What the host last reported of an entity's availability (believed by everyone).
     #[serde(default)]
