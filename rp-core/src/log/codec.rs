@@ -1,5 +1,6 @@
 //! The stored form of every record: a header (magic, format version, checksum) and a
-//! MessagePack body with named fields (but a snapshot's memories: see `memory_rows`),
+//! MessagePack body with named fields (but a snapshot's memories, edges and beliefs about
+//! availability: see `memory_rows`, `edge_rows` and `minds::belief_map`),
 //! compressed since format 2, decoded with explicit depth and size limits.
 //!
 //! ```text
@@ -18,6 +19,9 @@
 //! and 2, which saves written before hold, read as they always did. Format 3 changed only the
 //! body of a snapshot, so a build of format 2 refuses a save of format 3 as written by a newer
 //! build (`UnsupportedVersion`) rather than misreading its snapshots as damage.
+//! A snapshot's edges and beliefs about availability are written by position within format 3:
+//! serde's derived reader takes a record as a map or as the array of its fields, so builds of
+//! format 3 from before read them.
 
 use super::compress;
 use super::{Event, World};

@@ -24,10 +24,8 @@ use std::sync::Arc;
 /// documentation).
 #[derive(Clone)]
 pub(crate) struct Layered<K: Ord + Clone, V: Clone> {
-    /// Entries loaded in bulk, sorted by key, no key twice. A `Vec` behind the `Arc`, not a
-    /// slice: `Arc<[T]>` from a `Vec` copies every entry (a tenth of opening the replay
-    /// bench's world from its snapshot, benches/README.md), where this moves the `Vec`.
-    base: Arc<Vec<(K, V)>>,
+    /// Entries loaded in bulk, sorted by key, no key twice.
+    base: Arc<[(K, V)]>,
     /// Since the load: a value added or replaced (`Some`), or one of `base` removed (`None`).
     changes: OrdMap<K, Option<V>>,
     /// The number of entries visible.
@@ -48,7 +46,7 @@ pub(crate) enum Diff<'a, K, V> {
 impl<K: Ord + Clone, V: Clone> Default for Layered<K, V> {
     fn default() -> Self {
         Layered {
-            base: Arc::new(Vec::new()),
+            base: Arc::from(Vec::new()),
             changes: OrdMap::new(),
             len: 0,
         }
@@ -68,14 +66,11 @@ impl<K: Ord + Clone, V: Clone> Layered<K, V> {
     }
 
     /// A map of `entries` known to be in key order, no key twice.
-    pub fn from_sorted(mut entries: Vec<(K, V)>) -> Self {
+    pub fn from_sorted(entries: Vec<(K, V)>) -> Self {
         debug_assert!(entries.is_sorted_by(|a, b| a.0 < b.0));
-        // Kept for the save's whole session: no room left over (a large allocation shrinks
-        // in place).
-        entries.shrink_to_fit();
         Layered {
             len: entries.len(),
-            base: Arc::new(entries),
+            base: Arc::from(entries),
             changes: OrdMap::new(),
         }
     }

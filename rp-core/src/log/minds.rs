@@ -165,9 +165,10 @@ pub(super) mod pair_map {
 
 /// The beliefs about availability as a snapshot keeps them: as [`pair_map`] does, but each
 /// belief written by position (`[availability, at]`, not a map of its two named fields) in a
-/// binary format: a world of 10,000 characters who have talked keeps hundreds of thousands of
-/// them, and matching the names was most of reading one. serde's derived reader takes either
-/// form, so snapshots of any age read alike.
+/// binary format: a world keeps one per hearer and speaker who have talked, and reading and
+/// matching the two names was a good part of reading one (benches/README.md, "Edges and
+/// beliefs written by position"). serde's derived reader takes either form, so snapshots of
+/// any age read alike.
 pub(super) mod belief_map {
     use crate::log::pairs::PairMap;
     use crate::model::Belief;
