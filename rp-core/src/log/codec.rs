@@ -1,6 +1,6 @@
 //! The stored form of every record: a header (magic, format version, checksum) and a
-//! MessagePack body with named fields (but a snapshot's memories, edges and beliefs about
-//! availability: see `memory_rows`, `edge_rows` and `minds::belief_map`),
+//! MessagePack body with named fields (but a snapshot's memories, edges, contacts and beliefs
+//! about availability: see `memory_rows`, `edge_rows` and `pair_rows`),
 //! compressed since format 2, decoded with explicit depth and size limits.
 //!
 //! ```text
@@ -12,6 +12,8 @@
 //!                    see `compress`), then the body so stored
 //!                    format 3: as format 2; a snapshot's memories are written by position,
 //!                    in chunks that decode on every core (`memory_rows`)
+//!                    format 4: as format 3; a snapshot's contacts and beliefs about
+//!                    availability are packed, fixed-width entries (`pair_rows`)
 //! ```
 //!
 //! An event is compressed with a dictionary built in (about 2.5× smaller), a snapshot as
@@ -19,9 +21,9 @@
 //! and 2, which saves written before hold, read as they always did. Format 3 changed only the
 //! body of a snapshot, so a build of format 2 refuses a save of format 3 as written by a newer
 //! build (`UnsupportedVersion`) rather than misreading its snapshots as damage.
-//! A snapshot's edges and beliefs about availability are written by position within format 3:
-//! serde's derived reader takes a record as a map or as the array of its fields, so builds of
-//! format 3 from before read them.
+//! A snapshot's edges are written by position since a change within format 3: serde's derived
+//! reader takes a record as a map or as the array of its fields, so builds of format 3 from
+//! before read them. Format 4, like 3, changed only the body of a snapshot.
 
 use super::compress;
 use super::{Event, World};
@@ -30,7 +32,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 /// The format version this build writes and the newest it reads (it reads every older one).
-pub const FORMAT_VERSION: u16 = 3;
+pub const FORMAT_VERSION: u16 = 4;
 /// The largest record this build will decode (an event or the metadata; a snapshot may be
 /// larger, up to [`MAX_SNAPSHOT_BYTES`]).
 pub const MAX_RECORD_BYTES: usize = 512 * 1024 * 1024;
@@ -201,9 +203,9 @@ pub(crate) enum RecordKind {
 
 /// The record rewritten in the current format when it is of format 1 (the same body, stored
 /// as this build stores that kind of record: compressed, about half the size); `None` when it
-/// is of format 2 or later. A record of format 2 is left as it is: its body is what format 3
-/// reads, stored as format 3 stores it, and rewriting every record of a long save would gain
-/// nothing. Damage found on the way is an error, as decoding it would be.
+/// is of format 2 or later. A record of format 2 or 3 is left as it is: its body is what the
+/// later formats read, stored as they store it, and rewriting every record of a long save would
+/// gain nothing. Damage found on the way is an error, as decoding it would be.
 pub(crate) fn upgrade(record: &[u8], kind: RecordKind) -> Result<Option<Vec<u8>>, DecodeError> {
     Ok(match open(record, MAX_SNAPSHOT_BYTES)? {
         (1, body) => Some(store_body(body, kind)),

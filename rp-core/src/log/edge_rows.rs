@@ -3,7 +3,7 @@
 //!
 //! After the memories, a snapshot is mostly edges (the replay bench's world keeps 136k of
 //! them, 39 MB of its 95 MB), and reading each field's name and matching it was a good part of
-//! decoding one (benches/README.md, "Edges and beliefs written by position"). The fields that
+//! decoding one (benches/README.md, "Edges by position, pairs packed"). The fields that
 //! are usually empty are still skipped by name in events and in JSON; here every field is
 //! written, so that a position always means one field.
 //!

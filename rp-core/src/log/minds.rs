@@ -118,30 +118,6 @@ pub(super) fn contact_key(a: EntityId, b: EntityId) -> (EntityId, EntityId) {
     (a.min(b), a.max(b))
 }
 
-/// The contacts as a snapshot keeps them ([`pair_map`]). A snapshot written before contacts
-/// were kept once per pair holds each both ways, with the same time: read back once.
-pub(super) mod contact_map {
-    use super::contact_key;
-    use crate::log::pairs::PairMap;
-    use crate::model::{EntityId, Millis};
-    use serde::{Deserialize, Deserializer};
-
-    pub use super::pair_map::serialize;
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<PairMap<Millis>, D::Error> {
-        let items: Vec<(EntityId, EntityId, Millis)> = Vec::deserialize(d)?;
-        // A snapshot from before contacts were kept once per pair holds each both ways: the
-        // latest of the two is kept.
-        let mut contacts: Vec<_> = items
-            .into_iter()
-            .map(|(a, b, at)| (contact_key(a, b), at))
-            .collect();
-        contacts.sort_by_key(|(pair, at)| (*pair, std::cmp::Reverse(*at)));
-        contacts.dedup_by_key(|(pair, _)| *pair);
-        Ok(PairMap::from_sorted(contacts))
-    }
-}
-
 pub(super) mod pair_map {
     use crate::log::pairs::PairMap;
     use crate::model::EntityId;
@@ -163,39 +139,13 @@ pub(super) mod pair_map {
     }
 }
 
-/// The beliefs about availability as a snapshot keeps them: as [`pair_map`] does, but each
-/// belief written by position (`[availability, at]`, not a map of its two named fields) in a
-/// binary format: a world keeps one per hearer and speaker who have talked, and reading and
-/// matching the two names was a good part of reading one (benches/README.md, "Edges and
-/// beliefs written by position"). serde's derived reader takes either form, so snapshots of
-/// any age read alike.
-pub(super) mod belief_map {
-    use crate::log::pairs::PairMap;
-    use crate::model::Belief;
-    use serde::Serializer;
-
-    pub use super::pair_map::deserialize;
-
-    pub fn serialize<S: Serializer>(map: &PairMap<Belief>, s: S) -> Result<S::Ok, S::Error> {
-        if s.is_human_readable() {
-            return super::pair_map::serialize(map, s);
-        }
-        // Named without `..`: a field added to `Belief` does not compile until it is written
-        // here too, in its place.
-        s.collect_seq(
-            map.iter()
-                .map(|((a, b), Belief { availability, at })| (a, b, (availability, at))),
-        )
-    }
-}
-
 #[cfg(test)]
 mod contact_tests {
     use super::*;
 
     #[derive(serde::Serialize, serde::Deserialize)]
     struct Kept {
-        #[serde(with = "contact_map")]
+        #[serde(with = "crate::log::pair_rows::contacts")]
         contacts: crate::log::pairs::PairMap<Millis>,
     }
 
@@ -218,46 +168,6 @@ mod contact_tests {
             contact_key(EntityId(9), EntityId(4)),
             contact_key(EntityId(4), EntityId(9))
         );
-    }
-
-    #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-    struct Believed {
-        #[serde(with = "belief_map")]
-        beliefs: crate::log::pairs::PairMap<Belief>,
-    }
-
-    #[test]
-    fn beliefs_are_written_by_position_and_read_in_either_form() {
-        let belief = |availability, at| Belief { availability, at };
-        let mut beliefs = crate::log::pairs::PairMap::default();
-        beliefs.insert((EntityId(5), EntityId(3)), belief(0.5, 7));
-        beliefs.insert((EntityId(2), EntityId(9)), belief(1.0, 4));
-        let kept = Believed { beliefs };
-        let bytes = crate::log::codec::encode_payload(&kept);
-        assert!(
-            !bytes.windows(12).any(|w| w == b"availability"),
-            "names were written"
-        );
-        let back: Believed = crate::log::codec::decode_payload(&bytes).unwrap();
-        assert_eq!(back, kept);
-        // As a snapshot from before wrote them: each belief a map of its named fields. And
-        // as a build from before reads them: each belief by serde's derived reader.
-        #[derive(serde::Serialize, serde::Deserialize)]
-        struct ByName {
-            #[serde(with = "pair_map")]
-            beliefs: crate::log::pairs::PairMap<Belief>,
-        }
-        let older = crate::log::codec::encode_payload(&ByName {
-            beliefs: kept.beliefs.clone(),
-        });
-        assert!(older.windows(12).any(|w| w == b"availability"));
-        let back: Believed = crate::log::codec::decode_payload(&older).unwrap();
-        assert_eq!(back, kept);
-        let by_old: ByName = crate::log::codec::decode_payload(&bytes).unwrap();
-        assert_eq!(by_old.beliefs, kept.beliefs);
-        // JSON keeps the names.
-        let v = serde_json::to_value(&kept).unwrap();
-        assert_eq!(v["beliefs"][0][2]["availability"], 1.0);
     }
 
     #[derive(Debug, serde::Deserialize)]

@@ -17,6 +17,7 @@ mod layered;
 mod memory_rows;
 mod minds;
 mod names;
+mod pair_rows;
 mod pairs;
 mod requirements;
 mod respond;

@@ -56,6 +56,11 @@ impl<V: Clone> PairMap<V> {
         self.0.remove(pair)
     }
 
+    /// The number of pairs.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
     /// Every pair and what is kept of it, in pair order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&Pair, &V)> + '_ {
         self.0.iter()

@@ -79,10 +79,10 @@ pub struct World {
     /// When each pair last spoke in each other's hearing: social debt counts from it. Kept once
     /// per pair, under (lower id, higher id) ([`super::minds::contact_key`]): a contact is
     /// always both ways.
-    #[serde(default, with = "super::minds::contact_map")]
+    #[serde(default, with = "super::pair_rows::contacts")]
     pub(super) contacts: super::pairs::PairMap<Millis>,
     /// What each (observer, observed) pair believes of the observed's availability.
-    #[serde(default, with = "super::minds::belief_map")]
+    #[serde(default, with = "super::pair_rows::beliefs")]
     pub(super) beliefs: super::pairs::PairMap<Belief>,
     /// What the host last reported of an entity's availability (believed by everyone).
     #[serde(default)]
