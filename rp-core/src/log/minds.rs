@@ -111,13 +111,14 @@ pub(super) fn overdue() -> Option<Millis> {
     Some(Millis::MIN)
 }
 
-/// A map keyed by pairs of entities, serialised as a list of `[from, to, value]` (JSON has no
-/// tuple keys).
 /// Where the contact of `a` and `b` is kept: one entry per pair, whichever spoke.
 pub(super) fn contact_key(a: EntityId, b: EntityId) -> (EntityId, EntityId) {
     (a.min(b), a.max(b))
 }
 
+/// A map keyed by pairs of entities, serialised as a list of `[from, to, value]` (JSON has no
+/// tuple keys): what each character believes of another person. The contacts and the beliefs
+/// about availability are written packed in a snapshot (`pair_rows`).
 pub(super) mod pair_map {
     use crate::log::pairs::PairMap;
     use crate::model::EntityId;
