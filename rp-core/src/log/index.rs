@@ -100,7 +100,8 @@ impl Index {
     /// order), and each owner's set is made at once from its run, without a look-up per
     /// memory ([`IdSet`]).
     fn index_memories(&mut self, world: &World) -> std::result::Result<(), (MemoryId, EntityId)> {
-        type Runs<K> = std::collections::BTreeMap<K, Vec<MemoryId>>;
+        // Each id beside `()`, as an [`IdSet`] holds it: a run becomes its set as it is.
+        type Runs<K> = std::collections::BTreeMap<K, Vec<(MemoryId, ())>>;
         #[derive(Default)]
         struct Stretch {
             owners: Runs<EntityId>,
@@ -112,17 +113,17 @@ impl Index {
             for m in memories {
                 // The owner is looked up once, with its first memory.
                 match runs.owners.entry(m.owner) {
-                    btree_map::Entry::Occupied(ids) => ids.into_mut().push(m.id),
+                    btree_map::Entry::Occupied(ids) => ids.into_mut().push((m.id, ())),
                     btree_map::Entry::Vacant(_) if !world.entities.contains(&m.owner) => {
                         return Err((m.id, m.owner));
                     }
-                    btree_map::Entry::Vacant(ids) => ids.insert(Vec::new()).push(m.id),
+                    btree_map::Entry::Vacant(ids) => ids.insert(Vec::new()).push((m.id, ())),
                 }
                 if m.pinned || m.kind == MemoryKind::SceneSummary {
-                    runs.always.entry(m.owner).or_default().push(m.id);
+                    runs.always.entry(m.owner).or_default().push((m.id, ()));
                 }
                 if let Some(scene) = m.scene {
-                    runs.scenes.entry(scene).or_default().push(m.id);
+                    runs.scenes.entry(scene).or_default().push((m.id, ()));
                 }
             }
             Ok(runs)
@@ -136,12 +137,7 @@ impl Index {
             // Each run is in id order (stretches in order, each in id order): no sort, no
             // duplicate.
             runs.into_iter()
-                .map(|(k, ids)| {
-                    (
-                        k,
-                        IdSet::from_sorted(ids.into_iter().map(|id| (id, ())).collect()),
-                    )
-                })
+                .map(|(k, ids)| (k, IdSet::from_sorted(ids)))
                 .collect()
         }
         /// Memories per stretch: enough that a stretch costs far more than its thread.

@@ -10,7 +10,9 @@
 //! than a serialisation crate's: two fixed layouts of three and four numbers.
 //!
 //! Snapshots of formats 1 to 3 hold each map as an array of `[from, to, value]` (the value a
-//! map of named fields, or the array of them): those read as they did. JSON keeps that form.
+//! map of named fields, or the array of them): those read as they did. JSON keeps that form,
+//! and so does every snapshot for what each character believes of another person ([`people`]:
+//! few, and of no fixed width).
 
 use super::pairs::{Pair, PairMap};
 use crate::model::{Belief, EntityId, Millis};
@@ -64,6 +66,19 @@ fn word(b: &[u8], at: usize) -> [u8; 8] {
     w
 }
 
+/// Writes `map` as `[from, to, value]` arrays (JSON has no tuple keys).
+pub(super) fn by_name<S: Serializer, V: Serialize + Clone>(
+    map: &PairMap<V>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_seq(map.iter().map(|((a, b), v)| (a, b, v)))
+}
+
+/// The map of `entries`, in any order; a pair twice is an error.
+fn unique<V: Clone, E: serde::de::Error>(entries: Vec<(Pair, V)>) -> Result<PairMap<V>, E> {
+    PairMap::from_entries(entries).map_err(|pair| E::custom(format!("pair {pair:?} twice")))
+}
+
 /// Writes `map` packed for a binary format, as `[from, to, value]` arrays for a
 /// human-readable one.
 pub(super) fn serialize<S, V>(map: &PairMap<V>, s: S) -> Result<S::Ok, S::Error>
@@ -72,7 +87,7 @@ where
     V: Packed + Serialize + Clone,
 {
     if s.is_human_readable() {
-        return s.collect_seq(map.iter().map(|((a, b), v)| (a, b, v)));
+        return by_name(map, s);
     }
     let mut out = Vec::with_capacity(map.len() * (PAIR + V::WIDTH));
     for ((a, b), v) in map.iter() {
@@ -164,15 +179,30 @@ pub(super) mod beliefs {
     use super::super::pairs::PairMap;
     use crate::model::Belief;
     use serde::Deserializer;
-    use serde::de::Error as _;
 
     pub(in crate::log) use super::serialize;
 
     pub(in crate::log) fn deserialize<'de, D: Deserializer<'de>>(
         d: D,
     ) -> Result<PairMap<Belief>, D::Error> {
-        PairMap::from_entries(super::read::<D, Belief>(d)?)
-            .map_err(|pair| D::Error::custom(format!("pair {pair:?} twice")))
+        super::unique(super::read::<D, Belief>(d)?)
+    }
+}
+
+/// What each character believes of another person, as a snapshot keeps it: `[from, to,
+/// value]` arrays in every format; a pair twice is refused.
+pub(super) mod people {
+    use super::super::pairs::PairMap;
+    use crate::model::{EntityId, PersonBelief};
+    use serde::{Deserialize, Deserializer};
+
+    pub(in crate::log) use super::by_name as serialize;
+
+    pub(in crate::log) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<PairMap<PersonBelief>, D::Error> {
+        let items: Vec<(EntityId, EntityId, PersonBelief)> = Vec::deserialize(d)?;
+        super::unique(items.into_iter().map(|(a, b, v)| ((a, b), v)).collect())
     }
 }
 
@@ -237,6 +267,53 @@ mod tests {
         };
         let back: Kept = codec::decode_payload(&codec::encode_payload(&earlier)).unwrap();
         assert_eq!(back, kept());
+    }
+
+    #[test]
+    fn a_contact_is_kept_once_per_pair_and_read_back_once_from_an_older_snapshot() {
+        #[derive(serde::Serialize, serde::Deserialize)]
+        struct Contacts {
+            #[serde(with = "contacts")]
+            contacts: PairMap<Millis>,
+        }
+        // As a snapshot from before kept them: each contact both ways.
+        let older = r#"{"contacts": [[3, 5, 10], [5, 3, 10], [7, 2, 4], [2, 7, 6]]}"#;
+        let kept: Contacts = serde_json::from_str(older).unwrap();
+        let pairs: Vec<_> = kept.contacts.iter().map(|(k, t)| (*k, *t)).collect();
+        assert_eq!(
+            pairs,
+            [
+                ((EntityId(2), EntityId(7)), 6),
+                ((EntityId(3), EntityId(5)), 10)
+            ]
+        );
+        let again: Contacts = serde_json::from_str(&serde_json::to_string(&kept).unwrap()).unwrap();
+        assert_eq!(again.contacts, kept.contacts);
+        use crate::log::minds::contact_key;
+        assert_eq!(
+            contact_key(EntityId(9), EntityId(4)),
+            contact_key(EntityId(4), EntityId(9))
+        );
+    }
+
+    #[test]
+    fn beliefs_about_people_load_in_any_order_and_a_pair_twice_is_refused() {
+        use crate::model::PersonBelief;
+        #[derive(Debug, serde::Deserialize)]
+        struct Seen {
+            #[serde(with = "people")]
+            people: PairMap<PersonBelief>,
+        }
+        let shuffled = r#"{"people": [[5, 3, {}], [2, 7, {}]]}"#;
+        let seen: Seen = serde_json::from_str(shuffled).unwrap();
+        let pairs: Vec<_> = seen.people.keys().copied().collect();
+        assert_eq!(
+            pairs,
+            [(EntityId(2), EntityId(7)), (EntityId(5), EntityId(3))]
+        );
+        let twice = r#"{"people": [[5, 3, {}], [5, 3, {}]]}"#;
+        let e = serde_json::from_str::<Seen>(twice).unwrap_err().to_string();
+        assert!(e.contains("twice"), "{e}");
     }
 
     #[test]

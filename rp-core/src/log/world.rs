@@ -88,7 +88,7 @@ pub struct World {
     #[serde(default)]
     pub(super) reported: imbl::OrdMap<EntityId, Belief>,
     /// What each (observer, observed) pair believes of the observed person (docs/beliefs.md).
-    #[serde(default, with = "super::minds::pair_map")]
+    #[serde(default, with = "super::pair_rows::people")]
     pub(super) people: super::pairs::PairMap<PersonBelief>,
     /// When the last decay pass ran (docs/memory.md); `None` before the first.
     #[serde(default)]
