@@ -1,6 +1,7 @@
 //! Large snapshots in a save are stored in parts (`store/redb/parts.rs`): they read back whole,
 //! they take about their own size on disk (not the next power of two), replacing, purging and
-//! dropping them leaves no part behind, and a missing or damaged part is a corrupt save, named.
+//! dropping them leaves no part behind, and a missing or damaged part is a corrupt save, named
+//! (in either half of a snapshot large enough to be read on two threads).
 
 mod support;
 
@@ -217,4 +218,77 @@ fn a_world_with_a_large_snapshot_reopens_from_it() {
     assert!(seqs.contains(&8), "{seqs:?}");
     let engine = Engine::open_with(&path, options).expect("reopen");
     assert_eq!((engine.head(), engine.world().to_bytes()), (head, world));
+}
+
+#[test]
+fn a_snapshot_read_in_two_halves_comes_back_whole_and_damage_in_either_half_is_found() {
+    // Ten parts: the store reads parts 0-4 and 5-9 on two threads.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let big = bytes(3, 10_000_000);
+    let save = |name: &str| {
+        let path = dir.path().join(name);
+        let mut store = RedbStore::create(&path).expect("create");
+        commit(
+            &mut store,
+            Commit {
+                snapshots: vec![(1, 10, big.clone())],
+                ..Commit::default()
+            },
+        );
+        drop(store);
+        assert_eq!(part_count(&path), 10);
+        path
+    };
+    let whole = save("whole.rp");
+    let store = RedbStore::open(&whole).expect("open");
+    assert_eq!(
+        store.latest_snapshot(1, 0, 100).unwrap(),
+        Some((10, big.clone()))
+    );
+    type Edit = fn(&mut redb::Table<(u64, u64), &[u8]>, &mut redb::Table<(u64, u64, u32), &[u8]>);
+    let cases: [(&str, Edit, &str); 4] = [
+        (
+            "a part of the second half missing",
+            |_, p| {
+                p.remove((1, 10, 7)).expect("remove");
+            },
+            "part 8 of 1040384 bytes where part 7 of 1040384 was due",
+        ),
+        (
+            "a part of each half missing: the first is named",
+            |_, p| {
+                p.remove((1, 10, 2)).expect("remove");
+                p.remove((1, 10, 7)).expect("remove");
+            },
+            "part 3 of 1040384 bytes where part 2 of 1040384 was due",
+        ),
+        (
+            "the last part missing",
+            |_, p| {
+                p.remove((1, 10, 9)).expect("remove");
+            },
+            "9 of 10 parts found",
+        ),
+        (
+            "the last part of the first half cut short",
+            |_, p| {
+                let v = p
+                    .get((1, 10, 4))
+                    .expect("get")
+                    .expect("part")
+                    .value()
+                    .to_vec();
+                p.insert((1, 10, 4), &v[..v.len() - 1]).expect("insert");
+            },
+            "part 4 of 1040383 bytes where part 4 of 1040384 was due",
+        ),
+    ];
+    for (i, (what, edit, message)) in cases.into_iter().enumerate() {
+        let path = save(&format!("d{i}.rp"));
+        damage(&path, edit);
+        let store = RedbStore::open(&path).expect("open");
+        let e = store.latest_snapshot(1, 0, 100).expect_err(what);
+        assert_eq!(e.kind(), ErrorKind::Corrupt, "{what}: {e}");
+        assert!(e.to_string().contains(message), "{what}: {e}");
+    }
 }

@@ -8,7 +8,8 @@ use crate::model::{
     ContainerId, DecayStage, EntityId, Memory, MemoryId, MemoryKind, Millis, SceneId,
 };
 use imbl::{OrdMap, OrdSet};
-use std::collections::btree_map;
+use rustc_hash::FxHashMap;
+use std::collections::hash_map;
 
 /// A set of memory ids, as each owner's and each scene's are kept: in a sorted array when a
 /// snapshot is loaded (built by pushing, not by a million inserts), and in a persistent map
@@ -93,68 +94,105 @@ impl Index {
 
 impl Index {
     /// The memory lookups of `world` (a world being loaded, with none yet) but what fades
-    /// when ([`Fading`]), or the first memory whose owner is missing.
+    /// when ([`Fading`]), from `runs` if its load gathered them, or the first memory whose
+    /// owner is missing.
     ///
-    /// What a snapshot's load spends most of its reindexing on, so the memories are read on
-    /// every core (a stretch of them on each, each stretch's runs by owner and by scene in id
-    /// order), and each owner's set is made at once from its run, without a look-up per
-    /// memory ([`IdSet`]).
-    fn index_memories(&mut self, world: &World) -> std::result::Result<(), (MemoryId, EntityId)> {
-        // Each id beside `()`, as an [`IdSet`] holds it: a run becomes its set as it is.
-        type Runs<K> = std::collections::BTreeMap<K, Vec<(MemoryId, ())>>;
-        #[derive(Default)]
-        struct Stretch {
-            owners: Runs<EntityId>,
-            always: Runs<EntityId>,
-            scenes: Runs<SceneId>,
-        }
-        fn read(world: &World, memories: &[&Memory]) -> Result<Stretch, (MemoryId, EntityId)> {
-            let mut runs = Stretch::default();
-            for m in memories {
-                // The owner is looked up once, with its first memory.
-                match runs.owners.entry(m.owner) {
-                    btree_map::Entry::Occupied(ids) => ids.into_mut().push((m.id, ())),
-                    btree_map::Entry::Vacant(_) if !world.entities.contains(&m.owner) => {
-                        return Err((m.id, m.owner));
-                    }
-                    btree_map::Entry::Vacant(ids) => ids.insert(Vec::new()).push((m.id, ())),
-                }
-                if m.pinned || m.kind == MemoryKind::SceneSummary {
-                    runs.always.entry(m.owner).or_default().push((m.id, ()));
-                }
-                if let Some(scene) = m.scene {
-                    runs.scenes.entry(scene).or_default().push((m.id, ()));
-                }
+    /// What a snapshot's load spends most of its reindexing on. A snapshot's memories are
+    /// gathered into runs by the threads that decode them ([`super::memory_rows`]), while each
+    /// memory is still in cache; otherwise they are read here on every core (a stretch of them
+    /// on each). Each owner's set is made at once from its run, without a look-up per memory
+    /// ([`IdSet`]).
+    fn index_memories(
+        &mut self,
+        world: &World,
+        runs: Option<MemoryRuns>,
+    ) -> std::result::Result<(), (MemoryId, EntityId)> {
+        /// Memories per stretch: enough that a stretch costs far more than its thread.
+        const STRETCH: usize = 65_536;
+        let all = runs.unwrap_or_else(|| {
+            let memories: Vec<&Memory> = world.memories.iter().collect();
+            let stretches = memories.chunks(STRETCH).collect();
+            let mut all = MemoryRuns::default();
+            for runs in super::compress::in_parallel(stretches, |part: &[&Memory]| {
+                MemoryRuns::of(part.iter().copied())
+            }) {
+                all.join(runs);
             }
-            Ok(runs)
-        }
-        fn join<K: Ord>(into: &mut Runs<K>, runs: Runs<K>) {
-            for (k, ids) in runs {
-                into.entry(k).or_default().extend(ids);
-            }
+            all
+        });
+        // The first memory, in id order, whose owner is missing.
+        let orphan = all
+            .owners
+            .iter()
+            .filter(|(owner, _)| !world.entities.contains(owner))
+            .map(|(owner, ids)| (ids[0].0, *owner))
+            .min();
+        if let Some(orphan) = orphan {
+            return Err(orphan);
         }
         fn sets<K: Ord + Clone>(runs: Runs<K>) -> OrdMap<K, IdSet> {
-            // Each run is in id order (stretches in order, each in id order): no sort, no
-            // duplicate.
+            // Each run is in id order (chunks or stretches joined in order, each in id order):
+            // no sort, no duplicate.
             runs.into_iter()
                 .map(|(k, ids)| (k, IdSet::from_sorted(ids)))
                 .collect()
-        }
-        /// Memories per stretch: enough that a stretch costs far more than its thread.
-        const STRETCH: usize = 65_536;
-        let memories: Vec<&Memory> = world.memories.iter().collect();
-        let stretches = memories.chunks(STRETCH).collect();
-        let mut all = Stretch::default();
-        for runs in super::compress::in_parallel(stretches, |part| read(world, part)) {
-            let runs = runs?;
-            join(&mut all.owners, runs.owners);
-            join(&mut all.always, runs.always);
-            join(&mut all.scenes, runs.scenes);
         }
         self.memories_by_owner = sets(all.owners);
         self.always_by_owner = sets(all.always);
         self.memories_by_scene = sets(all.scenes);
         Ok(())
+    }
+}
+
+/// Memory ids gathered by key, each beside `()` as an [`IdSet`] holds it, so that a run
+/// becomes its set as it is. Hashed, not ordered: the look-up per memory is most of gathering
+/// them, and gathered on the decoding threads in B-trees, a million memories decoded as much
+/// slower as the reindex they spared was long; hashed (rustc-hash's hasher, for integer keys),
+/// the open at 1M memories is ×0.92 (benches/README.md, "Memories gathered as they decode").
+/// The keys are put in order once, with their sets.
+type Runs<K> = FxHashMap<K, Vec<(MemoryId, ())>>;
+
+/// Memories gathered into runs by owner, by owner for those every prompt loads (pinned, and
+/// scene summaries), and by scene, each run in id order when the memories were given in id
+/// order: what a world's memory lookups are built from ([`Index::index_memories`]).
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct MemoryRuns {
+    owners: Runs<EntityId>,
+    always: Runs<EntityId>,
+    scenes: Runs<SceneId>,
+}
+
+impl MemoryRuns {
+    /// The runs of `memories`, in the order given.
+    pub(crate) fn of<'a>(memories: impl IntoIterator<Item = &'a Memory>) -> MemoryRuns {
+        let mut runs = MemoryRuns::default();
+        for m in memories {
+            runs.owners.entry(m.owner).or_default().push((m.id, ()));
+            if m.pinned || m.kind == MemoryKind::SceneSummary {
+                runs.always.entry(m.owner).or_default().push((m.id, ()));
+            }
+            if let Some(scene) = m.scene {
+                runs.scenes.entry(scene).or_default().push((m.id, ()));
+            }
+        }
+        runs
+    }
+
+    /// Adds the runs of memories that come after these.
+    pub(crate) fn join(&mut self, later: MemoryRuns) {
+        fn join<K: Eq + std::hash::Hash>(into: &mut Runs<K>, runs: Runs<K>) {
+            for (k, ids) in runs {
+                match into.entry(k) {
+                    hash_map::Entry::Occupied(e) => e.into_mut().extend(ids),
+                    hash_map::Entry::Vacant(e) => {
+                        e.insert(ids);
+                    }
+                }
+            }
+        }
+        join(&mut self.owners, later.owners);
+        join(&mut self.always, later.always);
+        join(&mut self.scenes, later.scenes);
     }
 }
 
@@ -198,14 +236,15 @@ impl Index {
     pub fn build(world: &World) -> Result<Index> {
         Ok(Index {
             fading: Fading::Ready(Schedule::of(world)),
-            ..Index::build_without_fading(world)?
+            ..Index::build_without_fading(world, None)?
         })
     }
 
     /// [`Index::build`] for a world just loaded, which does not wait for what fades when: it
-    /// is built on another thread ([`Fading::load`]).
-    pub fn build_loading(world: &World) -> Result<Index> {
-        let ix = Index::build_without_fading(world)?;
+    /// is built on another thread ([`Fading::load`]). `runs` are its memories' runs, if its
+    /// load gathered them.
+    pub fn build_loading(world: &World, runs: Option<MemoryRuns>) -> Result<Index> {
+        let ix = Index::build_without_fading(world, runs)?;
         Ok(Index {
             fading: Fading::load(world),
             ..ix
@@ -213,7 +252,7 @@ impl Index {
     }
 
     /// [`Index::build`] but what fades when.
-    fn build_without_fading(world: &World) -> Result<Index> {
+    fn build_without_fading(world: &World, runs: Option<MemoryRuns>) -> Result<Index> {
         let bad = |reason: String| Error::invalid("snapshot", reason);
         let mut ix = Index::default();
         for c in world.containers.iter() {
@@ -285,7 +324,7 @@ impl Index {
                 return Err(bad(format!("{} carries itself through others", e.id)));
             }
         }
-        ix.index_memories(world)
+        ix.index_memories(world, runs)
             .map_err(|(m, owner)| bad(format!("{m} belongs to a missing {owner}")))?;
         for s in world.scenes.iter() {
             if let Some(w) = s.witnesses.iter().find(|w| !world.entities.contains(w)) {
@@ -489,6 +528,40 @@ mod tests {
         assert_eq!(loaded.index, kept.index);
         assert_eq!(due(&loaded), due(&kept));
         assert_eq!(loaded.next_fading_after(0), kept.next_fading_after(0));
+    }
+
+    #[test]
+    fn a_snapshot_builds_its_memory_lookups_from_the_runs_its_chunks_gave() {
+        // More memories than a chunk holds, of two owners interleaved, with pinned ones, scene
+        // summaries and memories of scenes (put in as a forged snapshot would: no scene is
+        // checked).
+        let mut w = world();
+        for id in 10..40_000u64 {
+            w.memories.insert(Memory {
+                scene: (id % 3 == 0).then_some(SceneId(id % 7)),
+                ..numbered_memory(id)
+            });
+        }
+        w.index = Index::build(&w).unwrap();
+        assert!(!w.index.memories_by_scene.is_empty() && !w.index.always_by_owner.is_empty());
+        let codec = crate::log::codec::encode_snapshot(&w);
+        let loaded = crate::log::codec::decode_snapshot(&codec, "test").unwrap();
+        assert_eq!(loaded.index, w.index);
+        // A memory of an entity that does not exist is refused from the runs as it was from
+        // the memories: the first such memory is named.
+        for (id, owner) in [(40_003, 99), (40_001, 98), (40_002, 99)] {
+            w.memories.insert(Memory {
+                owner: EntityId(owner),
+                ..numbered_memory(id)
+            });
+        }
+        let e = crate::log::codec::decode_snapshot(&crate::log::codec::encode_snapshot(&w), "t")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("memory#40001 belongs to a missing entity#98"),
+            "{e}"
+        );
     }
 
     // Forged snapshots (their checksums can be made right) must not smuggle in states that

@@ -14,10 +14,15 @@
 //! A snapshot written before, one memory after the other by name, reads as it did: a table of
 //! memories may hold chunks and single memories (by name or by position), in any order, and a
 //! memory is refused if its id was read before.
+//!
+//! The thread that decodes a chunk also gathers its memories by owner and by scene
+//! ([`MemoryRuns`]) while they are still in cache: the world's memory lookups are built from
+//! these runs when the load reindexes ([`Memories`]), not by reading every memory again.
 
 use super::compress::{in_order, in_parallel};
+use super::index::MemoryRuns;
 use super::table::{Loading, Table};
-use crate::model::Memory;
+use crate::model::{Memory, MemoryId};
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeSeq, SerializeTuple, Serializer};
@@ -27,6 +32,47 @@ use std::sync::Arc;
 /// Memories per chunk: about 3 MB of a campaign's memories, so that a million of them make
 /// sixty chunks to share between cores, and a small world one.
 const CHUNK: usize = 16_384;
+
+/// A world's memories, and just after a snapshot's load, the runs its chunks were gathered
+/// into, for the reindex that follows the load ([`Memories::take_runs`]). Any change to the
+/// table, and any clone, drops the runs first, so runs that are there always describe the
+/// table.
+#[derive(Debug, Default)]
+pub(crate) struct Memories {
+    table: Table<Memory>,
+    runs: Option<MemoryRuns>,
+}
+
+impl Memories {
+    /// The runs the load gathered, if it gathered them (every memory in chunks, in id order).
+    pub(crate) fn take_runs(&mut self) -> Option<MemoryRuns> {
+        self.runs.take()
+    }
+}
+
+impl Clone for Memories {
+    fn clone(&self) -> Self {
+        Memories {
+            table: self.table.clone(),
+            runs: None,
+        }
+    }
+}
+
+impl std::ops::Deref for Memories {
+    type Target = Table<Memory>;
+
+    fn deref(&self) -> &Table<Memory> {
+        &self.table
+    }
+}
+
+impl std::ops::DerefMut for Memories {
+    fn deref_mut(&mut self) -> &mut Table<Memory> {
+        self.runs = None;
+        &mut self.table
+    }
+}
 
 /// Serialises the memories table for a world's snapshot: in chunks of memories by position
 /// for a binary format (rp's MessagePack, which the chunks are written in whatever the
@@ -53,7 +99,7 @@ pub(super) fn serialize<S: Serializer>(table: &Table<Memory>, s: S) -> Result<S:
 }
 
 /// Reads the memories table of a snapshot of any age (see the module's documentation).
-pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Table<Memory>, D::Error> {
+pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Memories, D::Error> {
     d.deserialize_seq(Rows)
 }
 
@@ -70,34 +116,51 @@ impl Serialize for Bytes<'_> {
 struct Rows;
 
 impl<'de> Visitor<'de> for Rows {
-    type Value = Table<Memory>;
+    type Value = Memories;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("a sequence of memories or chunks of memories")
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Table<Memory>, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Memories, A::Error> {
         let mut loading = Loading::default();
         let mut chunks = Vec::new();
+        let mut singles = false;
         while let Some(item) = seq.next_element::<Item<'de>>()? {
             match item {
-                Item::One(memory) => loading.insert(memory),
+                Item::One(memory) => {
+                    singles = true;
+                    loading.insert(memory);
+                }
                 Item::Chunk(bytes) => chunks.push(bytes),
             }
         }
-        // Each memory is decoded into its own `Arc` at once (serde's `rc`), not moved into one,
-        // and the table is filled with a chunk's memories while the next chunks decode.
+        // Each memory is decoded into its own `Arc` at once (serde's `rc`), not moved into one.
+        // The thread that decodes a chunk keys its memories and gathers their runs, and the
+        // table is filled with a chunk's memories while the next chunks decode.
+        let mut runs = MemoryRuns::default();
         in_order(
             chunks,
-            |bytes| super::codec::decode_payload::<Vec<Arc<Memory>>>(&bytes),
-            |memories| {
-                let memories = memories.map_err(|e| format!("a chunk of memories: {e}"))?;
-                memories.into_iter().for_each(|m| loading.insert(m));
+            |bytes| {
+                let memories = super::codec::decode_payload::<Vec<Arc<Memory>>>(&bytes)?;
+                let chunk_runs = MemoryRuns::of(memories.iter().map(AsRef::as_ref));
+                let keyed: Vec<(MemoryId, Arc<Memory>)> =
+                    memories.into_iter().map(|m| (m.id, m)).collect();
+                Ok((keyed, chunk_runs))
+            },
+            |decoded: Result<_, String>| {
+                let (keyed, chunk_runs) =
+                    decoded.map_err(|e| format!("a chunk of memories: {e}"))?;
+                loading.extend(keyed);
+                runs.join(chunk_runs);
                 Ok::<(), String>(())
             },
         )
         .map_err(A::Error::custom)?;
-        loading.finish().map_err(A::Error::custom)
+        // Runs are kept only if they hold every memory, each run in id order.
+        let runs = (!singles && loading.in_order()).then_some(runs);
+        let table = loading.finish().map_err(A::Error::custom)?;
+        Ok(Memories { table, runs })
     }
 }
 
@@ -239,11 +302,17 @@ mod tests {
         out
     }
 
-    /// A table read back as a snapshot reads it (the walk and limits of any record first).
-    fn read(bytes: &[u8]) -> Result<Table<Memory>, String> {
+    /// The memories read back as a snapshot reads them (the walk and limits of any record
+    /// first).
+    fn loaded(bytes: &[u8]) -> Result<Memories, String> {
         #[derive(serde::Deserialize)]
-        struct Snapshot(#[serde(with = "super")] Table<Memory>);
+        struct Snapshot(#[serde(with = "super")] Memories);
         codec::decode_payload::<Snapshot>(bytes).map(|s| s.0)
+    }
+
+    /// The table read back as a snapshot reads it.
+    fn read(bytes: &[u8]) -> Result<Table<Memory>, String> {
+        loaded(bytes).map(|m| m.table)
     }
 
     /// One memory by position, as a chunk holds it.
@@ -384,5 +453,75 @@ mod tests {
         serialize(&t, &mut serde_json::Serializer::new(&mut out)).unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v[0]["text"], "the text");
+    }
+
+    /// Memories of three owners interleaved, some pinned, some scene summaries, some of a
+    /// scene, in three chunks.
+    fn interleaved() -> Vec<Memory> {
+        (0..CHUNK as u64 * 2 + 5)
+            .map(|i| Memory {
+                id: MemoryId(i * 3 + 1),
+                owner: EntityId(3 + i % 3),
+                pinned: i % 11 == 0,
+                kind: if i % 13 == 0 {
+                    MemoryKind::SceneSummary
+                } else {
+                    MemoryKind::Utterance
+                },
+                scene: (i % 4 != 0).then_some(SceneId(i % 5)),
+                ..full()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn chunks_are_gathered_into_runs_as_they_decode() {
+        let t = table(&interleaved());
+        let mut memories = loaded(&written(&t)).unwrap();
+        assert_eq!(*memories, t);
+        let runs = memories.take_runs().expect("gathered while decoding");
+        assert_eq!(runs, MemoryRuns::of(t.iter()));
+        // Taken once: the reindex that follows the load has them.
+        assert!(memories.take_runs().is_none());
+    }
+
+    #[test]
+    fn runs_are_kept_only_when_they_hold_every_memory_in_id_order() {
+        let [a, b, c] = [2, 7, 9].map(|id| Memory {
+            id: MemoryId(id),
+            ..full()
+        });
+        let chunk = |ms: &[&Memory]| {
+            let mut rows = vec![0x90 | ms.len() as u8];
+            ms.iter().for_each(|m| rows.extend(row(m)));
+            bin(&rows)
+        };
+        // A memory outside the chunks (an older snapshot's form).
+        let mixed = [&[0x92][..], &codec::encode_payload(&a), &chunk(&[&b, &c])].concat();
+        // Chunks out of id order (a hand-made snapshot).
+        let backwards = [&[0x92][..], &chunk(&[&c]), &chunk(&[&a, &b])].concat();
+        for body in [mixed, backwards] {
+            let mut memories = loaded(&body).unwrap();
+            assert_eq!(*memories, table(&[a.clone(), b.clone(), c.clone()]));
+            assert!(memories.take_runs().is_none());
+        }
+    }
+
+    #[test]
+    fn a_change_or_a_clone_drops_the_runs() {
+        let t = table(&interleaved());
+        let bytes = written(&t);
+        let memories = loaded(&bytes).unwrap();
+        assert!(memories.clone().take_runs().is_none());
+        let mut memories = loaded(&bytes).unwrap();
+        memories.insert(Memory {
+            id: MemoryId(2),
+            ..full()
+        });
+        assert!(memories.take_runs().is_none());
+        // Reading does not.
+        let mut memories = loaded(&bytes).unwrap();
+        assert!(memories.get(&MemoryId(1)).is_some());
+        assert!(memories.take_runs().is_some());
     }
 }

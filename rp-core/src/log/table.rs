@@ -143,6 +143,16 @@ impl<V: Keyed> Loading<V> {
         self.records.push((v.key(), v));
     }
 
+    /// Adds records, each beside its key.
+    pub(crate) fn extend(&mut self, keyed: Vec<(V::Key, Arc<V>)>) {
+        self.records.extend(keyed);
+    }
+
+    /// True if the records were added in key order, no key twice.
+    pub(crate) fn in_order(&self) -> bool {
+        self.records.is_sorted_by(|a, b| a.0 < b.0)
+    }
+
     /// The table of the records added; an error naming a record whose key was added twice.
     pub(crate) fn finish(self) -> Result<Table<V>, String> {
         Layered::from_entries(self.records)

@@ -48,7 +48,7 @@ pub struct World {
     pub(super) edges: Table<Edge>,
     pub(super) groups: Table<Group>,
     #[serde(with = "super::memory_rows")]
-    pub(super) memories: Table<Memory>,
+    pub(super) memories: super::memory_rows::Memories,
     pub(super) dialogue: Vector<Utterance>,
     pub(super) scoped_events: Table<ScopedEvent>,
     pub(super) threads: Table<Thread>,
@@ -499,7 +499,8 @@ impl World {
 
     /// Rebuilds derived lookups and checks every reference, after decoding from a snapshot.
     pub(crate) fn reindex(&mut self) -> Result<()> {
-        self.index = Index::build_loading(self)?;
+        let runs = self.memories.take_runs();
+        self.index = Index::build_loading(self, runs)?;
         let mut sheets = Sheets::default();
         for e in self.entities.iter() {
             let sheet = sheets.compile(&e.name, &e.facts)?;

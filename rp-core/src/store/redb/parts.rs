@@ -44,11 +44,21 @@ pub(super) fn read_manifest(value: &[u8]) -> Option<Result<(u32, u64), String>> 
 
 /// The snapshot `(branch, seq)` put together from its `count` parts, which must make
 /// `len` bytes (checked before anything is allocated for them).
-pub(super) fn assemble(
-    parts: &impl ReadableTable<(u64, u64, u32), &'static [u8]>,
+///
+/// A large snapshot's two halves are read on two threads, each into its place. Reading the
+/// parts is copying them twice (redb's read of each part, then into the whole) into memory the
+/// kernel must first clear, and at a million memories it took the thread that opens the save
+/// about 130 ms while the other core waited (benches/README.md, "Parts read on two threads").
+pub(super) fn assemble<T>(
+    parts: &T,
     (branch, seq): (u64, u64),
     (count, len): (u32, u64),
-) -> Result<Result<Vec<u8>, String>, redb::StorageError> {
+) -> Result<Result<Vec<u8>, String>, redb::StorageError>
+where
+    T: ReadableTable<(u64, u64, u32), &'static [u8]> + Sync,
+{
+    /// Parts below which one thread reads them all: a thread costs more than a few copies.
+    const SPLIT_FROM: u32 = 8;
     let fits = usize::try_from(len)
         .ok()
         .filter(|l| *l <= super::super::MAX_SNAPSHOT_BYTES)
@@ -58,29 +68,46 @@ pub(super) fn assemble(
             "a manifest of {count} parts and {len} bytes: not a snapshot this build stores"
         )));
     };
-    let mut out = Vec::with_capacity(len);
-    let mut next = 0u32;
-    for row in parts.range((branch, seq, 0)..=(branch, seq, u32::MAX))? {
-        let (k, v) = row?;
-        let (_, _, part) = k.value();
-        let v = v.value();
-        let size = PART_BYTES.min(len - out.len());
-        if part != next || v.len() != size {
-            return Ok(Err(format!(
-                "part {part} of {} bytes where part {next} of {size} was due",
-                v.len()
-            )));
-        }
-        out.extend_from_slice(v);
-        next += 1;
-        if next == count {
-            break;
-        }
-    }
-    if next != count {
-        return Ok(Err(format!("{next} of {count} parts found")));
-    }
-    Ok(Ok(out))
+    let mut out = vec![0u8; len];
+    // Parts `from..to` into `into`, which is where they go.
+    let read =
+        |from: u32, to: u32, into: &mut [u8]| -> Result<Result<(), String>, redb::StorageError> {
+            let mut next = from;
+            let mut at = 0;
+            if from < to {
+                for row in parts.range((branch, seq, from)..=(branch, seq, to - 1))? {
+                    let (k, v) = row?;
+                    let (_, _, part) = k.value();
+                    let v = v.value();
+                    let size = PART_BYTES.min(into.len() - at);
+                    if part != next || v.len() != size {
+                        return Ok(Err(format!(
+                            "part {part} of {} bytes where part {next} of {size} was due",
+                            v.len()
+                        )));
+                    }
+                    into[at..at + size].copy_from_slice(v);
+                    at += size;
+                    next += 1;
+                }
+            }
+            if next != to {
+                return Ok(Err(format!("{next} of {count} parts found")));
+            }
+            Ok(Ok(()))
+        };
+    let half = if count < SPLIT_FROM { count } else { count / 2 };
+    let (first, second) = out.split_at_mut((half as usize * PART_BYTES).min(len));
+    let (first, second) = std::thread::scope(|s| {
+        let second = (half < count).then(|| s.spawn(|| read(half, count, second)));
+        let first = read(0, half, first);
+        let second = second.map_or(Ok(Ok(())), |t| {
+            t.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+        });
+        (first, second)
+    });
+    // The first half's error first, as one thread reading them in order would find it.
+    Ok(first?.and(second?).map(|()| out))
 }
 
 /// Removes the parts of the snapshot `(branch, seq)`, giving each to `removed`.
