@@ -107,7 +107,10 @@ where
         (first, second)
     });
     // The first half's error first, as one thread reading them in order would find it.
-    Ok(first?.and(second?).map(|()| out))
+    match first? {
+        Ok(()) => Ok(second?.map(|()| out)),
+        damaged => Ok(damaged.map(|()| out)),
+    }
 }
 
 /// Removes the parts of the snapshot `(branch, seq)`, giving each to `removed`.
