@@ -157,9 +157,9 @@ impl<'de> Visitor<'de> for Rows {
             },
         )
         .map_err(A::Error::custom)?;
+        let (table, in_order) = loading.finish_in_order().map_err(A::Error::custom)?;
         // Runs are kept only if they hold every memory, each run in id order.
-        let runs = (!singles && loading.in_order()).then_some(runs);
-        let table = loading.finish().map_err(A::Error::custom)?;
+        let runs = (!singles && in_order).then_some(runs);
         Ok(Memories { table, runs })
     }
 }

@@ -148,9 +148,13 @@ impl<V: Keyed> Loading<V> {
         self.records.extend(keyed);
     }
 
-    /// True if the records were added in key order, no key twice.
-    pub(crate) fn in_order(&self) -> bool {
-        self.records.is_sorted_by(|a, b| a.0 < b.0)
+    /// [`Loading::finish`], and whether the records were added in key order (then they are
+    /// taken as they are, not checked again).
+    pub(crate) fn finish_in_order(self) -> Result<(Table<V>, bool), String> {
+        if self.records.is_sorted_by(|a, b| a.0 < b.0) {
+            return Ok((Table(Layered::from_sorted(self.records)), true));
+        }
+        self.finish().map(|table| (table, false))
     }
 
     /// The table of the records added; an error naming a record whose key was added twice.
