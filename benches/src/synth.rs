@@ -337,7 +337,7 @@ impl Synth {
             let i = members[self.rng.below(members.len())];
             set.insert(self.entities[i]);
         }
-        WitnessSet(set)
+        set.into_iter().collect()
     }
 
     fn edge(&mut self, from: usize, to: usize) -> Edge {

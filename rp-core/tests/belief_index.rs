@@ -139,7 +139,7 @@ fn play(engine: &mut Engine, cast: &mut Cast, ops: &[Op]) {
                         speaker,
                         text: format!("line at {now}"),
                         at: now,
-                        witnesses: WitnessSet(witnesses.into_iter().collect()),
+                        witnesses: witnesses.into_iter().collect(),
                         model: None,
                         scene: None,
                     };

@@ -377,7 +377,7 @@ impl<'w> Gen<'w> {
         if s.u8() < 240 {
             w.insert(must);
         }
-        WitnessSet(w)
+        w.into_iter().collect()
     }
 
     fn activity(&mut self, s: &mut Src<'_>, who: EntityId) -> Activity {

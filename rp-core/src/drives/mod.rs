@@ -434,16 +434,14 @@ impl Hearing {
         });
         let set = self.by_container.entry(here).or_insert_with(|| {
             let awake = |e: &EntityId| world.mind(*e).is_none_or(|m| !m.asleep);
-            WitnessSet(
-                world
-                    .earshot_of(here)
-                    .iter()
-                    .filter_map(|c| standing.get(c))
-                    .flatten()
-                    .copied()
-                    .filter(awake)
-                    .collect(),
-            )
+            world
+                .earshot_of(here)
+                .iter()
+                .filter_map(|c| standing.get(c))
+                .flatten()
+                .copied()
+                .filter(awake)
+                .collect::<WitnessSet>()
         });
         Some(set)
     }

@@ -13,7 +13,7 @@ impl Engine {
     pub fn add_memory(&mut self, new: NewMemory) -> Result<MemoryId> {
         let id = MemoryId(self.world.next_id());
         let mut witnesses: WitnessSet = new.witnesses.iter().copied().collect();
-        witnesses.0.insert(new.owner);
+        witnesses.insert(new.owner);
         let memory = Memory {
             pinned: new.pinned,
             embedding: new.embedding,

@@ -244,7 +244,7 @@ impl World {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{EntityState, FactSheet, Utterance, UtteranceId, WitnessSet};
+    use crate::model::{EntityState, FactSheet, Utterance, UtteranceId};
 
     fn world() -> World {
         let mut w = World::new();
@@ -286,7 +286,7 @@ mod tests {
                 speaker: EntityId(2),
                 text: "Evening.".into(),
                 at: 1_000,
-                witnesses: WitnessSet([1, 2, 3].map(EntityId).into_iter().collect()),
+                witnesses: [1, 2, 3].map(EntityId).into_iter().collect(),
                 model: None,
                 scene: None,
             },

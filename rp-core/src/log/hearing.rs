@@ -35,8 +35,7 @@ impl World {
     /// A sleeper hears nothing (docs/drives.md, "Sleep"): it is in [`World::sleepers_near`].
     pub fn hearers(&self, speaker: EntityId) -> WitnessSet {
         let mut all = self.within_earshot(speaker);
-        all.0
-            .retain(|e| *e == speaker || self.minds.get(e).is_none_or(|m| !m.asleep));
+        all.retain(|e| e == speaker || self.minds.get(&e).is_none_or(|m| !m.asleep));
         all
     }
 
@@ -57,7 +56,7 @@ impl World {
             .and_then(|e| e.activity.position.as_ref())
             .map(|p| p.container)
         else {
-            return WitnessSet(out);
+            return out.into_iter().collect();
         };
         let reached = self.earshot_of(here);
         for e in self.entities() {
@@ -67,7 +66,7 @@ impl World {
                 out.insert(e.id);
             }
         }
-        WitnessSet(out)
+        out.into_iter().collect()
     }
 
     /// The containers whose occupants hear what is said in `here` (and are heard in it): those

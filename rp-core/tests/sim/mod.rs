@@ -716,7 +716,7 @@ pub fn event(w: &World, op: &Op) -> Option<Event> {
             let scene = w.scene(nth_scene(w, *which)?)?;
             let owner = nth_entity(w, *who)?.id;
             let mut witnesses = scene.witnesses.clone();
-            witnesses.0.insert(owner);
+            witnesses.insert(owner);
             Event::MemoryAdded {
                 memory: Memory {
                     id: MemoryId(id),

@@ -296,7 +296,6 @@ mod tests {
     use crate::log::{Event, settings_reach};
     use crate::model::{
         BeliefObservation, BeliefSource, EntityState, FactSheet, Feeling, Utterance, UtteranceId,
-        WitnessSet,
     };
 
     fn stretch(branch: BranchId, first: Seq, last: Seq) -> Segment {
@@ -329,7 +328,7 @@ mod tests {
                 speaker: EntityId(speaker),
                 text: "Evening.".into(),
                 at,
-                witnesses: WitnessSet([1, 2, 3].map(EntityId).into_iter().collect()),
+                witnesses: [1, 2, 3].map(EntityId).into_iter().collect(),
                 model: None,
                 scene: None,
             },

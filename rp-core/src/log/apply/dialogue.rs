@@ -31,7 +31,7 @@ impl World {
                     .last_line
                     .map_or(utterance.at, |t| t.max(utterance.at)),
             );
-            scene.witnesses.0.extend(utterance.witnesses.iter());
+            scene.witnesses.extend(utterance.witnesses.iter());
         }
         self.take_id(utterance.id.0);
         self.note_utterance(utterance.speaker, utterance.at, &utterance.witnesses);

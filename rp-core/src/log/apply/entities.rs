@@ -179,7 +179,7 @@ impl World {
             .collect();
         for s in scenes {
             if let Some(scene) = self.scenes.get_mut(&s) {
-                scene.witnesses.0.remove(&id);
+                scene.witnesses.remove(id);
             }
         }
         self.index.memories_by_owner.remove(&id);
