@@ -1,6 +1,7 @@
 //! The turn: any options JSON, any input text and any model output (texts, vectors) never
 //! panic, an error changes nothing beyond the committed input, and no character's prompt ever
-//! holds what was said out of its hearing.
+//! holds what was said out of its hearing: not a reply's, and not the memory of a scene that
+//! closes during the turn (a summary, one per witness).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -12,6 +13,9 @@ use rp_core::{
 };
 
 const SECRET: &str = "zq-secret-zq";
+
+/// The four characters, in the order of their ids.
+const NAMES: [&str; 4] = ["Wren", "Ana", "Bo", "Cy"];
 
 fn world() -> (Engine, [EntityId; 4]) {
     let mut engine = Engine::in_memory("fuzz", 0).expect("engine");
@@ -116,10 +120,22 @@ fuzz_target!(|data: &[u8]| {
     for _ in 0..16 {
         match turn.step(&mut engine) {
             Ok(Step::Generate(request)) => {
-                let Purpose::Reply { speaker } = request.purpose else {
-                    panic!("only replies here")
+                // Whose point of view the prompt is written from: a reply's speaker, or the
+                // witness a scene's summary is asked of (named in its last message).
+                let asked = request.messages.last().map_or("", |m| m.content.as_str());
+                let whose = match request.purpose {
+                    Purpose::Reply { speaker } => Some(speaker),
+                    Purpose::Summary => NAMES
+                        .iter()
+                        .position(|n| asked.starts_with(&format!("Write {n}'s memory")))
+                        .map(|i| ids[i]),
+                    _ => None,
                 };
-                if speaker != ids[3] {
+                // Only Wren, who whispered, and Cy, who heard, know the secret.
+                if let Some(who) = whose
+                    && who != ids[0]
+                    && who != ids[3]
+                {
                     for m in &request.messages {
                         assert!(
                             !m.content.contains(SECRET),
@@ -128,11 +144,15 @@ fuzz_target!(|data: &[u8]| {
                     }
                 }
                 let before = engine.world().to_bytes();
-                let out = outputs.next().unwrap_or_default();
-                if turn
-                    .provide(&mut engine, GenerateResult::text(out))
-                    .is_err()
-                {
+                // Replies say what the input gives; anything else is answered as the scripted
+                // generator would, so that the turn goes on.
+                let answer = match request.purpose {
+                    Purpose::Reply { .. } => {
+                        GenerateResult::text(outputs.next().unwrap_or_default())
+                    }
+                    _ => ScriptedGenerator::default().answer(&request),
+                };
+                if turn.provide(&mut engine, answer).is_err() {
                     assert_eq!(engine.world().to_bytes(), before);
                     return;
                 }
