@@ -50,23 +50,27 @@ impl World {
     /// Everyone within earshot of `speaker`, asleep or awake (who is there, as a prompt shows
     /// it; [`World::hearers`] is who hears).
     pub fn within_earshot(&self, speaker: EntityId) -> WitnessSet {
-        let mut out = BTreeSet::from([speaker]);
         let Some(here) = self
             .entity(speaker)
             .and_then(|e| e.activity.position.as_ref())
             .map(|p| p.container)
         else {
-            return out.into_iter().collect();
+            return [speaker].into_iter().collect();
         };
         let reached = self.earshot_of(here);
-        for e in self.entities() {
-            if let Some(p) = &e.activity.position
-                && reached.contains(&p.container)
-            {
-                out.insert(e.id);
-            }
-        }
-        out.into_iter().collect()
+        // Entities come in id order, so the set is filled in order.
+        let mut out: WitnessSet = self
+            .entities()
+            .filter(|e| {
+                e.activity
+                    .position
+                    .as_ref()
+                    .is_some_and(|p| reached.contains(&p.container))
+            })
+            .map(|e| e.id)
+            .collect();
+        out.insert(speaker);
+        out
     }
 
     /// The containers whose occupants hear what is said in `here` (and are heard in it): those
