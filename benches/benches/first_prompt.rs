@@ -31,6 +31,7 @@
 use rp_benches::{
     Latency, Rng, Stopwatch, Vocabulary, WORLD_NAME, add_snapshots, bytes_under, disk_bytes_under,
     evict, file_size, files_under, loadavg, ms, peak_rss_kib, resident, scaled, setup_options,
+    wait_for_background,
 };
 use rp_core::memory::{MemoryIndex, RecallOptions};
 use rp_core::turn::{GenerateResult, PromptOptions, Step, TurnInput, TurnOptions};
@@ -445,9 +446,11 @@ fn child(save: &Path) {
         .expect("prompt");
     let first_prompt = sw.stop().wall;
     assert!(prompt.text().len() > 100, "a prompt was built");
-    // Waits for the world's schedule of what fades when, built on another thread after the
-    // open (a decay pass in the meantime would build it itself).
+    // The world's schedule of what fades when, built on another thread after the open (a
+    // decay pass in the meantime builds it itself, as this read does); then waits for that
+    // thread, so the turns below are not timed beside it.
     std::hint::black_box(engine.world().next_fading_after(0));
+    wait_for_background();
     let settled = sw.stop().wall;
     let origin = format!("{:?}", engine.memory_index_origin());
     let count: usize = std::env::var(CHILD_TURNS)

@@ -63,6 +63,7 @@ struct Files {
 /// fades when), so it does not run into the next pass's timing.
 fn settle(world: &World) {
     std::hint::black_box(world.next_fading_after(0));
+    wait_for_background();
 }
 
 fn main() {

@@ -4,10 +4,13 @@
 //! Every bench binary measures rp beside a peer in the same process, on the same encoded
 //! events, so the figures it prints are ratios from one run.
 //!
-//! By what they hold: `cache` (the page cache and peak memory, for cold starts), `rng` (deterministic randomness, vocabularies), `synth` (the synthetic
-//! world and its turns), `saves` (save files and big logs), `sqlite` (the SQLite peer),
-//! `fsync_floor` (the disk's floor), `stats` (latency statistics, timing and reporting).
+//! By what they hold: `background` (waiting for what a loaded world builds on its own
+//! thread), `cache` (the page cache and peak memory, for cold starts), `rng` (deterministic
+//! randomness, vocabularies), `synth` (the synthetic world and its turns), `saves` (save files
+//! and big logs), `sqlite` (the SQLite peer), `fsync_floor` (the disk's floor), `stats`
+//! (latency statistics, timing and reporting).
 
+mod background;
 mod cache;
 mod fsync_floor;
 mod rng;
@@ -16,6 +19,7 @@ mod sqlite;
 mod stats;
 mod synth;
 
+pub use background::{fading_threads, wait_for_background};
 pub use cache::{bytes_under, disk_bytes_under, evict, files_under, peak_rss_kib, resident};
 pub use fsync_floor::FsyncFloor;
 pub use rng::{Rng, Vocabulary, Zipf, word};

@@ -24,8 +24,11 @@ use std::sync::Arc;
 /// documentation).
 #[derive(Clone)]
 pub(crate) struct Layered<K: Ord + Clone, V: Clone> {
-    /// Entries loaded in bulk, sorted by key, no key twice.
-    base: Arc<[(K, V)]>,
+    /// Entries loaded in bulk, sorted by key, no key twice. A `Vec` behind the `Arc` rather
+    /// than a slice: `Arc<[T]>` from a `Vec` copies every entry into a new allocation, which
+    /// was a third of loading a snapshot's contacts and beliefs (benches/README.md, "A
+    /// table's base kept where it was built").
+    base: Arc<Vec<(K, V)>>,
     /// Since the load: a value added or replaced (`Some`), or one of `base` removed (`None`).
     changes: OrdMap<K, Option<V>>,
     /// The number of entries visible.
@@ -46,7 +49,7 @@ pub(crate) enum Diff<'a, K, V> {
 impl<K: Ord + Clone, V: Clone> Default for Layered<K, V> {
     fn default() -> Self {
         Layered {
-            base: Arc::from(Vec::new()),
+            base: Arc::new(Vec::new()),
             changes: OrdMap::new(),
             len: 0,
         }
@@ -66,11 +69,13 @@ impl<K: Ord + Clone, V: Clone> Layered<K, V> {
     }
 
     /// A map of `entries` known to be in key order, no key twice.
-    pub fn from_sorted(entries: Vec<(K, V)>) -> Self {
+    pub fn from_sorted(mut entries: Vec<(K, V)>) -> Self {
         debug_assert!(entries.is_sorted_by(|a, b| a.0 < b.0));
+        // Kept for as long as the world is: no room left over (shrinking is done in place).
+        entries.shrink_to_fit();
         Layered {
             len: entries.len(),
-            base: Arc::from(entries),
+            base: Arc::new(entries),
             changes: OrdMap::new(),
         }
     }
