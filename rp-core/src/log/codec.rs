@@ -1,6 +1,6 @@
 //! The stored form of every record: a header (magic, format version, checksum) and a
 //! MessagePack body with named fields (but a snapshot's memories, edges, contacts and beliefs
-//! about availability: see `memory_rows`, `edge_rows` and `pair_rows`),
+//! about availability: see `memory_rows`, `edge_rows`, `chunks` and `pair_rows`),
 //! compressed since format 2, decoded with explicit depth and size limits.
 //!
 //! ```text
@@ -14,6 +14,8 @@
 //!                    in chunks that decode on every core (`memory_rows`)
 //!                    format 4: as format 3; a snapshot's contacts and beliefs about
 //!                    availability are packed, fixed-width entries (`pair_rows`)
+//!                    format 5: as format 4; a snapshot's edges are written in chunks,
+//!                    as its memories are (`edge_rows`, `chunks`)
 //! ```
 //!
 //! An event is compressed with a dictionary built in (about 2.5× smaller), a snapshot as
@@ -23,7 +25,7 @@
 //! build (`UnsupportedVersion`) rather than misreading its snapshots as damage.
 //! A snapshot's edges are written by position since a change within format 3: serde's derived
 //! reader takes a record as a map or as the array of its fields, so builds of format 3 from
-//! before read them. Format 4, like 3, changed only the body of a snapshot.
+//! before read them. Formats 4 and 5, like 3, changed only the body of a snapshot.
 
 use super::compress;
 use super::{Event, World};
@@ -32,7 +34,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 /// The format version this build writes and the newest it reads (it reads every older one).
-pub const FORMAT_VERSION: u16 = 4;
+pub const FORMAT_VERSION: u16 = 5;
 /// The largest record this build will decode (an event or the metadata; a snapshot may be
 /// larger, up to [`MAX_SNAPSHOT_BYTES`]).
 pub const MAX_RECORD_BYTES: usize = 512 * 1024 * 1024;

@@ -7,9 +7,9 @@
 //! - **by position**, because reading each field's name and matching it cost a third of a
 //!   memory's decoding. The fields that are usually empty are still skipped by name in events
 //!   and in JSON; here every field is written, so that a position always means one field;
-//! - **in chunks**, because a chunk is a self-contained value whose length is known before it
-//!   is read: the chunks decode on every core (as the snapshot's frames decompress), and the
-//!   table is filled from them in order, each chunk as soon as it is decoded.
+//! - **in chunks** (`chunks`), because a chunk is a self-contained value whose length is known
+//!   before it is read: the chunks decode on every core (as the snapshot's frames decompress),
+//!   and the table is filled from them in order, each chunk as soon as it is decoded.
 //!
 //! A snapshot written before, one memory after the other by name, reads as it did: a table of
 //! memories may hold chunks and single memories (by name or by position), in any order, and a
@@ -19,14 +19,12 @@
 //! ([`MemoryRuns`]) while they are still in cache: the world's memory lookups are built from
 //! these runs when the load reindexes ([`Memories`]), not by reading every memory again.
 
-use super::compress::{in_order, in_parallel};
+use super::chunks::{self, Positional};
 use super::index::MemoryRuns;
-use super::table::{Loading, Table};
-use crate::model::{Memory, MemoryId};
-use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
-use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
-use serde::ser::{Serialize, SerializeSeq, SerializeTuple, Serializer};
-use std::borrow::Cow;
+use super::table::Table;
+use crate::model::Memory;
+use serde::de::{Deserializer, SeqAccess, Visitor};
+use serde::ser::{Serialize, SerializeTuple, Serializer};
 use std::sync::Arc;
 
 /// Memories per chunk: about 3 MB of a campaign's memories, so that a million of them make
@@ -82,34 +80,12 @@ pub(super) fn serialize<S: Serializer>(table: &Table<Memory>, s: S) -> Result<S:
     if s.is_human_readable() {
         return table.serialize(s);
     }
-    let rows: Vec<&Memory> = table.iter().collect();
-    let chunks = in_parallel(rows.chunks(CHUNK).collect(), |chunk: &[&Memory]| {
-        let mut out = Vec::with_capacity(chunk.len() * 160);
-        let mut ser = rmp_serde::Serializer::new(&mut out).with_struct_map();
-        // A memory serialises infallibly into a Vec (as every model type does).
-        ser.collect_seq(chunk.iter().map(|m| ByPosition(m)))
-            .expect("serialising into memory cannot fail");
-        out
-    });
-    let mut seq = s.serialize_seq(Some(chunks.len()))?;
-    for chunk in &chunks {
-        seq.serialize_element(&Bytes(chunk))?;
-    }
-    seq.end()
+    chunks::write(table, CHUNK, s)
 }
 
 /// Reads the memories table of a snapshot of any age (see the module's documentation).
 pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Memories, D::Error> {
     d.deserialize_seq(Rows)
-}
-
-/// Bytes written as a MessagePack `bin`.
-struct Bytes<'a>(&'a [u8]);
-
-impl Serialize for Bytes<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_bytes(self.0)
-    }
 }
 
 /// The visitor of a memories table.
@@ -122,91 +98,25 @@ impl<'de> Visitor<'de> for Rows {
         f.write_str("a sequence of memories or chunks of memories")
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Memories, A::Error> {
-        let mut loading = Loading::default();
-        let mut chunks = Vec::new();
-        let mut singles = false;
-        while let Some(item) = seq.next_element::<Item<'de>>()? {
-            match item {
-                Item::One(memory) => {
-                    singles = true;
-                    loading.insert(memory);
-                }
-                Item::Chunk(bytes) => chunks.push(bytes),
-            }
-        }
-        // Each memory is decoded into its own `Arc` at once (serde's `rc`), not moved into one.
-        // The thread that decodes a chunk keys its memories and gathers their runs, and the
-        // table is filled with a chunk's memories while the next chunks decode.
-        let mut runs = MemoryRuns::default();
-        in_order(
-            chunks,
-            |bytes| {
-                let memories = super::codec::decode_payload::<Vec<Arc<Memory>>>(&bytes)?;
-                let chunk_runs = MemoryRuns::of(memories.iter().map(AsRef::as_ref));
-                let keyed: Vec<(MemoryId, Arc<Memory>)> =
-                    memories.into_iter().map(|m| (m.id, m)).collect();
-                Ok((keyed, chunk_runs))
-            },
-            |decoded: Result<_, String>| {
-                let (keyed, chunk_runs) =
-                    decoded.map_err(|e| format!("a chunk of memories: {e}"))?;
-                loading.extend(keyed);
-                runs.join(chunk_runs);
-                Ok::<(), String>(())
-            },
-        )
-        .map_err(A::Error::custom)?;
-        let (table, in_order) = loading.finish_in_order().map_err(A::Error::custom)?;
-        // Runs are kept only if they hold every memory, each run in id order.
-        let runs = (!singles && in_order).then_some(runs);
-        Ok(Memories { table, runs })
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Memories, A::Error> {
+        // The thread that decodes a chunk gathers its memories' runs; they are kept only if
+        // they hold every memory, each run in id order.
+        let read = chunks::read(
+            seq,
+            "memories",
+            |memories: &[Arc<Memory>]| MemoryRuns::of(memories.iter().map(AsRef::as_ref)),
+            MemoryRuns::default(),
+            MemoryRuns::join,
+        )?;
+        Ok(Memories {
+            table: read.table,
+            runs: read.gathered,
+        })
     }
 }
 
-/// An element of a memories table: a chunk, or one memory (by name or by position).
-enum Item<'de> {
-    Chunk(Cow<'de, [u8]>),
-    One(Arc<Memory>),
-}
-
-impl<'de> Deserialize<'de> for Item<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ItemVisitor)
-    }
-}
-
-struct ItemVisitor;
-
-impl<'de> Visitor<'de> for ItemVisitor {
-    type Value = Item<'de>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a memory or a chunk of memories")
-    }
-
-    fn visit_borrowed_bytes<E: serde::de::Error>(self, v: &'de [u8]) -> Result<Item<'de>, E> {
-        Ok(Item::Chunk(Cow::Borrowed(v)))
-    }
-
-    fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Item<'de>, E> {
-        Ok(Item::Chunk(Cow::Owned(v.to_vec())))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Item<'de>, A::Error> {
-        Memory::deserialize(SeqAccessDeserializer::new(seq)).map(|m| Item::One(Arc::new(m)))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Item<'de>, A::Error> {
-        Memory::deserialize(MapAccessDeserializer::new(map)).map(|m| Item::One(Arc::new(m)))
-    }
-}
-
-/// One memory as the array of its fields.
-struct ByPosition<'a>(&'a Memory);
-
-impl Serialize for ByPosition<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+impl Positional for Memory {
+    fn serialize_fields<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         // Named without `..`: a field added to `Memory` does not compile until it is written
         // here too, in its place (the order is `Memory`'s declaration order, which the
         // derived reader follows; `tests::every_field_keeps_its_place` checks it).
@@ -229,7 +139,7 @@ impl Serialize for ByPosition<'_> {
             feeling,
             about,
             sources,
-        } = self.0;
+        } = self;
         let mut t = s.serialize_tuple(18)?;
         t.serialize_element(id)?;
         t.serialize_element(owner)?;
@@ -318,7 +228,7 @@ mod tests {
     /// One memory by position, as a chunk holds it.
     fn row(m: &Memory) -> Vec<u8> {
         let mut out = Vec::new();
-        ByPosition(m)
+        chunks::ByPosition(m)
             .serialize(&mut rmp_serde::Serializer::new(&mut out).with_struct_map())
             .unwrap();
         out
@@ -441,7 +351,7 @@ mod tests {
         assert!(e.contains("marker"), "{e}");
         // Neither a memory nor a chunk.
         let e = decode(&[5]);
-        assert!(e.contains("a memory or a chunk"), "{e}");
+        assert!(e.contains("a record or a chunk of records"), "{e}");
     }
 
     #[test]

@@ -5,6 +5,7 @@ mod apply;
 mod apply_story;
 mod belief_reads;
 mod beliefs;
+mod chunks;
 pub mod codec;
 mod compress;
 mod edge_rows;
