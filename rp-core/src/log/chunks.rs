@@ -168,3 +168,56 @@ impl<'de, V: DeserializeOwned> Visitor<'de> for ItemVisitor<V> {
         V::deserialize(MapAccessDeserializer::new(map)).map(|v| Item::One(Arc::new(v)))
     }
 }
+
+/// Bytes as the tests of the tables written in chunks build them by hand.
+#[cfg(test)]
+pub(super) mod by_hand {
+    use super::*;
+
+    /// One record by position, as a chunk holds it.
+    pub fn row<V: Positional>(v: &V) -> Vec<u8> {
+        let mut out = Vec::new();
+        ByPosition(v)
+            .serialize(&mut rmp_serde::Serializer::new(&mut out).with_struct_map())
+            .unwrap();
+        out
+    }
+
+    /// `bytes` as a MessagePack `bin` (of 32-bit length, whatever its length).
+    pub fn bin(bytes: &[u8]) -> Vec<u8> {
+        let mut out = vec![0xc6];
+        out.extend((bytes.len() as u32).to_be_bytes());
+        out.extend(bytes);
+        out
+    }
+
+    /// Tables of one chunk holding `v`, the chunk damaged in each way any chunk can be, each
+    /// with what its error says (`what` names the records, as [`read`] does: "edges").
+    pub fn damaged<V: Positional>(v: &V, what: &str) -> Vec<(Vec<u8>, String)> {
+        let good = [&[0x91][..], &row(v)].concat();
+        let named = format!("a chunk of {what}");
+        [
+            // Claims two records, holds one.
+            ([&[0x92][..], &row(v)].concat(), named.clone()),
+            // Bytes after its array.
+            ([&good[..], &[0xc0]].concat(), "trailing".to_owned()),
+            // Not MessagePack at all.
+            (vec![0xc1, 0xc1], named),
+        ]
+        .into_iter()
+        .map(|(chunk, says)| ([&[0x91][..], &bin(&chunk)].concat(), says))
+        .collect()
+    }
+
+    /// A table of four records in every form it may hold: the first and the last by name (as
+    /// snapshots before records went by position hold them), the second by position, the
+    /// third in a chunk.
+    pub fn mixed<V: Positional + Serialize>([a, b, c, d]: [&V; 4]) -> Vec<u8> {
+        let mut body = vec![0x94]; // an array of four
+        body.extend(crate::log::codec::encode_payload(a));
+        body.extend(row(b));
+        body.extend(bin(&[&[0x91][..], &row(c)].concat()));
+        body.extend(crate::log::codec::encode_payload(d));
+        body
+    }
+}

@@ -91,6 +91,7 @@ impl Positional for Edge {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::log::chunks::by_hand::{damaged, mixed, row};
     use crate::log::codec;
     use crate::model::{BeliefSource, EntityId};
 
@@ -134,22 +135,6 @@ mod tests {
         #[derive(serde::Deserialize)]
         struct Snapshot(#[serde(with = "super")] Table<Edge>);
         codec::decode_payload::<Snapshot>(bytes).map(|s| s.0)
-    }
-
-    /// One edge by position, as a chunk holds it and as snapshots of formats 3 and 4 held it.
-    fn row(e: &Edge) -> Vec<u8> {
-        let mut out = Vec::new();
-        chunks::ByPosition(e)
-            .serialize(&mut rmp_serde::Serializer::new(&mut out).with_struct_map())
-            .unwrap();
-        out
-    }
-
-    fn bin(bytes: &[u8]) -> Vec<u8> {
-        let mut out = vec![0xc6]; // bin 32
-        out.extend((bytes.len() as u32).to_be_bytes());
-        out.extend(bytes);
-        out
     }
 
     #[test]
@@ -199,11 +184,7 @@ mod tests {
             to: EntityId(to),
             ..full()
         });
-        let mut body = vec![0x94]; // an array of four
-        body.extend(codec::encode_payload(&a));
-        body.extend(row(&b));
-        body.extend(bin(&[&[0x91][..], &row(&c)].concat()));
-        body.extend(codec::encode_payload(&d));
+        let body = mixed([&a, &b, &c, &d]);
         assert_eq!(read(&body).unwrap(), table(&[a, b, c, d]));
         // Format 4's form: every edge by position.
         let rows = [
@@ -220,20 +201,9 @@ mod tests {
 
     #[test]
     fn a_damaged_chunk_is_an_error() {
-        let e = full();
-        let good = [&[0x91][..], &row(&e)].concat();
-        let cases: [(&[u8], &str); 3] = [
-            // Claims two edges, holds one.
-            (&[&[0x92][..], &row(&e)].concat(), "a chunk of edges"),
-            // Bytes after its array.
-            (&[&good[..], &[0xc0]].concat(), "trailing"),
-            // Not MessagePack at all.
-            (&[0xc1, 0xc1], "a chunk of edges"),
-        ];
-        for (chunk, expected) in cases {
-            let body = [&[0x91][..], &bin(chunk)].concat();
+        for (body, says) in damaged(&full(), "edges") {
             let err = read(&body).unwrap_err();
-            assert!(err.contains(expected), "{expected}: {err}");
+            assert!(err.contains(&says), "{says}: {err}");
         }
     }
 

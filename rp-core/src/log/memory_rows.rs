@@ -166,6 +166,7 @@ impl Positional for Memory {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::log::chunks::by_hand::{bin, damaged, mixed, row};
     use crate::log::codec;
     use crate::model::*;
 
@@ -225,22 +226,6 @@ mod tests {
         loaded(bytes).map(|m| m.table)
     }
 
-    /// One memory by position, as a chunk holds it.
-    fn row(m: &Memory) -> Vec<u8> {
-        let mut out = Vec::new();
-        chunks::ByPosition(m)
-            .serialize(&mut rmp_serde::Serializer::new(&mut out).with_struct_map())
-            .unwrap();
-        out
-    }
-
-    fn bin(bytes: &[u8]) -> Vec<u8> {
-        let mut out = vec![0xc6]; // bin 32
-        out.extend((bytes.len() as u32).to_be_bytes());
-        out.extend(bytes);
-        out
-    }
-
     #[test]
     fn every_field_keeps_its_place() {
         let mut sparse = full();
@@ -285,11 +270,7 @@ mod tests {
             id: MemoryId(id),
             ..full()
         });
-        let mut body = vec![0x94]; // an array of four
-        body.extend(codec::encode_payload(&a));
-        body.extend(row(&b));
-        body.extend(bin(&[&[0x91][..], &row(&c)].concat()));
-        body.extend(codec::encode_payload(&d));
+        let body = mixed([&a, &b, &c, &d]);
         assert_eq!(read(&body).unwrap(), table(&[a, b, c, d]));
         // The old form as the old table wrote it.
         let t = table(&[full()]);
@@ -312,22 +293,12 @@ mod tests {
 
     #[test]
     fn a_damaged_chunk_is_an_error() {
-        let m = full();
-        let good = [&[0x91][..], &row(&m)].concat();
-        let cases: [(&[u8], &str); 4] = [
-            // Claims two memories, holds one.
-            (&[&[0x92][..], &row(&m)].concat(), "chunk of memories"),
-            // Bytes after its array.
-            (&[&good[..], &[0xc0]].concat(), "trailing"),
-            // Not MessagePack at all.
-            (&[0xc1, 0xc1], "chunk of memories"),
-            // A memory short of its text.
-            (&[0x91, 0x93, 7, 3, 0x90], "invalid length"),
-        ];
-        for (chunk, expected) in cases {
-            let body = [&[0x91][..], &bin(chunk)].concat();
-            let e = read(&body).unwrap_err();
-            assert!(e.contains(expected), "{expected}: {e}");
+        // A memory short of its text, beside the damage any chunk can have.
+        let short = [&[0x91][..], &bin(&[0x91, 0x93, 7, 3, 0x90])].concat();
+        let cases = damaged(&full(), "memories");
+        for (body, says) in cases.into_iter().chain([(short, "invalid length".into())]) {
+            let err = read(&body).unwrap_err();
+            assert!(err.contains(&says), "{says}: {err}");
         }
     }
 
@@ -403,7 +374,7 @@ mod tests {
         });
         let chunk = |ms: &[&Memory]| {
             let mut rows = vec![0x90 | ms.len() as u8];
-            ms.iter().for_each(|m| rows.extend(row(m)));
+            ms.iter().for_each(|m| rows.extend(row(*m)));
             bin(&rows)
         };
         // A memory outside the chunks (an older snapshot's form).
