@@ -117,7 +117,7 @@ fn densest(seen: &[&Stimulus], window: Millis) -> Option<(u64, usize, usize)> {
     let mut count: u64 = 0;
     for (to, x) in seen.iter().enumerate() {
         count += u64::from(x.count.max(1));
-        while x.at - seen[from].at > window {
+        while x.at.saturating_sub(seen[from].at) > window {
             count -= u64::from(seen[from].count.max(1));
             from += 1;
         }

@@ -49,7 +49,10 @@ pub fn learn(
 ) -> Learning {
     let s = world.drive_settings(entity);
     let wait_ms = s.feedback_wait_minutes * 60_000.0;
-    let latency_ms = awaiting.reply.as_ref().map(|r| r.at - awaiting.at);
+    let latency_ms = awaiting
+        .reply
+        .as_ref()
+        .map(|r| r.at.saturating_sub(awaiting.at));
     let words = awaiting.reply.as_ref().map_or(0, |r| r.words);
     let r = reward(latency_ms, words, sentiment, wait_ms);
     let feedback = Feedback {

@@ -3,7 +3,9 @@
 
 use super::World;
 use super::belief_reads::BeliefReads;
-use crate::model::{BeliefSource, DriveSettings, EntityId, Held, Millis, PersonBelief, decayed};
+use crate::model::{
+    BeliefSource, DriveSettings, EntityId, Held, Millis, PersonBelief, decayed, elapsed,
+};
 use serde::{Deserialize, Serialize};
 
 /// One believed aspect as read at a time.
@@ -303,7 +305,7 @@ fn qualifier(world: &World, a: &AspectView<()>, now: Millis) -> String {
         BeliefSource::Inferred => Some("your guess".to_owned()),
         BeliefSource::Observed | BeliefSource::Host => None,
     };
-    let minutes = (now - a.at).max(0) / 60_000;
+    let minutes = elapsed(a.at, now) / 60_000;
     let ago = match minutes {
         0..=1 => "just now".to_owned(),
         2..=59 => format!("{minutes} minutes ago"),

@@ -220,8 +220,11 @@ impl OnInput {
                 if !(0.0..24.0).contains(&hour) || day > 366 {
                     return bad("day is 0 to 366 and hour in [0, 24)");
                 }
-                let today = now - now.rem_euclid(24 * 3_600_000);
-                let at = today + i64::from(day) * 24 * 3_600_000 + (hour * HOUR_MS) as Millis;
+                // Saturating: `now` may be anywhere in `Millis` (a damaged save, a host's clock).
+                let today = now.saturating_sub(now.rem_euclid(24 * 3_600_000));
+                let at = today
+                    .saturating_add(i64::from(day) * 24 * 3_600_000)
+                    .saturating_add((hour * HOUR_MS) as Millis);
                 if at < now {
                     return bad(&format!("day {day} at hour {hour} has passed"));
                 }
@@ -299,5 +302,31 @@ pub(super) mod rule_map {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Map, D::Error> {
         let items: Vec<Rule> = Vec::deserialize(d)?;
         Ok(items.into_iter().map(|r| ((r.owner, r.id), r)).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_day_and_hour_at_the_ends_of_the_clock_do_not_overflow() {
+        // The world's now may be anywhere in `Millis` (a damaged save, a host's clock far
+        // off): the day's start and the moment asked for saturate rather than overflow.
+        let on: OnInput = serde_json::from_str(r#"{"day": 366, "hour": 23.5}"#).unwrap();
+        let Ok(Trigger::At(at)) = on.trigger(Millis::MIN) else {
+            panic!("a day ahead of the earliest now is a moment");
+        };
+        assert!(at > Millis::MIN);
+        let on: OnInput = serde_json::from_str(r#"{"day": 0, "hour": 0}"#).unwrap();
+        let Err(e) = on.trigger(Millis::MAX) else {
+            panic!("the day's start has passed");
+        };
+        assert!(e.to_string().contains("has passed"), "{e}");
+        let on: OnInput = serde_json::from_str(r#"{"day": 1, "hour": 0}"#).unwrap();
+        assert!(matches!(
+            on.trigger(Millis::MAX),
+            Ok(Trigger::At(Millis::MAX))
+        ));
     }
 }

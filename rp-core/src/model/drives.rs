@@ -6,7 +6,7 @@
 
 use super::{
     BUILTIN_STIMULUS_KINDS, EntityId, InboxFate, InboxNote, MAX_INBOX_NOTES, Millis, Priority,
-    Stimulus,
+    Stimulus, elapsed,
 };
 use serde::{Deserialize, Serialize};
 
@@ -766,7 +766,7 @@ impl Mind {
     /// Energy at `t` (≥ `energy_at`): linear between recorded changes, down while awake, up
     /// while asleep, clamped to [0, 1].
     pub fn energy_at(&self, s: &DriveSettings, t: Millis) -> f64 {
-        let hours = (t - self.energy_at).max(0) as f64 / HOUR_MS;
+        let hours = elapsed(self.energy_at, t) as f64 / HOUR_MS;
         let rate = if self.asleep {
             s.energy_recharge_per_hour
         } else {
@@ -812,7 +812,7 @@ impl Mind {
         if !self.asleep || self.disturbance == 0.0 {
             return 0.0;
         }
-        let intervals = (t - self.disturbance_at).max(0) as f64 / s.interval_ms(Mode::Sleep);
+        let intervals = elapsed(self.disturbance_at, t) as f64 / s.interval_ms(Mode::Sleep);
         self.disturbance * s.disturbance_decay.powf(intervals)
     }
 
@@ -905,6 +905,29 @@ mod tests {
         assert!((m.energy_at(&s, t) - 0.5).abs() < 1e-6);
         m.set_asleep(&s, true, 10 * HOUR_MS as i64);
         assert!((m.energy_at(&s, 12 * HOUR_MS as i64) - 0.9).abs() < 1e-9);
+    }
+
+    #[test]
+    fn times_at_the_ends_of_the_clock_do_not_overflow() {
+        // A save may hold any time (damaged, or a host's clock far off), and a line may come
+        // at any other: the time between them saturates rather than overflow (found by the
+        // `decode_snapshot` fuzzer: a mind's `energy_at` near `Millis::MIN`, a line at a time
+        // far after it).
+        let s = DriveSettings::default();
+        for (then, now) in [(Millis::MIN, Millis::MAX), (Millis::MAX, Millis::MIN)] {
+            let mut m = Mind::new(then);
+            m.asleep = true;
+            m.disturbance = 0.5;
+            let energy = m.energy_at(&s, now);
+            assert!((0.0..=1.0).contains(&energy), "{energy}");
+            let disturbance = m.disturbance_at(&s, now);
+            assert!((0.0..=0.5).contains(&disturbance), "{disturbance}");
+            m.rebase_energy(&s, now);
+            assert_eq!(m.energy_at, then.max(now));
+        }
+        assert_eq!(elapsed(Millis::MIN, Millis::MAX), Millis::MAX);
+        assert_eq!(elapsed(Millis::MAX, Millis::MIN), 0);
+        assert_eq!(elapsed(5, 12), 7);
     }
 
     #[test]

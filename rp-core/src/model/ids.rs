@@ -10,6 +10,13 @@ pub type Seq = u64;
 /// Milliseconds on the host's clock (wall time in a chat app, game time in a game).
 pub type Millis = i64;
 
+/// The milliseconds from `since` to `until`, 0 if `until` comes first. It saturates: a time
+/// read from a damaged save or given by a host may be anywhere in `Millis`, and a difference
+/// of two such times must not overflow.
+pub(crate) fn elapsed(since: Millis, until: Millis) -> Millis {
+    until.saturating_sub(since).max(0)
+}
+
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident, $prefix:literal) => {
         $(#[$doc])*

@@ -51,6 +51,7 @@ pub use feedback::{
 pub use generation::{GenerateResult, Purpose, ToolCall, ToolRun};
 pub use group::{Group, MIN_GROUP_SIZE};
 pub use history::{AsOf, HistoryPoint};
+pub(crate) use ids::elapsed;
 pub use ids::{
     ContainerId, EntityId, GroupId, MemoryId, Millis, QueryId, RuleId, SceneId, ScopedEventId, Seq,
     ThreadId, UtteranceId,

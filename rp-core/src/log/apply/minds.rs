@@ -404,7 +404,7 @@ impl World {
 /// is dropped; CRITICAL never is.
 fn queue(mind: &mut Mind, s: &DriveSettings, stimulus: Stimulus, now: Millis) {
     let stale = |x: &Stimulus| {
-        let age = (now - x.at).max(0) as u64;
+        let age = elapsed(x.at, now) as u64;
         match x.priority {
             Priority::Low => age > s.stale_low_ms,
             Priority::Idle => age > s.stale_idle_ms,
@@ -420,7 +420,7 @@ fn queue(mind: &mut Mind, s: &DriveSettings, stimulus: Stimulus, now: Millis) {
     if let Some(earlier) = mind.inbox.iter_mut().rev().find(|x| {
         x.kind == stimulus.kind
             && x.priority == stimulus.priority
-            && (now - x.at).max(0) as u64 <= s.aggregate_ms
+            && elapsed(x.at, now) as u64 <= s.aggregate_ms
     }) {
         earlier.count = earlier.count.saturating_add(1);
         if !stimulus.payload.is_empty()
