@@ -20,7 +20,7 @@ pub fn wait_for_background() {
 }
 
 /// How many threads of this process are named [`FADING_THREAD`] (0 where `/proc` is not).
-pub fn fading_threads() -> usize {
+fn fading_threads() -> usize {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return 0;
     };

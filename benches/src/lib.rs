@@ -19,7 +19,7 @@ mod sqlite;
 mod stats;
 mod synth;
 
-pub use background::{fading_threads, wait_for_background};
+pub use background::wait_for_background;
 pub use cache::{bytes_under, disk_bytes_under, evict, files_under, peak_rss_kib, resident};
 pub use fsync_floor::FsyncFloor;
 pub use rng::{Rng, Vocabulary, Zipf, word};
