@@ -2,16 +2,17 @@
 //! next does (docs/memory.md), so a decay pass visits only the memories due.
 //!
 //! A lookup derived from the world's memories like the rest of the index, with one difference:
-//! at a million memories it is the costliest part of a load (half a second), and nothing but a
-//! decay pass reads it. So a loaded world does not wait for it. A thread started for it builds
+//! at a million memories it is the costliest part of a load (a sixth of a second, built in
+//! bulk; half a second before), and nothing but a decay pass reads it. So a loaded world does not wait for it. A thread started for it builds
 //! it from the world as loaded, while the changes made since are noted; the first change after
 //! it is ready folds the two together. A decay pass that comes before it is ready builds it
 //! from the world as loaded itself, rather than wait on the thread (the thread may not exist:
 //! a process forked by a host keeps the world but not the thread).
 
 use super::World;
+use super::layered::Layered;
 use crate::model::{DecayStage, EntityId, FadeRule, MemoryId, Millis};
-use imbl::{OrdMap, Vector};
+use imbl::Vector;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -19,13 +20,16 @@ use std::sync::{Arc, OnceLock};
 /// Where a memory is next due: the moment, its owner, and the stage it moves on to.
 pub(crate) type Due = (Millis, EntityId, DecayStage);
 
-/// What fades when, with its reverse.
+/// What fades when, with its reverse. Both maps are [`Layered`]: built in bulk from sorted
+/// runs, as a snapshot's tables are. As persistent B-trees filled one insert at a time, they
+/// were 60 % of building the schedule of a million memories (benches/README.md, "The
+/// schedule built in bulk").
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Schedule {
     /// (the moment it next moves on, memory) → (its owner, the stage it moves to).
-    by_moment: OrdMap<(Millis, MemoryId), (EntityId, DecayStage)>,
+    by_moment: Layered<(Millis, MemoryId), (EntityId, DecayStage)>,
     /// memory → its moment in `by_moment`.
-    moment_of: OrdMap<MemoryId, Millis>,
+    moment_of: Layered<MemoryId, Millis>,
 }
 
 impl Schedule {
@@ -46,12 +50,18 @@ impl Schedule {
                 due.push(((at, m.id), (m.owner, stage)));
             }
         }
-        // Each map from a run in its own key order (the world lists memories by id).
+        Schedule::in_bulk(due)
+    }
+
+    /// The schedule of `due`, which lists each memory once, in id order (as the world lists
+    /// its memories). Each map is made from a run in its own key order; a memory's id makes
+    /// its moment's key unique.
+    fn in_bulk(mut due: Vec<((Millis, MemoryId), (EntityId, DecayStage))>) -> Schedule {
         let moment_of = due.iter().map(|((at, id), _)| (*id, *at)).collect();
         due.sort_unstable_by_key(|(key, _)| *key);
         Schedule {
-            by_moment: due.into_iter().collect(),
-            moment_of,
+            by_moment: Layered::from_sorted(due),
+            moment_of: Layered::from_sorted(moment_of),
         }
     }
 
@@ -222,6 +232,38 @@ mod tests {
             since: Vector::new(),
         };
         (fading, loaded)
+    }
+
+    proptest::proptest! {
+        /// A schedule built in bulk (as a loaded world's is) and then changed reads as one
+        /// built change by change: the same entries, the same memories due, the same next
+        /// moment.
+        #[test]
+        fn a_schedule_built_in_bulk_reads_as_one_built_by_changes(
+            loaded in proptest::collection::btree_map(1u64..200, (-50i64..50, 0u64..4), 0..60),
+            changes in proptest::collection::vec((1u64..220, proptest::option::of((-60i64..60, 0u64..4))), 0..60),
+        ) {
+            let due_of = |(at, owner): (i64, u64)| (at, EntityId(owner), DecayStage::Summary);
+            let mut bulk = Schedule::in_bulk(
+                loaded
+                    .iter()
+                    .map(|(id, (at, owner))| ((*at, MemoryId(*id)), (EntityId(*owner), DecayStage::Summary)))
+                    .collect(),
+            );
+            let mut by_changes = Schedule::default();
+            for (id, d) in &loaded {
+                by_changes.set(MemoryId(*id), Some(due_of(*d)));
+            }
+            for (id, d) in changes {
+                bulk.set(MemoryId(id), d.map(due_of));
+                by_changes.set(MemoryId(id), d.map(due_of));
+            }
+            proptest::prop_assert_eq!(&bulk, &by_changes);
+            for now in -61..61 {
+                proptest::prop_assert_eq!(bulk.due_by(now), by_changes.due_by(now));
+                proptest::prop_assert_eq!(bulk.next_after(now), by_changes.next_after(now));
+            }
+        }
     }
 
     #[test]
