@@ -156,7 +156,7 @@ impl Engine {
                 // Read where the store holds it: a snapshot may be hundreds of megabytes.
                 self.store
                     .visit_latest_snapshot(branch, seq, seq, &mut |seq, bytes| {
-                        if let Some(new) = upgrade(bytes, RecordKind::Snapshot, branch, seq)? {
+                        if let Some(new) = upgrade(&bytes, RecordKind::Snapshot, branch, seq)? {
                             batch_bytes += new.len();
                             batch.snapshots.push((branch, seq, new));
                         }

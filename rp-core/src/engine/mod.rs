@@ -659,9 +659,10 @@ fn latest_snapshot_world(
         // megabytes, not worth a copy.
         let mut found = None;
         store.visit_latest_snapshot(seg.branch, seg.first, seg.last, &mut |seq, bytes| {
+            let len = bytes.len();
             // Not nearer than what the caller has: not worth decoding.
             let decoded = (seq > after).then(|| codec::decode_world(bytes));
-            found = Some((seq, decoded, bytes.len()));
+            found = Some((seq, decoded, len));
             Ok(())
         })?;
         if let Some((seq, decoded, len)) = found {

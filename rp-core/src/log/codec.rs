@@ -32,6 +32,7 @@ use super::{Event, World};
 use crate::error::Error;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use std::borrow::Cow;
 
 /// The format version this build writes and the newest it reads (it reads every older one).
 pub const FORMAT_VERSION: u16 = 5;
@@ -129,7 +130,8 @@ pub fn encode_snapshot(world: &World) -> Vec<u8> {
 
 /// Decodes a snapshot record, rebuilding and checking the world's internal references.
 pub fn decode_snapshot(bytes: &[u8], source: &str) -> Result<World, Error> {
-    let mut world = decode_world(bytes).map_err(|e| e.at(source, "snapshot record"))?;
+    let mut world =
+        decode_world(Cow::Borrowed(bytes)).map_err(|e| e.at(source, "snapshot record"))?;
     world.reindex().map_err(|e| Error::Corrupt {
         file: source.to_owned(),
         location: "snapshot record".into(),
@@ -226,23 +228,34 @@ fn checksum(record: &[u8]) -> u32 {
 
 /// Decodes a record written by [`encode`], checking magic, version, checksum and limits.
 pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, DecodeError> {
-    decode_within(bytes, MAX_RECORD_BYTES)
+    decode_within(Cow::Borrowed(bytes), MAX_RECORD_BYTES)
 }
 
-/// Decodes a snapshot record's world (not reindexed), within [`MAX_SNAPSHOT_BYTES`].
-pub(crate) fn decode_world(bytes: &[u8]) -> Result<World, DecodeError> {
-    decode_within(bytes, MAX_SNAPSHOT_BYTES)
+/// Decodes a snapshot record's world (not reindexed), within [`MAX_SNAPSHOT_BYTES`]. A record
+/// given by value is freed as soon as its body is decompressed, before the body is decoded:
+/// a long campaign's snapshot is tens of megabytes, which the decode would otherwise hold
+/// while the world it builds grows (benches/README.md, "A snapshot freed once decompressed").
+pub(crate) fn decode_world(record: Cow<'_, [u8]>) -> Result<World, DecodeError> {
+    decode_within(record, MAX_SNAPSHOT_BYTES)
 }
 
 /// [`decode`] of a record of at most `limit` bytes.
-fn decode_within<T: DeserializeOwned>(bytes: &[u8], limit: usize) -> Result<T, DecodeError> {
-    match open(bytes, limit)? {
-        (1, body) => decode_payload(body).map_err(DecodeError::Corrupt),
-        (_, stored) => {
-            let body = compress::unpack(stored, limit).map_err(DecodeError::Corrupt)?;
-            decode_payload(&body).map_err(DecodeError::Corrupt)
+fn decode_within<T: DeserializeOwned>(
+    record: Cow<'_, [u8]>,
+    limit: usize,
+) -> Result<T, DecodeError> {
+    let body = match open(&record, limit)? {
+        (1, body) => return decode_payload(body).map_err(DecodeError::Corrupt),
+        (_, stored) => compress::unpack(stored, limit).map_err(DecodeError::Corrupt)?,
+    };
+    match body {
+        Cow::Owned(body) => {
+            drop(record);
+            decode_payload(&body)
         }
+        Cow::Borrowed(body) => decode_payload(body),
     }
+    .map_err(DecodeError::Corrupt)
 }
 
 /// A record's format version and what follows its header, once its magic, size, checksum and
@@ -522,6 +535,24 @@ mod tests {
             decode_snapshot(&bytes, "test").unwrap().to_bytes(),
             world.to_bytes()
         );
+        // Given rather than lent (freed once decompressed): the same world, and the same
+        // refusal of a damaged one.
+        let given = decode_world(Cow::Owned(bytes.clone())).unwrap();
+        assert_eq!(given.to_bytes(), world.to_bytes());
+        let mut damaged = bytes.clone();
+        let last = damaged.len() - 1;
+        damaged[last] ^= 1;
+        for record in [Cow::Owned(damaged.clone()), Cow::Borrowed(&damaged[..])] {
+            assert!(
+                matches!(decode_world(record), Err(DecodeError::Corrupt(m)) if m.contains("checksum"))
+            );
+        }
+        // Damaged inside its last frame, under a checksum made for the damage: refused when
+        // its frames decompress, whether given or lent.
+        let forged = seal(damaged);
+        for record in [Cow::Owned(forged.clone()), Cow::Borrowed(&forged[..])] {
+            assert!(matches!(decode_world(record), Err(DecodeError::Corrupt(_))));
+        }
     }
 
     #[test]
@@ -553,10 +584,10 @@ mod tests {
     fn a_record_over_its_limit_is_refused_before_it_is_read() {
         let bytes = encode(&sample());
         assert_eq!(
-            decode_within::<Event>(&bytes, bytes.len()).unwrap(),
+            decode_within::<Event>(Cow::Borrowed(&bytes), bytes.len()).unwrap(),
             sample()
         );
-        match decode_within::<Event>(&bytes, bytes.len() - 1) {
+        match decode_within::<Event>(Cow::Borrowed(&bytes), bytes.len() - 1) {
             Err(DecodeError::Corrupt(m)) => assert!(m.contains("exceeds the limit"), "{m}"),
             other => panic!("{other:?}"),
         }

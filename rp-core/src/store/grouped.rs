@@ -9,7 +9,7 @@
 //! What a crash can lose is unchanged, and so is what readers see: reads see the held events
 //! as if they were written.
 
-use super::{BranchId, Commit, Store};
+use super::{BranchId, Commit, SnapshotVisitor, Store};
 use crate::error::Result;
 use crate::model::Seq;
 
@@ -157,7 +157,7 @@ impl Store for Grouped {
         branch: BranchId,
         min: Seq,
         max: Seq,
-        visit: &mut dyn FnMut(Seq, &[u8]) -> Result<()>,
+        visit: &mut SnapshotVisitor<'_>,
     ) -> Result<bool> {
         self.inner.visit_latest_snapshot(branch, min, max, visit)
     }

@@ -1,8 +1,9 @@
 //! An in-memory store: the same records as the save file, kept in ordered maps.
 
-use super::{BranchId, Commit, Store};
+use super::{BranchId, Commit, SnapshotVisitor, Store};
 use crate::error::Result;
 use crate::model::Seq;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// A store that lives in RAM and vanishes with the process. Useful for tests, tools and
@@ -97,7 +98,7 @@ impl Store for MemoryStore {
         branch: BranchId,
         min: Seq,
         max: Seq,
-        visit: &mut dyn FnMut(Seq, &[u8]) -> Result<()>,
+        visit: &mut SnapshotVisitor<'_>,
     ) -> Result<bool> {
         if min > max {
             return Ok(false);
@@ -107,7 +108,7 @@ impl Store for MemoryStore {
             .range((branch, min)..=(branch, max))
             .next_back()
         {
-            Some(((_, s), b)) => visit(*s, b).map(|()| true),
+            Some(((_, s), b)) => visit(*s, Cow::Borrowed(b)).map(|()| true),
             None => Ok(false),
         }
     }

@@ -15,6 +15,7 @@ pub use self::redb::{BackendFactory, RedbStore};
 
 use crate::error::Result;
 use crate::model::Seq;
+use std::borrow::Cow;
 
 /// The largest snapshot a store keeps and hands back: a world of about ten million memories.
 /// (The log encodes and decodes within it: [`crate::log::codec::MAX_SNAPSHOT_BYTES`].)
@@ -30,11 +31,15 @@ fn copy_latest_snapshot(
 ) -> Result<Option<(Seq, Vec<u8>)>> {
     let mut out = None;
     store.visit_latest_snapshot(branch, min, max, &mut |seq, bytes| {
-        out = Some((seq, bytes.to_vec()));
+        out = Some((seq, bytes.into_owned()));
         Ok(())
     })?;
     Ok(out)
 }
+
+/// What [`Store::visit_latest_snapshot`] calls with the snapshot it found: its seq and its
+/// bytes, lent (`Cow::Borrowed`) or given (`Cow::Owned`).
+pub type SnapshotVisitor<'a> = dyn FnMut(Seq, Cow<'_, [u8]>) -> Result<()> + 'a;
 
 /// The internal id of a branch. Names are for users; ids never change or get reused.
 pub type BranchId = u64;
@@ -118,17 +123,19 @@ pub trait Store: Send {
 
     /// Calls `visit` with the snapshot of `branch` with the highest seq in `min..=max`, if
     /// any; returns whether there was one. A store that can lends the bytes where it holds
-    /// them, without a copy (a long campaign's snapshot is hundreds of megabytes); the default
-    /// visits [`Store::latest_snapshot`]'s copy.
+    /// them, without a copy (`Cow::Borrowed`: a long campaign's snapshot is tens of
+    /// megabytes); one that had to put them together gives them (`Cow::Owned`), so that the
+    /// visitor can free them as soon as it is done with them, before it is done. The default
+    /// gives [`Store::latest_snapshot`]'s copy.
     fn visit_latest_snapshot(
         &self,
         branch: BranchId,
         min: Seq,
         max: Seq,
-        visit: &mut dyn FnMut(Seq, &[u8]) -> Result<()>,
+        visit: &mut SnapshotVisitor<'_>,
     ) -> Result<bool> {
         match self.latest_snapshot(branch, min, max)? {
-            Some((seq, bytes)) => visit(seq, &bytes).map(|()| true),
+            Some((seq, bytes)) => visit(seq, Cow::Owned(bytes)).map(|()| true),
             None => Ok(false),
         }
     }

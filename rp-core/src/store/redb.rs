@@ -2,13 +2,14 @@
 
 mod parts;
 
-use super::{BranchId, Commit, Store};
+use super::{BranchId, Commit, SnapshotVisitor, Store};
 use crate::error::{Error, Result};
 use crate::model::Seq;
 use redb::{
     Database, DatabaseError, Durability, ReadOnlyDatabase, ReadTransaction, ReadableDatabase,
     StorageBackend, TableDefinition, TableError,
 };
+use std::borrow::Cow;
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -940,7 +941,7 @@ impl Store for RedbStore {
         branch: BranchId,
         min: Seq,
         max: Seq,
-        visit: &mut dyn FnMut(Seq, &[u8]) -> Result<()>,
+        visit: &mut SnapshotVisitor<'_>,
     ) -> Result<bool> {
         if min > max {
             return Ok(false);
@@ -960,7 +961,7 @@ impl Store for RedbStore {
                     let (k, v) = row.map_err(|e| err(&e))?;
                     let seq = k.value().1;
                     let Some(manifest) = parts::read_manifest(v.value()) else {
-                        return visit(seq, v.value()).map(|()| true);
+                        return visit(seq, Cow::Borrowed(v.value())).map(|()| true);
                     };
                     let corrupt = |message: String| Error::Corrupt {
                         file: self.name.clone(),
@@ -974,7 +975,8 @@ impl Store for RedbStore {
                     let bytes = parts::assemble(&parts, (branch, seq), manifest)
                         .map_err(|e| err(&e))?
                         .map_err(corrupt)?;
-                    visit(seq, &bytes).map(|()| true)
+                    // Given, not lent: the snapshot is freed once it is decompressed.
+                    visit(seq, Cow::Owned(bytes)).map(|()| true)
                 }
             }
         })
