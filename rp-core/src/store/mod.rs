@@ -125,8 +125,8 @@ pub trait Store: Send {
     /// any; returns whether there was one. A store that can lends the bytes where it holds
     /// them, without a copy (`Cow::Borrowed`: a long campaign's snapshot is tens of
     /// megabytes); one that had to put them together gives them (`Cow::Owned`), so that the
-    /// visitor can free them as soon as it is done with them, before it is done. The default
-    /// gives [`Store::latest_snapshot`]'s copy.
+    /// visitor may free them once it has read them, before it returns (an open frees a
+    /// snapshot once it is decompressed). The default gives [`Store::latest_snapshot`]'s copy.
     fn visit_latest_snapshot(
         &self,
         branch: BranchId,
