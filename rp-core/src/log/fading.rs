@@ -5,9 +5,10 @@
 //! at a million memories it is the costliest part of a load (a sixth of a second, built in
 //! bulk; half a second before), and nothing but a decay pass reads it. So a loaded world does
 //! not wait for it. A thread started for it builds it from the world as loaded, while the
-//! changes made since are noted; the first change after it is ready folds the two together. A decay pass that comes before it is ready builds it
-//! from the world as loaded itself, rather than wait on the thread (the thread may not exist:
-//! a process forked by a host keeps the world but not the thread).
+//! changes made since are noted; the first change after it is ready folds the two together.
+//! A decay pass that comes before it is ready builds it from the world as loaded itself,
+//! rather than wait on the thread (the thread may not exist: a process forked by a host keeps
+//! the world but not the thread).
 
 use super::World;
 use super::layered::Layered;
