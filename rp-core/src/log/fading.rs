@@ -242,13 +242,19 @@ mod tests {
         #[test]
         fn a_schedule_built_in_bulk_reads_as_one_built_by_changes(
             loaded in proptest::collection::btree_map(1u64..200, (-50i64..50, 0u64..4), 0..60),
-            changes in proptest::collection::vec((1u64..220, proptest::option::of((-60i64..60, 0u64..4))), 0..60),
+            changes in proptest::collection::vec(
+                (1u64..220, proptest::option::of((-60i64..60, 0u64..4))),
+                0..60,
+            ),
         ) {
             let due_of = |(at, owner): (i64, u64)| (at, EntityId(owner), DecayStage::Summary);
             let mut bulk = Schedule::in_bulk(
                 loaded
                     .iter()
-                    .map(|(id, (at, owner))| ((*at, MemoryId(*id)), (EntityId(*owner), DecayStage::Summary)))
+                    .map(|(id, d)| {
+                        let (at, owner, stage) = due_of(*d);
+                        ((at, MemoryId(*id)), (owner, stage))
+                    })
                     .collect(),
             );
             let mut by_changes = Schedule::default();
