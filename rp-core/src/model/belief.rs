@@ -57,7 +57,7 @@ pub fn decayed(base: f64, at: Millis, now: Millis, half_life_hours: f64) -> f64 
     if now <= at || half_life_hours.is_nan() || half_life_hours <= 0.0 {
         return base;
     }
-    let hours = (now - at) as f64 / super::HOUR_MS;
+    let hours = super::elapsed(at, now) as f64 / super::HOUR_MS;
     base * 0.5f64.powf(hours / half_life_hours)
 }
 

@@ -178,7 +178,7 @@ impl Learned {
     /// How many half-lives have passed at `t`.
     fn steps(&self, t: Millis, half_life_days: f64) -> i64 {
         let step = (half_life_days * 24.0 * 3_600_000.0).max(1.0);
-        ((t - self.at).max(0) as f64 / step).floor() as i64
+        (super::elapsed(self.at, t) as f64 / step).floor() as i64
     }
 
     /// The moments after `from` at which the factor steps (at most [`LEARNED_STEPS`]).

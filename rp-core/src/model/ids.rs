@@ -88,3 +88,59 @@ id_type!(
     RuleId,
     "rule"
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Drive, Intent, Learned, Rule, RuleSource, Trigger, decayed};
+
+    /// Every fading value reads the time since a moment a save holds, at a time a host gives;
+    /// either may be anywhere in `Millis`, and none of them may overflow the time between
+    /// (a panic under overflow checks, a wrong value without).
+    #[test]
+    fn what_fades_reads_the_time_between_without_overflow() {
+        let ends = [(Millis::MIN, Millis::MAX), (Millis::MAX, Millis::MIN)];
+        for (then, now) in ends {
+            let v = decayed(0.8, then, now, 24.0);
+            assert!((0.0..=0.8).contains(&v), "{v}");
+            let learned = Learned {
+                to: EntityId(1),
+                term: "warmth".into(),
+                factor: 2.0,
+                at: then,
+            };
+            let f = learned.factor_at(now, 7.0);
+            assert!((1.0..=2.0).contains(&f), "{f}");
+            let rule = Rule {
+                id: RuleId(1),
+                owner: EntityId(1),
+                description: "ask about the letter".into(),
+                trigger: Trigger::At(then),
+                condition: None,
+                intent: Intent::Drive {
+                    drive: Drive::Task,
+                    amount: 0.5,
+                },
+                weight: 0.6,
+                since: then,
+                uses: 0,
+                last_used: None,
+                checked: None,
+                created_at: then,
+                source: RuleSource::Host,
+            };
+            let w = rule.weight_at(now, 30.0);
+            assert!((0.0..=0.6).contains(&w), "{w}");
+        }
+        // Far after: faded all the way; not after: as set.
+        assert_eq!(decayed(0.8, Millis::MIN, Millis::MAX, 24.0), 0.0);
+        let learned = |at| Learned {
+            to: EntityId(1),
+            term: "warmth".into(),
+            factor: 2.0,
+            at,
+        };
+        assert_eq!(learned(Millis::MIN).factor_at(Millis::MAX, 7.0), 1.0);
+        assert_eq!(learned(Millis::MAX).factor_at(Millis::MIN, 7.0), 2.0);
+    }
+}

@@ -104,7 +104,7 @@ impl Rule {
     /// Its weight at `t`: `weight × 0.5^((t − since) / half_life)` (never more than
     /// `weight`, whatever `t`).
     pub fn weight_at(&self, t: Millis, half_life_days: f64) -> f64 {
-        let days = (t - self.since).max(0) as f64 / (24.0 * HOUR_MS);
+        let days = super::elapsed(self.since, t) as f64 / (24.0 * HOUR_MS);
         self.weight * 0.5f64.powf(days / half_life_days)
     }
 

@@ -7,7 +7,9 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::facts::SeededDraws;
 use crate::log::{Event, Message, World, decision_event};
-use crate::model::{EntityId, Memory, MemoryId, Millis, Utterance, UtteranceId, WitnessSet};
+use crate::model::{
+    EntityId, Memory, MemoryId, Millis, Utterance, UtteranceId, WitnessSet, elapsed,
+};
 use crate::scene::{self, SceneClose};
 use crate::turn::prompt::{
     self, CharsPerToken, Gathered, MemoryPick, Prompt, PromptOptions, TokenCounter,
@@ -547,8 +549,8 @@ impl TurnMachine {
             content: content.to_owned(),
             author,
             mentioned: Some(mentioned),
-            response_ms: speech.last_spoke.map(|t| (now - t) as f64),
-            retry_ms: (now - arrived).max(0) as f64,
+            response_ms: speech.last_spoke.map(|t| elapsed(t, now) as f64),
+            retry_ms: elapsed(arrived, now) as f64,
             unread_count: speech.unread,
             interaction_type: None,
             hour: None,
