@@ -234,6 +234,59 @@ fn an_unanswered_approach_holds_the_next_one_back_until_an_answer() {
     assert_eq!(answered.availability, 1.0);
 }
 
+/// A line heard is one entry per hearer (docs/beliefs.md): what the hearer saw of
+/// the speaker and their contact. An approach unanswered stands over what was seen, not over
+/// the contact; replay and a snapshot give the world as played.
+#[test]
+fn an_approach_unanswered_changes_what_was_seen_not_the_contact() {
+    let mut t = tavern(chatty());
+    let generator = ScriptedGenerator::new("Evening. ({n})");
+    let said = 8 * HOUR + MINUTE;
+    t.engine
+        .run_turn_blocking(
+            TurnInput::say(t.wren, "Quiet tonight.", said),
+            Default::default(),
+            &generator,
+            &mut rp_core::machine::NoSink,
+        )
+        .unwrap();
+    assert_eq!(t.engine.world().contact(t.tobias, t.wren), Some(said));
+    let first = next_but_feedback(&mut t.engine);
+    assert!(matches!(first.reason, drives::TickReason::Pressure { .. }));
+    block_on(advance(
+        &mut t.engine,
+        first.at,
+        &TickOptions::default(),
+        &generator,
+    ))
+    .unwrap();
+    let world = t.engine.world();
+    let ignored = world.belief(t.tobias, t.wren).unwrap();
+    assert_eq!((ignored.availability, ignored.at), (0.0, first.at));
+    // Wren heard his approach: they were in contact then, both ways.
+    assert_eq!(world.contact(t.tobias, t.wren), Some(first.at));
+    assert_eq!(world.contact(t.wren, t.tobias), Some(first.at));
+    let snapshot = rp_core::log::codec::encode_snapshot(world);
+    let loaded = rp_core::log::codec::decode_snapshot(&snapshot, "test").unwrap();
+    assert_eq!(loaded.to_bytes(), world.to_bytes());
+    assert_eq!(replay(&t.engine).to_bytes(), world.to_bytes());
+
+    let answered_at = first.at + MINUTE;
+    t.engine
+        .run_turn_blocking(
+            TurnInput::say(t.wren, "Evening to you.", answered_at),
+            Default::default(),
+            &generator,
+            &mut rp_core::machine::NoSink,
+        )
+        .unwrap();
+    let world = t.engine.world();
+    let answered = world.belief(t.tobias, t.wren).unwrap();
+    assert_eq!((answered.availability, answered.at), (1.0, answered_at));
+    assert!(world.contact(t.tobias, t.wren) >= Some(answered_at));
+    assert_eq!(replay(&t.engine).to_bytes(), world.to_bytes());
+}
+
 #[test]
 fn the_sheet_can_hold_an_initiation_back() {
     let mut t = tavern(chatty());

@@ -19,7 +19,7 @@ use super::layered::Diff;
 use super::pairs::PairMap;
 use super::table::Table;
 use crate::log::Event;
-use crate::model::{Belief, DriveSettings, Edge, Entity, EntityId, PersonBelief};
+use crate::model::{Belief, DriveSettings, Edge, Entity, EntityId, Millis, PersonBelief};
 use imbl::OrdMap;
 use imbl::ordmap::DiffItem;
 use std::sync::Arc;
@@ -49,7 +49,8 @@ impl BeliefReads for World {
         self.people
             .range(all.clone())
             .map(|((_, b), _)| *b)
-            .chain(self.beliefs.range(all).map(|((_, b), _)| *b))
+            .chain(self.beliefs.range(all.clone()).map(|((_, b), _)| *b))
+            .chain(self.heard.range(all).map(|((_, b), _)| *b))
             .chain(self.reported.keys().copied())
             .collect()
     }
@@ -63,7 +64,7 @@ impl BeliefReads for World {
     }
 
     fn seen(&self, observer: EntityId, about: EntityId) -> Option<Belief> {
-        self.beliefs.get(&(observer, about)).copied()
+        self.seen_availability(observer, about)
     }
 
     fn reported(&self, about: EntityId) -> Option<Belief> {
@@ -83,6 +84,7 @@ pub struct BeliefMaps {
     edges: Table<Edge>,
     people: PairMap<PersonBelief>,
     beliefs: PairMap<Belief>,
+    heard: PairMap<Millis>,
     reported: OrdMap<EntityId, Belief>,
 }
 
@@ -160,6 +162,7 @@ impl World {
             edges: self.edges.clone(),
             people: self.people.clone(),
             beliefs: self.beliefs.clone(),
+            heard: self.heard.clone(),
             reported: self.reported.clone(),
         }
     }
@@ -195,12 +198,24 @@ impl World {
                 Diff::Remove(k, _) => out(BeliefChange::Person(*k, None)),
             }
         }
-        for d in before.beliefs.diff(&self.beliefs) {
-            match d {
-                Diff::Add(k, v) | Diff::Update { key: k, new: v, .. } => {
-                    out(BeliefChange::Seen(*k, Some(*v)))
-                }
-                Diff::Remove(k, _) => out(BeliefChange::Seen(*k, None)),
+        // What was seen is read from two maps (`World::seen_availability`): a pair is given
+        // once, with what is seen now, if either changed it. A line heard changes what is seen
+        // unless an availability seen otherwise, and left unchanged, still stands over it.
+        let otherwise: Vec<_> = before
+            .beliefs
+            .diff(&self.beliefs)
+            .into_iter()
+            .map(|d| match d {
+                Diff::Add(k, _) | Diff::Update { key: k, .. } | Diff::Remove(k, _) => *k,
+            })
+            .collect();
+        for k in &otherwise {
+            out(BeliefChange::Seen(*k, self.seen_availability(k.0, k.1)));
+        }
+        for d in before.heard.diff(&self.heard) {
+            let (Diff::Add(k, _) | Diff::Update { key: k, .. } | Diff::Remove(k, _)) = d;
+            if !self.beliefs.contains(k) && otherwise.binary_search(k).is_err() {
+                out(BeliefChange::Seen(*k, self.seen_availability(k.0, k.1)));
             }
         }
         for d in before.reported.diff(&self.reported) {

@@ -16,6 +16,9 @@
 //!                    availability are packed, fixed-width entries (`pair_rows`)
 //!                    format 5: as format 4; a snapshot's edges are written in chunks,
 //!                    as its memories are (`edge_rows`, `chunks`)
+//!                    format 6: as format 5; a snapshot keeps the lines each entity heard
+//!                    (`heard`) apart from what it saw otherwise (`seen`), where it kept
+//!                    a contact and a belief per hearer (`World::contact`)
 //! ```
 //!
 //! An event is compressed with a dictionary built in (about 2.5× smaller), a snapshot as
@@ -25,7 +28,7 @@
 //! build (`UnsupportedVersion`) rather than misreading its snapshots as damage.
 //! A snapshot's edges are written by position since a change within format 3: serde's derived
 //! reader takes a record as a map or as the array of its fields, so builds of format 3 from
-//! before read them. Formats 4 and 5, like 3, changed only the body of a snapshot.
+//! before read them. Formats 4, 5 and 6, like 3, changed only the body of a snapshot.
 
 use super::compress;
 use super::{Event, World};
@@ -35,7 +38,7 @@ use serde::de::DeserializeOwned;
 use std::borrow::Cow;
 
 /// The format version this build writes and the newest it reads (it reads every older one).
-pub const FORMAT_VERSION: u16 = 5;
+pub const FORMAT_VERSION: u16 = 6;
 /// The largest record this build will decode (an event or the metadata; a snapshot may be
 /// larger, up to [`MAX_SNAPSHOT_BYTES`]).
 pub const MAX_RECORD_BYTES: usize = 512 * 1024 * 1024;

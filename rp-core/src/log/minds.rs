@@ -2,6 +2,7 @@
 //! computed from it are [`crate::drives`].
 
 use super::World;
+use super::pairs::PairMap;
 use crate::model::{
     Belief, DecayStage, DriveConfig, DriveSettings, EntityId, FadeRule, HOUR_MS, MemoryId, Millis,
     Mind,
@@ -31,9 +32,103 @@ impl World {
         )
     }
 
-    /// When `a` and `b` last spoke in each other's hearing.
+    /// When `a` and `b` last spoke in each other's hearing: the later of when each last heard
+    /// the other, and of a contact kept apart ([`World::contacts`]).
     pub fn contact(&self, a: EntityId, b: EntityId) -> Option<Millis> {
-        self.contacts.get(&contact_key(a, b)).copied()
+        self.heard_between(a, b)
+            .max(self.contacts.get(&contact_key(a, b)).copied())
+    }
+
+    /// The later of when `a` last heard `b` and `b` last heard `a`.
+    fn heard_between(&self, a: EntityId, b: EntityId) -> Option<Millis> {
+        let heard = |x, y| self.heard.get(&(x, y)).copied();
+        heard(a, b).max(heard(b, a))
+    }
+
+    /// The latest availability of `about` that `observer` saw: what it saw otherwise (an
+    /// initiation unanswered) if that came after the last line it heard from `about`, else
+    /// that line (available, when heard).
+    pub(super) fn seen_availability(&self, observer: EntityId, about: EntityId) -> Option<Belief> {
+        let pair = (observer, about);
+        self.beliefs.get(&pair).copied().or_else(|| {
+            self.heard.get(&pair).map(|&at| Belief {
+                availability: 1.0,
+                at,
+            })
+        })
+    }
+
+    /// `hearer` heard `speaker` at `at`: one entry, which is both what it saw of the speaker
+    /// (available, taking out what it saw otherwise before) and their contact. A contact kept
+    /// apart that the lines heard now reach is let go.
+    pub(super) fn hear(&mut self, hearer: EntityId, speaker: EntityId, at: Millis) {
+        self.heard.insert((hearer, speaker), at);
+        self.beliefs.remove(&(hearer, speaker));
+        let key = contact_key(hearer, speaker);
+        if let Some(&kept) = self.contacts.get(&key)
+            && Some(kept) <= self.heard_between(hearer, speaker)
+        {
+            self.contacts.remove(&key);
+        }
+    }
+
+    /// `observer` saw `about`'s availability otherwise than by hearing it (an initiation
+    /// unanswered): that stands over the last line it heard from `about`, whose time is kept
+    /// apart as their contact if nothing else holds it.
+    pub(super) fn see_otherwise(&mut self, observer: EntityId, about: EntityId, seen: Belief) {
+        self.beliefs.insert((observer, about), seen);
+        if let Some(at) = self.heard.remove(&(observer, about)) {
+            let key = contact_key(observer, about);
+            let held = self
+                .heard_between(observer, about)
+                .max(self.contacts.get(&key).copied());
+            if Some(at) > held {
+                self.contacts.insert(key, at);
+            }
+        }
+    }
+
+    /// Forgets every line heard, availability seen and contact of `entity`, either way.
+    pub(super) fn forget_pairs_of(&mut self, entity: EntityId) {
+        self.heard.forget(entity);
+        self.beliefs.forget(entity);
+        self.contacts.forget(entity);
+    }
+
+    /// After a snapshot's load: sorts the availability a snapshot of format 5 or older kept in
+    /// one map into the lines heard (an availability of 1, which only a line heard wrote) and
+    /// the rest, then lets go of each contact the lines heard reach, as
+    /// [`World::hear`] and [`World::see_otherwise`] keep them. A snapshot that holds
+    /// availability seen in both forms is refused.
+    pub(super) fn settle_pairs(&mut self) -> crate::error::Result<()> {
+        if !self.seen_before_6.is_empty() {
+            if !self.heard.is_empty() || !self.beliefs.is_empty() {
+                return Err(crate::error::Error::invalid(
+                    "snapshot",
+                    "it keeps availability seen both as before format 6 and as since",
+                ));
+            }
+            let (heard, other): (Vec<_>, Vec<_>) = std::mem::take(&mut self.seen_before_6)
+                .iter()
+                .map(|(pair, b)| (*pair, *b))
+                .partition(|(_, b)| b.availability == 1.0);
+            // Both come in pair order, as the map held them.
+            self.heard = PairMap::from_sorted(heard.into_iter().map(|(p, b)| (p, b.at)).collect());
+            self.beliefs = PairMap::from_sorted(other);
+        }
+        if self.contacts.is_empty() {
+            return Ok(());
+        }
+        let kept: Vec<_> = self
+            .contacts
+            .iter()
+            .filter(|((a, b), at)| Some(**at) > self.heard_between(*a, *b))
+            .map(|(pair, at)| (*pair, *at))
+            .collect();
+        if kept.len() != self.contacts.len() {
+            self.contacts = PairMap::from_sorted(kept);
+        }
+        Ok(())
     }
 
     /// The latest of what `observer` saw of `about`'s availability, what the host reported and
@@ -114,4 +209,101 @@ pub(super) fn overdue() -> Option<Millis> {
 /// Where the contact of `a` and `b` is kept: one entry per pair, whichever spoke.
 pub(super) fn contact_key(a: EntityId, b: EntityId) -> (EntityId, EntityId) {
     (a.min(b), a.max(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(id: u64) -> EntityId {
+        EntityId(id)
+    }
+
+    fn seen(availability: f64, at: Millis) -> Belief {
+        Belief { availability, at }
+    }
+
+    /// The pairs of a map, for comparison.
+    fn pairs<V: Clone + Copy>(map: &PairMap<V>) -> Vec<((u64, u64), V)> {
+        map.iter().map(|((a, b), v)| ((a.0, b.0), *v)).collect()
+    }
+
+    #[test]
+    fn a_line_heard_is_one_entry_and_an_approach_unanswered_stands_over_it() {
+        let mut w = World::default();
+        w.hear(e(1), e(2), 10);
+        assert_eq!(w.contact(e(2), e(1)), Some(10));
+        assert_eq!(w.seen_availability(e(1), e(2)), Some(seen(1.0, 10)));
+        assert_eq!(w.seen_availability(e(2), e(1)), None);
+        assert_eq!(
+            (w.heard.len(), w.contacts.len(), w.beliefs.len()),
+            (1, 0, 0)
+        );
+
+        // 1 approaches 2, unanswered: what it saw is now that, and the contact stays.
+        w.see_otherwise(e(1), e(2), seen(0.0, 20));
+        assert_eq!(w.seen_availability(e(1), e(2)), Some(seen(0.0, 20)));
+        assert_eq!(w.contact(e(1), e(2)), Some(10));
+        assert_eq!(pairs(&w.contacts), vec![((1, 2), 10)]);
+        assert!(w.heard.is_empty());
+
+        // 2 hears 1 later: the lines heard hold the contact again.
+        w.hear(e(2), e(1), 15);
+        assert_eq!(w.contact(e(1), e(2)), Some(15));
+        assert!(w.contacts.is_empty());
+        // 2 answers: 1 saw it available, and nothing is left apart.
+        w.hear(e(1), e(2), 30);
+        assert_eq!(w.seen_availability(e(1), e(2)), Some(seen(1.0, 30)));
+        assert_eq!(w.contact(e(1), e(2)), Some(30));
+        assert!(w.beliefs.is_empty() && w.contacts.is_empty());
+        assert_eq!(pairs(&w.heard), vec![((1, 2), 30), ((2, 1), 15)]);
+
+        // An approach whose line the other heard since keeps nothing apart.
+        w.see_otherwise(e(2), e(1), seen(0.0, 40));
+        assert!(w.contacts.is_empty());
+        assert_eq!(w.contact(e(1), e(2)), Some(30));
+
+        w.forget_pairs_of(e(1));
+        assert!(w.heard.is_empty() && w.beliefs.is_empty() && w.contacts.is_empty());
+        assert_eq!(w.contact(e(1), e(2)), None);
+    }
+
+    #[test]
+    fn a_snapshot_before_format_6_sorts_what_was_seen_and_keeps_only_contacts_beyond_it() {
+        let mut w = World {
+            seen_before_6: PairMap::from_sorted(vec![
+                ((e(1), e(2)), seen(1.0, 10)),
+                ((e(2), e(1)), seen(0.0, 20)),
+                ((e(3), e(1)), seen(1.0, 5)),
+            ]),
+            contacts: PairMap::from_sorted(vec![
+                ((e(1), e(2)), 20),
+                ((e(1), e(3)), 5),
+                ((e(4), e(5)), 7),
+            ]),
+            ..World::default()
+        };
+        w.settle_pairs().unwrap();
+        assert!(w.seen_before_6.is_empty());
+        assert_eq!(pairs(&w.heard), vec![((1, 2), 10), ((3, 1), 5)]);
+        assert_eq!(pairs(&w.beliefs), vec![((2, 1), seen(0.0, 20))]);
+        // (1, 3) is what 3 heard of 1; (1, 2) and (4, 5) reach beyond the lines kept heard.
+        assert_eq!(pairs(&w.contacts), vec![((1, 2), 20), ((4, 5), 7)]);
+        assert_eq!(w.contact(e(2), e(1)), Some(20));
+        assert_eq!(w.contact(e(3), e(1)), Some(5));
+        assert_eq!(w.contact(e(5), e(4)), Some(7));
+        assert_eq!(w.seen_availability(e(2), e(1)), Some(seen(0.0, 20)));
+        assert_eq!(w.seen_availability(e(1), e(2)), Some(seen(1.0, 10)));
+    }
+
+    #[test]
+    fn a_snapshot_keeping_what_was_seen_in_both_forms_is_refused() {
+        let mut w = World {
+            seen_before_6: PairMap::from_sorted(vec![((e(1), e(2)), seen(1.0, 10))]),
+            heard: PairMap::from_sorted(vec![((e(2), e(1)), 10)]),
+            ..World::default()
+        };
+        let err = w.settle_pairs().unwrap_err();
+        assert!(err.to_string().contains("format 6"), "{err}");
+    }
 }

@@ -1,4 +1,5 @@
-//! How a snapshot writes the contacts and the beliefs about availability (record format 4):
+//! How a snapshot writes the lines heard, the contacts and the beliefs about availability
+//! (record format 4; the lines heard apart since format 6):
 //! one MessagePack `bin` per map, each entry the same number of bytes, fixed-width
 //! little-endian: the pair's two ids (8 bytes each), then the value (a contact's time, 8 bytes;
 //! a belief's availability as an `f64` and its time, 16 bytes).
@@ -171,6 +172,22 @@ pub(super) mod contacts {
         contacts.sort_by_key(|(pair, at)| (*pair, std::cmp::Reverse(*at)));
         contacts.dedup_by_key(|(pair, _)| *pair);
         Ok(PairMap::from_sorted(contacts))
+    }
+}
+
+/// The lines heard, (hearer, speaker) and when (record format 6), as a snapshot keeps them
+/// packed; a pair twice is refused.
+pub(super) mod heard {
+    use super::super::pairs::PairMap;
+    use crate::model::Millis;
+    use serde::Deserializer;
+
+    pub(in crate::log) use super::serialize;
+
+    pub(in crate::log) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<PairMap<Millis>, D::Error> {
+        super::unique(super::read::<D, Millis>(d)?)
     }
 }
 

@@ -41,6 +41,11 @@ impl<V: Clone> PairMap<V> {
         self.0.get(pair)
     }
 
+    /// True if something is kept of `pair`.
+    pub(crate) fn contains(&self, pair: &Pair) -> bool {
+        self.0.contains(pair)
+    }
+
     /// Mutable access to what is kept of `pair`.
     pub(crate) fn get_mut(&mut self, pair: &Pair) -> Option<&mut V> {
         self.0.get_mut(pair)
@@ -56,9 +61,26 @@ impl<V: Clone> PairMap<V> {
         self.0.remove(pair)
     }
 
+    /// Forgets every pair `entity` is one of.
+    pub(crate) fn forget(&mut self, entity: EntityId) {
+        let gone: Vec<Pair> = self
+            .keys()
+            .filter(|(a, b)| *a == entity || *b == entity)
+            .copied()
+            .collect();
+        for pair in gone {
+            self.remove(&pair);
+        }
+    }
+
     /// The number of pairs.
     pub(crate) fn len(&self) -> usize {
         self.0.len()
+    }
+
+    /// True when no pair is kept.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 
     /// Every pair and what is kept of it, in pair order.

@@ -76,14 +76,34 @@ pub struct World {
     /// The world's drive settings (over the built-in defaults).
     #[serde(default)]
     pub(super) drive_config: DriveConfig,
-    /// When each pair last spoke in each other's hearing: social debt counts from it. Kept once
-    /// per pair, under (lower id, higher id) ([`super::minds::contact_key`]): a contact is
-    /// always both ways.
+    /// When each entity last heard another speak, under (hearer, speaker): one entry per
+    /// hearer of a line. It is both what the hearer saw of the speaker's availability (a line
+    /// heard: available) and, with the other way round, their contact
+    /// ([`World::contact`]). Kept apart since record format 6, where a line wrote a contact
+    /// and a belief per hearer (benches/README.md, "One entry per hearer").
+    #[serde(default, with = "super::pair_rows::heard")]
+    pub(super) heard: super::pairs::PairMap<Millis>,
+    /// The contacts `heard` no longer shows, once per pair under (lower id, higher id)
+    /// ([`super::minds::contact_key`]): a line heard whose entry an initiation unanswered
+    /// took over ([`World::see_otherwise`]), or a contact a snapshot of format 5 or older kept
+    /// beyond the lines it kept heard. [`World::contact`] reads them beside `heard`.
     #[serde(default, with = "super::pair_rows::contacts")]
     pub(super) contacts: super::pairs::PairMap<Millis>,
-    /// What each (observer, observed) pair believes of the observed's availability.
-    #[serde(default, with = "super::pair_rows::beliefs")]
+    /// What each (observer, observed) pair saw of the observed's availability other than by
+    /// hearing it speak (an initiation unanswered), written after the last line the observer
+    /// heard from it: a line heard takes the entry out. See [`World::seen`].
+    #[serde(default, rename = "seen", with = "super::pair_rows::beliefs")]
     pub(super) beliefs: super::pairs::PairMap<Belief>,
+    /// A snapshot of format 5 or older keeps every availability seen here, the lines heard
+    /// among them: [`World::reindex`] sorts them into `heard` and `beliefs`
+    /// ([`World::settle_pairs`]). Never written.
+    #[serde(
+        default,
+        rename = "beliefs",
+        skip_serializing,
+        deserialize_with = "super::pair_rows::beliefs::deserialize"
+    )]
+    pub(super) seen_before_6: super::pairs::PairMap<Belief>,
     /// What the host last reported of an entity's availability (believed by everyone).
     #[serde(default)]
     pub(super) reported: imbl::OrdMap<EntityId, Belief>,
@@ -499,6 +519,7 @@ impl World {
 
     /// Rebuilds derived lookups and checks every reference, after decoding from a snapshot.
     pub(crate) fn reindex(&mut self) -> Result<()> {
+        self.settle_pairs()?;
         let runs = self.memories.take_runs();
         self.index = Index::build_loading(self, runs)?;
         let mut sheets = Sheets::default();

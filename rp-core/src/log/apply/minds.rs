@@ -251,8 +251,9 @@ impl World {
         // Until the addressee answers (its line sets the belief back to available), having
         // spoken to it unanswered is an observation that it is not available: seed 004's
         // "no response" signal. The belief's confidence fades as any other.
-        self.beliefs.insert(
-            (initiation.speaker, initiation.to),
+        self.see_otherwise(
+            initiation.speaker,
+            initiation.to,
             Belief {
                 availability: 0.0,
                 at,
@@ -309,25 +310,7 @@ impl World {
         self.minds.remove(&entity);
         self.remove_rules_of(entity);
         self.reported.remove(&entity);
-        let touches = |(a, b): &(EntityId, EntityId)| *a == entity || *b == entity;
-        let gone: Vec<_> = self
-            .contacts
-            .keys()
-            .filter(|k| touches(k))
-            .copied()
-            .collect();
-        for k in gone {
-            self.contacts.remove(&k);
-        }
-        let gone: Vec<_> = self
-            .beliefs
-            .keys()
-            .filter(|k| touches(k))
-            .copied()
-            .collect();
-        for k in gone {
-            self.beliefs.remove(&k);
-        }
+        self.forget_pairs_of(entity);
     }
 
     /// What a line does to the drives: everyone who heard it is in contact with the speaker
@@ -361,15 +344,7 @@ impl World {
                     }
                 }
             }
-            self.contacts
-                .insert(crate::log::minds::contact_key(w, speaker), at);
-            self.beliefs.insert(
-                (w, speaker),
-                Belief {
-                    availability: 1.0,
-                    at,
-                },
-            );
+            self.hear(w, speaker, at);
         }
         if self.minds.contains_key(&speaker) {
             let settings = self.drive_settings(speaker);
