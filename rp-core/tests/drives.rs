@@ -52,6 +52,29 @@ fn next_but_feedback(engine: &mut Engine) -> drives::NextTick {
     }
 }
 
+/// Plays time up to `at` (the ticks due before it run, with `generator` for their lines).
+fn play_to(t: &mut Tavern, at: Millis, generator: &ScriptedGenerator) {
+    block_on(advance(
+        &mut t.engine,
+        at,
+        &TickOptions::default(),
+        generator,
+    ))
+    .unwrap();
+}
+
+/// Wren says `text` at `at`; Tobias answers as the sheet decides, his lines from `generator`.
+fn wren_says(t: &mut Tavern, text: &str, at: Millis, generator: &ScriptedGenerator) {
+    t.engine
+        .run_turn_blocking(
+            TurnInput::say(t.wren, text, at),
+            Default::default(),
+            generator,
+            &mut rp_core::machine::NoSink,
+        )
+        .unwrap();
+}
+
 fn chatty() -> DriveConfig {
     DriveConfig {
         social_debt_per_hour: Some(4.0),
@@ -194,13 +217,7 @@ fn an_unanswered_approach_holds_the_next_one_back_until_an_answer() {
     let mut t = tavern(chatty());
     let generator = ScriptedGenerator::new("Evening. ({n})");
     let first = t.engine.next_tick_at(8 * HOUR).unwrap().unwrap();
-    block_on(advance(
-        &mut t.engine,
-        first.at,
-        &TickOptions::default(),
-        &generator,
-    ))
-    .unwrap();
+    play_to(&mut t, first.at, &generator);
     let ignored = t.engine.world().belief(t.tobias, t.wren).unwrap();
     assert_eq!((ignored.availability, ignored.at), (0.0, first.at));
     // Social debt alone would bring him back in ten minutes; the unanswered line makes it
@@ -222,19 +239,12 @@ fn an_unanswered_approach_holds_the_next_one_back_until_an_answer() {
             .any(|g| g.name == "availability" && !g.open)
     );
     // Wren answers: he is available again.
-    t.engine
-        .run_turn_blocking(
-            TurnInput::say(t.wren, "Evening to you.", first.at + MINUTE),
-            Default::default(),
-            &generator,
-            &mut rp_core::machine::NoSink,
-        )
-        .unwrap();
+    wren_says(&mut t, "Evening to you.", first.at + MINUTE, &generator);
     let answered = t.engine.world().belief(t.tobias, t.wren).unwrap();
     assert_eq!(answered.availability, 1.0);
 }
 
-/// A line heard is one entry per hearer (docs/beliefs.md): what the hearer saw of
+/// A line heard is one entry per hearer (docs/drives.md, "Events"): what the hearer saw of
 /// the speaker and their contact. An approach unanswered stands over what was seen, not over
 /// the contact; replay and a snapshot give the world as played.
 #[test]
@@ -242,24 +252,11 @@ fn an_approach_unanswered_changes_what_was_seen_not_the_contact() {
     let mut t = tavern(chatty());
     let generator = ScriptedGenerator::new("Evening. ({n})");
     let said = 8 * HOUR + MINUTE;
-    t.engine
-        .run_turn_blocking(
-            TurnInput::say(t.wren, "Quiet tonight.", said),
-            Default::default(),
-            &generator,
-            &mut rp_core::machine::NoSink,
-        )
-        .unwrap();
+    wren_says(&mut t, "Quiet tonight.", said, &generator);
     assert_eq!(t.engine.world().contact(t.tobias, t.wren), Some(said));
     let first = next_but_feedback(&mut t.engine);
     assert!(matches!(first.reason, drives::TickReason::Pressure { .. }));
-    block_on(advance(
-        &mut t.engine,
-        first.at,
-        &TickOptions::default(),
-        &generator,
-    ))
-    .unwrap();
+    play_to(&mut t, first.at, &generator);
     let world = t.engine.world();
     let ignored = world.belief(t.tobias, t.wren).unwrap();
     assert_eq!((ignored.availability, ignored.at), (0.0, first.at));
@@ -272,14 +269,7 @@ fn an_approach_unanswered_changes_what_was_seen_not_the_contact() {
     assert_eq!(replay(&t.engine).to_bytes(), world.to_bytes());
 
     let answered_at = first.at + MINUTE;
-    t.engine
-        .run_turn_blocking(
-            TurnInput::say(t.wren, "Evening to you.", answered_at),
-            Default::default(),
-            &generator,
-            &mut rp_core::machine::NoSink,
-        )
-        .unwrap();
+    wren_says(&mut t, "Evening to you.", answered_at, &generator);
     let world = t.engine.world();
     let answered = world.belief(t.tobias, t.wren).unwrap();
     assert_eq!((answered.availability, answered.at), (1.0, answered_at));
