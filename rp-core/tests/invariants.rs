@@ -297,6 +297,7 @@ fn the_generator_reaches_every_event_kind() {
         "query_asked",
         "query_answered",
         "query_failed",
+        "initiated",
     ];
     let missing: Vec<&str> = all.iter().copied().filter(|k| !seen.contains(k)).collect();
     assert!(missing.is_empty(), "never generated: {missing:?}");

@@ -60,6 +60,11 @@ pub enum Op {
         who: u8,
         text: u8,
     },
+    /// A character speaks first to another (an initiation; refused for one without a mind).
+    Initiate {
+        who: u8,
+        to: u8,
+    },
     Remember {
         who: u8,
         significance: u8,
@@ -180,6 +185,7 @@ pub fn op() -> impl Strategy<Value = Op> {
         1 => (any::<u8>(), any::<u8>()).prop_map(|(from, to)| Op::Unfeel { from, to }),
         2 => (any::<u8>(), any::<u8>()).prop_map(|(who, mood)| Op::Mood { who, mood }),
         3 => (any::<u8>(), any::<u8>()).prop_map(|(who, text)| Op::Say { who, text }),
+        1 => (any::<u8>(), any::<u8>()).prop_map(|(who, to)| Op::Initiate { who, to }),
         2 => (any::<u8>(), any::<u8>()).prop_map(|(who, significance)| Op::Remember { who, significance }),
         1 => any::<u8>().prop_map(|which| Op::Forget { which }),
         1 => (any::<u8>(), any::<u8>()).prop_map(|(which, more)| Op::Recall { which, more }),
@@ -407,6 +413,18 @@ pub fn event(w: &World, op: &Op) -> Option<Event> {
                 Event::AssistantTurn { utterance }
             }
         }
+        Op::Initiate { who, to } => Event::Initiated {
+            initiation: Initiation {
+                speaker: nth_entity(w, *who)?.id,
+                to: nth_entity(w, *to)?.id,
+                about: Drive::SocialDebt,
+                score: 1.0,
+                threshold: 0.5,
+                shares: vec![],
+                rules: vec![],
+            },
+            at: w.now(),
+        },
         Op::Remember { who, significance } => {
             let e = nth_entity(w, *who)?;
             Event::MemoryAdded {
