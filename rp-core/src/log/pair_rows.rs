@@ -99,6 +99,16 @@ where
     s.serialize_bytes(&out)
 }
 
+/// Reads a map written by [`serialize`] or by a snapshot of an earlier format (the lines
+/// heard, the beliefs about availability); a pair twice is refused.
+pub(super) fn deserialize<'de, D, V>(d: D) -> Result<PairMap<V>, D::Error>
+where
+    D: Deserializer<'de>,
+    V: Packed + Deserialize<'de> + Clone,
+{
+    unique(read::<D, V>(d)?)
+}
+
 /// Reads the entries of a map written by [`serialize`] or by a snapshot of an earlier format,
 /// in the order written.
 pub(super) fn read<'de, D, V>(d: D) -> Result<Vec<(Pair, V)>, D::Error>
@@ -175,37 +185,6 @@ pub(super) mod contacts {
     }
 }
 
-/// The lines heard, (hearer, speaker) and when (record format 6), as a snapshot keeps them
-/// packed; a pair twice is refused.
-pub(super) mod heard {
-    use super::super::pairs::PairMap;
-    use crate::model::Millis;
-    use serde::Deserializer;
-
-    pub(in crate::log) use super::serialize;
-
-    pub(in crate::log) fn deserialize<'de, D: Deserializer<'de>>(
-        d: D,
-    ) -> Result<PairMap<Millis>, D::Error> {
-        super::unique(super::read::<D, Millis>(d)?)
-    }
-}
-
-/// The beliefs about availability as a snapshot keeps them; a pair twice is refused.
-pub(super) mod beliefs {
-    use super::super::pairs::PairMap;
-    use crate::model::Belief;
-    use serde::Deserializer;
-
-    pub(in crate::log) use super::serialize;
-
-    pub(in crate::log) fn deserialize<'de, D: Deserializer<'de>>(
-        d: D,
-    ) -> Result<PairMap<Belief>, D::Error> {
-        super::unique(super::read::<D, Belief>(d)?)
-    }
-}
-
 /// What each character believes of another person, as a snapshot keeps it: `[from, to,
 /// value]` arrays in every format; a pair twice is refused.
 pub(super) mod people {
@@ -232,7 +211,7 @@ mod tests {
     struct Kept {
         #[serde(with = "contacts")]
         contacts: PairMap<Millis>,
-        #[serde(with = "beliefs")]
+        #[serde(with = "super")]
         beliefs: PairMap<Belief>,
     }
 

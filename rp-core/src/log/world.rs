@@ -79,9 +79,9 @@ pub struct World {
     /// When each entity last heard another speak, under (hearer, speaker): one entry per
     /// hearer of a line. It is both what the hearer saw of the speaker's availability (a line
     /// heard: available) and, with the other way round, their contact
-    /// ([`World::contact`]). Kept apart since record format 6, where a line wrote a contact
-    /// and a belief per hearer (benches/README.md, "One entry per hearer").
-    #[serde(default, with = "super::pair_rows::heard")]
+    /// ([`World::contact`]). Since record format 6; before, a line wrote a contact and a
+    /// belief per hearer (benches/README.md, "One entry per hearer").
+    #[serde(default, with = "super::pair_rows")]
     pub(super) heard: super::pairs::PairMap<Millis>,
     /// The contacts `heard` no longer shows, once per pair under (lower id, higher id)
     /// ([`super::minds::contact_key`]): a line heard whose entry an initiation unanswered
@@ -91,8 +91,8 @@ pub struct World {
     pub(super) contacts: super::pairs::PairMap<Millis>,
     /// What each (observer, observed) pair saw of the observed's availability other than by
     /// hearing it speak (an initiation unanswered), written after the last line the observer
-    /// heard from it: a line heard takes the entry out. See [`World::seen`].
-    #[serde(default, rename = "seen", with = "super::pair_rows::beliefs")]
+    /// heard from it: a line heard takes the entry out (`World::seen_availability`).
+    #[serde(default, rename = "seen", with = "super::pair_rows")]
     pub(super) beliefs: super::pairs::PairMap<Belief>,
     /// A snapshot of format 5 or older keeps every availability seen here, the lines heard
     /// among them: [`World::reindex`] sorts them into `heard` and `beliefs`
@@ -101,7 +101,7 @@ pub struct World {
         default,
         rename = "beliefs",
         skip_serializing,
-        deserialize_with = "super::pair_rows::beliefs::deserialize"
+        deserialize_with = "super::pair_rows::deserialize"
     )]
     pub(super) seen_before_6: super::pairs::PairMap<Belief>,
     /// What the host last reported of an entity's availability (believed by everyone).
