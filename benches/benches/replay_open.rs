@@ -10,7 +10,8 @@
 //! Replay (`replay_1m`), each a full pass over the log:
 //! - `redb_read_raw` / `sqlite_read_raw`: open and read every record, nothing else;
 //! - `redb_read_decode_apply` / `sqlite_read_decode_apply`: read, then the same decode + apply;
-//! - `engine_open_full_replay`: `Engine::open_with` on the save without snapshots.
+//! - `engine_open_full_replay`: `Engine::open_with` on the save without snapshots (then, untimed,
+//!   waiting for the schedule of what fades when, which is built after the replay).
 //!
 //! Open (`open_from_snapshot`): `Engine::open_with` on copies of the save holding a snapshot,
 //! with `snapshot_every = 10_000` in mind: at the head (tail 0, the best case) and 9,999 events
@@ -179,6 +180,7 @@ fn main() {
                 let e = Engine::open_with(&files.save, setup_options()).expect("open");
                 let d = sw.stop();
                 assert_eq!(e.head(), total_seq);
+                settle(e.world());
                 d
             }),
         ),

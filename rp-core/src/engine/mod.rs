@@ -599,6 +599,7 @@ fn load_world_reporting(
     let _span = tracing::info_span!("replay", from, to = head).entered();
     let tail = (head + 1).saturating_sub(from);
     let meter = progress::Meter::start(progress, Progress::OPEN_REPLAY, tail);
+    let deferred = tail >= REPLAY_DEFERS_FADING && world.defer_fading();
     cost.tail_bytes = visit_range(store, catalog, branch, from, head, &mut |seq, event| {
         let kind = event.kind();
         meter.tick();
@@ -608,9 +609,18 @@ fn load_world_reporting(
             message: format!("the stored {kind} event does not apply: {e}"),
         })
     })?;
+    if deferred {
+        world.schedule_fading();
+    }
     meter.finish();
     Ok((world, cost))
 }
+
+/// The events of a replay past which the schedule of what fades when is built once at its
+/// end rather than kept up to date through it ([`World::defer_fading`]): about what a
+/// snapshot's tail may hold, so an open from a recent snapshot keeps the schedule its load
+/// started, and a replay of the whole log builds one.
+const REPLAY_DEFERS_FADING: u64 = 4_096;
 
 /// What loading `branch` as of `head` costs ([`load_world_costed`]'s measure), read from the
 /// store's bytes without decoding them: for a world the caller already has.

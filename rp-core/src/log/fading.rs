@@ -165,6 +165,24 @@ impl Fading {
         }
     }
 
+    /// The schedule of `world` (a world with its schedule ready, about to replay many
+    /// events), put off: the changes are noted as a load's are, and nothing is built unless
+    /// something reads it (see [`World::defer_fading`]). True if it was put off; a world
+    /// still loading keeps its schedule coming.
+    fn defer(&mut self, world: World) -> bool {
+        if !matches!(self, Fading::Ready(_)) {
+            return false;
+        }
+        *self = Fading::Loading {
+            loaded: Arc::new(Loaded {
+                world,
+                schedule: OnceLock::new(),
+            }),
+            since: Vector::new(),
+        };
+        true
+    }
+
     /// Records that memory `id` is next due as `due` (`None`: never, or it is gone).
     pub fn set(&mut self, id: MemoryId, due: Option<Due>) {
         if let Fading::Loading { loaded, since } = self {
@@ -200,6 +218,26 @@ fn caught_up(schedule: &Schedule, since: &Vector<(MemoryId, Option<Due>)>) -> Sc
 impl PartialEq for Fading {
     fn eq(&self, other: &Self) -> bool {
         self.schedule() == other.schedule()
+    }
+}
+
+impl World {
+    /// Stops keeping what fades when up to date, for a replay of many events; true if it did,
+    /// and then [`World::schedule_fading`] must follow the replay. A memory added or recalled
+    /// moved two persistent maps of the schedule, a tenth of a replay's apply; the world
+    /// replayed builds it once, in bulk, on a thread, as a loaded world does
+    /// (benches/README.md, "What fades when, built after a replay"). What fades when reads
+    /// the same throughout: a reader before the end builds it from the world the replay
+    /// started from and the changes noted since.
+    pub(crate) fn defer_fading(&mut self) -> bool {
+        let from = self.clone();
+        self.index.fading.defer(from)
+    }
+
+    /// What fades when, after a replay that put it off ([`World::defer_fading`]): built from
+    /// the world as it is now, on a thread started for it.
+    pub(crate) fn schedule_fading(&mut self) {
+        self.index.fading = Fading::load(self);
     }
 }
 

@@ -477,16 +477,10 @@ mod tests {
         assert_eq!(Index::build(&w).unwrap(), w.index);
     }
 
-    #[test]
-    fn a_loaded_world_schedules_its_fading_on_another_thread_as_apply_would() {
-        let mut kept = remembering_world();
-        let mut loaded =
-            crate::log::codec::decode_snapshot(&crate::log::codec::encode_snapshot(&kept), "test")
-                .unwrap();
-        assert!(matches!(loaded.index.fading, Fading::Loading { .. }));
-        // Changes at once, while the schedule may still be on its way: added, removed and
-        // recalled memories, a memory that moves on, and time enough for most to fade.
-        let events = [
+    /// Added, removed and recalled memories, a memory that moves on, and time enough for
+    /// most of `remembering_world`'s memories to fade.
+    fn memory_changes() -> [Event; 4] {
+        [
             Event::MemoryAdded {
                 memory: numbered_memory(500),
             },
@@ -496,7 +490,18 @@ mod tests {
                 at: 90_000,
             },
             Event::TimeAdvanced { to: 400_000_000 },
-        ];
+        ]
+    }
+
+    #[test]
+    fn a_loaded_world_schedules_its_fading_on_another_thread_as_apply_would() {
+        let mut kept = remembering_world();
+        let mut loaded =
+            crate::log::codec::decode_snapshot(&crate::log::codec::encode_snapshot(&kept), "test")
+                .unwrap();
+        assert!(matches!(loaded.index.fading, Fading::Loading { .. }));
+        // Changes at once, while the schedule may still be on its way.
+        let events = memory_changes();
         for event in &events {
             kept.apply(event).unwrap();
             loaded.apply(event).unwrap();
@@ -528,6 +533,37 @@ mod tests {
         assert_eq!(loaded.index, kept.index);
         assert_eq!(due(&loaded), due(&kept));
         assert_eq!(loaded.next_fading_after(0), kept.next_fading_after(0));
+    }
+
+    #[test]
+    fn a_replay_that_puts_off_what_fades_when_reads_as_one_that_kept_it() {
+        let mut kept = remembering_world();
+        // One replay read before it ends (its schedule built then from the world it started
+        // from and the changes since), one not read until its schedule is built at the end.
+        let (mut read, mut unread) = (kept.clone(), kept.clone());
+        for w in [&mut read, &mut unread] {
+            assert!(w.defer_fading());
+            assert!(!w.defer_fading(), "put off once");
+        }
+        let due = |w: &World| w.fading_by(400_000_000);
+        let events = memory_changes();
+        for (i, event) in events.iter().enumerate() {
+            for w in [&mut kept, &mut read, &mut unread] {
+                w.apply(event).unwrap();
+            }
+            if i == 1 {
+                assert_eq!(due(&read), due(&kept));
+                assert_eq!(read.next_fading_after(0), kept.next_fading_after(0));
+            }
+        }
+        assert!(matches!(unread.index.fading, Fading::Loading { .. }));
+        for w in [&mut read, &mut unread] {
+            w.schedule_fading();
+            assert_eq!(w.index, kept.index);
+            assert_eq!(due(w), due(&kept));
+            assert_eq!(w.next_fading_after(0), kept.next_fading_after(0));
+        }
+        assert!(!due(&kept).is_empty());
     }
 
     #[test]
