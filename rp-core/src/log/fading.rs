@@ -8,7 +8,9 @@
 //! changes made since are noted; the first change after it is ready folds the two together.
 //! A decay pass that comes before it is ready builds it from the world as loaded itself,
 //! rather than wait on the thread (the thread may not exist: a process forked by a host keeps
-//! the world but not the thread).
+//! the world but not the thread). An open that replays a long log does the same with the
+//! world it replayed ([`World::defer_fading`]), rather than keep the schedule up to date
+//! through the replay.
 
 use super::World;
 use super::layered::Layered;
@@ -224,7 +226,7 @@ impl PartialEq for Fading {
 impl World {
     /// Stops keeping what fades when up to date, for a replay of many events; true if it did,
     /// and then [`World::schedule_fading`] must follow the replay. A memory added or recalled
-    /// moved two persistent maps of the schedule, a tenth of a replay's apply; the world
+    /// moved two persistent maps of the schedule, about a seventh of a replay's apply; the world
     /// replayed builds it once, in bulk, on a thread, as a loaded world does
     /// (benches/README.md, "What fades when, built after a replay"). What fades when reads
     /// the same throughout: a reader before the end builds it from the world the replay
