@@ -370,7 +370,7 @@ impl Engine {
     ///
     /// With [`Durability::Eventual`], consecutive commits are written together: one
     /// transaction, with the next durable commit ([`Engine::flush`], every
-    /// [`MAX_UNSYNCED_EVENTS`] events, or closing), so a crash loses at most those.
+    /// 4,096 events (`MAX_UNSYNCED_EVENTS`), or closing), so a crash loses at most those.
     pub fn set_durability(&mut self, durability: Durability) -> Result<()> {
         if durability == Durability::Immediate {
             self.flush()?;

@@ -223,7 +223,7 @@ pub const FAINT_BELIEF: f64 = 0.1;
 
 impl BeliefView {
     /// The belief in words, for the observer's prompt: every aspect at least
-    /// [`FAINT_BELIEF`] sure, each with how sure, where from and how long ago;
+    /// 0.1 sure (`FAINT_BELIEF`), each with how sure, where from and how long ago;
     /// `None` when nothing is. A high availability (the usual case) is not said.
     ///
     /// `You believe Wren is tired (fairly sure, 2 hours ago); feels coldly toward Wren's

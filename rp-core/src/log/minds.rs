@@ -33,7 +33,8 @@ impl World {
     }
 
     /// When `a` and `b` last spoke in each other's hearing: the later of when each last heard
-    /// the other, and of a contact kept apart ([`World::contacts`]).
+    /// the other, and of a contact kept apart (where an initiation unanswered took over the
+    /// line heard that held it).
     pub fn contact(&self, a: EntityId, b: EntityId) -> Option<Millis> {
         self.heard_between(a, b)
             .max(self.contacts.get(&contact_key(a, b)).copied())

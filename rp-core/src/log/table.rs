@@ -19,7 +19,7 @@ pub trait Keyed: Clone {
 
 /// An ordered, copy-on-write map of records by their own key. A table loaded from a snapshot
 /// keeps its records in one sorted array and what changes since in a persistent map
-/// ([`Layered`]).
+/// (`log::layered`).
 #[derive(Clone, Debug)]
 pub struct Table<V: Keyed>(Layered<V::Key, Arc<V>>);
 
